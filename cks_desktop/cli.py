@@ -1,0 +1,58 @@
+"""The one entry point: the GUI by default, headless subcommands otherwise.
+
+Exit codes everywhere: 0 success, 1 the operation ran but ended in an error
+(a tool's error result, a chat turn that failed), 2 bad usage or bad input.
+Errors are one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from cks_desktop import APP_ID, __version__
+from cks_desktop.commands import COMMAND_MODULES, load_command
+from cks_desktop.commands.common import CliError, EXIT_USAGE
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one line (argparse already uses 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=APP_ID, description="CKS Desktop: knowledge graphs built with an AI assistant.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--data-dir", metavar="DIR", help="keep data, settings and logs in DIR "
+                        "(overrides $CKS_DESKTOP_HOME and the platform folders)")
+    parser.add_argument("--self-test", action="store_true", help="start the window offscreen, run one "
+                        "scripted chat turn, exit 0 on success")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log debug output to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        load_command(name).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if args.command is None:
+        from cks_desktop.app import run_gui
+
+        return run_gui(data_dir=args.data_dir, self_test=args.self_test)
+    try:
+        return int(args.handler(args) or 0)
+    except CliError as exc:
+        print(f"{APP_ID}: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"{APP_ID}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,34 @@
+"""Store errors. Each carries one sentence a person can read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class StoreError(Exception):
+    """Base: the message is shown to people and models as is."""
+
+
+class NotFound(StoreError):
+    pass
+
+
+class AmbiguousRef(StoreError):
+    def __init__(self, ref: str, candidates: list[dict[str, Any]]) -> None:
+        listing = "; ".join(f"{c['id']} ({c['type']} {c['name']!r})" for c in candidates)
+        super().__init__(f"{ref!r} matches {len(candidates)} objects; use an id: {listing}")
+        self.candidates = candidates
+
+
+class ValidationFailed(StoreError):
+    """A batch failed validation; nothing was written. ``errors`` lists every failing op."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        first = errors[0]["message"] if errors else "invalid batch"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"Nothing was written: operation {errors[0].get('index', 0) if errors else 0}: {first}{more}")
+        self.errors = errors
+
+
+class DatabaseError(StoreError):
+    """The database file cannot be used (locked, corrupt, too new, read-only, disk full)."""

@@ -1,0 +1,106 @@
+"""The only door to the OS keychain. No plaintext fallback, ever.
+
+With a secure keychain (macOS Keychain, Windows Credential Locker, Secret
+Service on Linux) secrets persist there. Without one (a headless Linux box),
+secrets are kept in memory for this run only, and ``notice`` says so for the UI.
+Settings hold references (keys into this store), never values.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+log = logging.getLogger(__name__)
+
+SERVICE = "cks-desktop"
+NO_KEYCHAIN_NOTICE = (
+    "No secure keychain is available, so keys are kept in memory for this run only "
+    "and must be entered again after a restart."
+)
+
+
+def secure_keyring_available() -> bool:
+    import keyring
+    from keyring.backends import chainer, fail
+
+    try:
+        kr = keyring.get_keyring()
+    except Exception:  # keyring's discovery itself can fail on broken D-Bus setups
+        return False
+    backends = kr.backends if isinstance(kr, chainer.ChainerBackend) else [kr]
+    for b in backends:
+        module = type(b).__module__
+        if isinstance(b, fail.Keyring) or module.startswith(("keyrings.", "keyring.backends.null")):
+            continue
+        try:
+            priority = float(b.priority)
+        except Exception:
+            continue
+        if priority >= 1 or os.environ.get("CKS_DESKTOP_TEST_KEYRING") == module:
+            return True
+    return False
+
+
+class SecretStore:
+    """Get/set/delete secrets by reference name (e.g. ``provider:anthropic``)."""
+
+    def __init__(self, service: str = SERVICE, *, secure: bool | None = None) -> None:
+        self.service = service
+        self.secure = secure_keyring_available() if secure is None else secure
+        self._memory: dict[str, str] = {}
+        self.last_error: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        return None if self.secure else NO_KEYCHAIN_NOTICE
+
+    def get(self, ref: str) -> str | None:
+        if ref in self._memory:
+            return self._memory[ref]
+        if not self.secure:
+            return None
+        import keyring
+        from keyring.errors import KeyringError
+
+        try:
+            return keyring.get_password(self.service, ref)
+        except KeyringError as exc:
+            self.last_error = f"The keychain could not be read: {exc}"
+            log.warning("keychain read failed for %s: %s", ref, type(exc).__name__)
+            return None
+
+    def set(self, ref: str, value: str) -> None:
+        if not self.secure:
+            self._memory[ref] = value
+            return
+        import keyring
+        from keyring.errors import KeyringError
+
+        try:
+            keyring.set_password(self.service, ref, value)
+            self._memory.pop(ref, None)
+        except KeyringError as exc:
+            # Keep it for this run rather than lose what the person typed; say so.
+            self._memory[ref] = value
+            self.last_error = f"The keychain refused the secret ({exc}); it is kept for this run only."
+            log.warning("keychain write failed for %s: %s", ref, type(exc).__name__)
+
+    def delete(self, ref: str) -> None:
+        self._memory.pop(ref, None)
+        if not self.secure:
+            return
+        import keyring
+        from keyring.errors import KeyringError, PasswordDeleteError
+
+        try:
+            keyring.delete_password(self.service, ref)
+        except PasswordDeleteError:
+            pass  # nothing stored under that name: already the state we want
+        except KeyringError as exc:
+            self.last_error = f"The keychain could not delete the secret: {exc}"
+            log.warning("keychain delete failed for %s: %s", ref, type(exc).__name__)
+
+    def known_values(self) -> list[str]:
+        """Secrets held in memory (for redaction of logs and crash reports)."""
+        return [v for v in self._memory.values() if v]

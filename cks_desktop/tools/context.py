@@ -1,0 +1,52 @@
+"""The run: who is calling, for which session, and what was already approved.
+
+A run lives for one ai_chat call, one CLI command, or one MCP-serve session.
+Approval memory (``once`` answers, ``allow_for_run`` upgrades, fingerprints of
+``always`` calls) lives here and dies with the run, by design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.tools.approval import Approver, Decision, StaticApprover
+from cks_desktop.tools.types import ALL_SCOPES, Caller, Scope
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.tools.registry import ToolRegistry
+
+
+@dataclass
+class Run:
+    session_id: str
+    caller: Caller
+    approver: Approver = field(default_factory=lambda: StaticApprover(Decision.DENY))
+    granted_scopes: frozenset[Scope] = ALL_SCOPES
+    # Folders `read_text_file` may read (from settings); empty means none.
+    allowed_folders: tuple[Path, ...] = ()
+    # A handle on the session's LLM provider for tools that call a model
+    # (construct_knowledge); None where no provider is configured.
+    llm: Any = None
+    # Approval memory for this run.
+    allowed_for_run: set[str] = field(default_factory=set)
+    once_answers: dict[str, bool] = field(default_factory=dict)
+    fingerprint_answers: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> str:
+        """What the change history records as the author of a write."""
+        return self.caller.value
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a handler gets besides its arguments."""
+
+    session_id: str
+    store: "GraphStore"
+    run: Run
+    registry: "ToolRegistry"
+    call_id: str = ""

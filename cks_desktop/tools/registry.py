@@ -1,0 +1,300 @@
+"""The tool registry: the only place where tools run.
+
+``invoke`` never raises for an expected failure; it returns an error
+``ToolResult`` the model can read. Only cancellation propagates. The order of
+checks is fixed (DESIGN.md): exists → exposed to this caller → scope granted →
+arguments valid → session pinned → approval → handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from cks_desktop.tools.approval import ApprovalRequest, Decision, fingerprint, reason_for
+from cks_desktop.tools.context import Run, ToolContext
+from cks_desktop.tools.types import Policy, ToolCall, ToolError, ToolOutput, ToolResult, ToolSpec
+from cks_desktop.tools.wire_names import WireNames, to_wire
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RESULT_CAP = 100_000  # characters of text a model reads from one result
+SESSION_ARG = "session_id"
+
+RegistryListener = Callable[[], None]
+
+
+def truncate(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    notice = f"\n\n[truncated: the result was {len(text):,} characters; only the first {cap:,} are shown]"
+    return text[:cap] + notice
+
+
+def to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _pin_sessions(schema: Mapping[str, Any], args: Any, session_id: str) -> Any:
+    """Overwrite every ``session_id`` the schema declares with the run's session.
+
+    Walks nested objects and arrays so a session id hidden in a sub-object
+    (e.g. an operation list) is pinned too. A required top-level session_id that
+    the caller left out is filled in.
+    """
+    if not isinstance(schema, Mapping):
+        return args
+    if isinstance(args, dict):
+        props = schema.get("properties") or {}
+        for key, sub in props.items():
+            if key == SESSION_ARG:
+                args[key] = session_id
+            elif key in args:
+                args[key] = _pin_sessions(sub, args[key], session_id)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for key in args:
+                if key not in props:
+                    args[key] = _pin_sessions(extra, args[key], session_id)
+        for branch in ("anyOf", "oneOf", "allOf"):
+            for sub in schema.get(branch) or []:
+                args = _pin_sessions(sub, args, session_id)
+    elif isinstance(args, list) and isinstance(schema.get("items"), Mapping):
+        return [_pin_sessions(schema["items"], item, session_id) for item in args]
+    return args
+
+
+def _relax_session(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema used to validate a caller's arguments: ``session_id`` not required."""
+    relaxed = copy.deepcopy(dict(schema))
+    req = relaxed.get("required")
+    if isinstance(req, list) and SESSION_ARG in req:
+        relaxed["required"] = [r for r in req if r != SESSION_ARG]
+    return relaxed
+
+
+def model_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The input schema a model is shown: pinned ``session_id`` is not its business."""
+    schema = copy.deepcopy(dict(spec.input_schema))
+    if spec.pin_session:
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            props.pop(SESSION_ARG, None)
+        req = schema.get("required")
+        if isinstance(req, list):
+            schema["required"] = [r for r in req if r != SESSION_ARG]
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _format_validation_error(err: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+    return f"at {where}: {err.message}"
+
+
+class ToolRegistry:
+    def __init__(self, store: "GraphStore", *, result_cap: int = DEFAULT_RESULT_CAP) -> None:
+        self.store = store
+        self.result_cap = result_cap
+        self._tools: dict[str, ToolSpec] = {}
+        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._policy_overrides: dict[str, Policy] = {}
+        self._listeners: list[RegistryListener] = []
+
+    # -- contents ---------------------------------------------------------
+    def register(self, spec: ToolSpec, *, replace: bool = False) -> None:
+        if not replace and spec.name in self._tools:
+            raise ValueError(f"tool {spec.name!r} is already registered")
+        schema = _relax_session(spec.input_schema) if spec.pin_session else dict(spec.input_schema)
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"tool {spec.name!r} has an invalid input schema: {exc.message}") from None
+        self._validators[spec.name] = cls(schema)
+        self._tools[spec.name] = spec
+        self._notify()
+
+    def unregister(self, name: str) -> None:
+        if self._tools.pop(name, None) is not None:
+            self._validators.pop(name, None)
+            self._notify()
+
+    def unregister_source(self, source: str) -> None:
+        names = [n for n, s in self._tools.items() if s.source == source]
+        for n in names:
+            self._tools.pop(n)
+            self._validators.pop(n, None)
+        if names:
+            self._notify()
+
+    def replace_source(self, source: str, specs: Iterable[ToolSpec]) -> None:
+        """Swap every tool of one source (an MCP server's refreshed list) in one step."""
+        for n in [n for n, s in self._tools.items() if s.source == source]:
+            self._tools.pop(n)
+            self._validators.pop(n, None)
+        for spec in specs:
+            try:
+                self.register(spec, replace=True)
+            except ValueError as exc:
+                log.warning("skipping tool %s: %s", spec.name, exc)
+        self._notify()
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._tools.get(name)
+
+    def resolve(self, name: str) -> ToolSpec | None:
+        """Find a tool by its internal name or its wire name (exact match only)."""
+        spec = self._tools.get(name)
+        if spec is not None:
+            return spec
+        for spec in self._tools.values():
+            if to_wire(spec.name) == name:
+                return spec
+        return None
+
+    def specs(self) -> list[ToolSpec]:
+        return sorted(self._tools.values(), key=lambda s: s.name)
+
+    def offered(self, run: Run) -> list[ToolSpec]:
+        """The tools a model in this run may see: exposed and within the granted scopes."""
+        return [s for s in self.specs() if s.llm_exposed and s.scopes <= run.granted_scopes]
+
+    def wire_names(self, specs: Iterable[ToolSpec]) -> WireNames:
+        return WireNames([s.name for s in specs])
+
+    def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # a broken listener must not break registration
+                log.exception("registry listener failed")
+
+    # -- policies ---------------------------------------------------------
+    def set_policy_overrides(self, overrides: Mapping[str, Policy | str]) -> None:
+        self._policy_overrides = {k: Policy(v) for k, v in overrides.items()}
+
+    def policy_overrides(self) -> dict[str, Policy]:
+        return dict(self._policy_overrides)
+
+    def effective_policy(self, spec: ToolSpec) -> Policy:
+        return self._policy_overrides.get(spec.name, spec.default_policy)
+
+    # -- invocation -------------------------------------------------------
+    async def invoke(self, call: ToolCall, run: Run) -> ToolResult:
+        started = time.perf_counter()
+        spec = self.resolve(call.name)
+
+        def done(content: Any, *, error: bool, structured: Any = None) -> ToolResult:
+            return ToolResult(
+                call_id=call.id,
+                name=spec.name if spec else call.name,
+                content=truncate(to_text(content), self.result_cap),
+                is_error=error,
+                structured=structured,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+
+        if spec is None:
+            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", error=True)
+        if run.caller.is_model and not spec.llm_exposed:
+            # Same words as an unknown tool: a model learns nothing about hidden tools.
+            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", error=True)
+        missing = spec.scopes - run.granted_scopes
+        if missing:
+            names = ", ".join(sorted(s.value for s in missing))
+            return done(f"{spec.display_name} needs scopes not granted to this run: {names}.", error=True)
+        if not isinstance(call.arguments, dict):
+            return done(f"Arguments for {spec.name} must be a JSON object.", error=True)
+        args = copy.deepcopy(call.arguments)
+        errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            lines = [_format_validation_error(e) for e in errors[:10]]
+            return done(
+                f"Invalid arguments for {spec.name}:\n- " + "\n- ".join(lines),
+                error=True,
+                structured={"validation_errors": lines},
+            )
+        if spec.pin_session:
+            args = _pin_sessions(spec.input_schema, args, run.session_id)
+        ctx = ToolContext(session_id=run.session_id, store=self.store, run=run, registry=self, call_id=call.id)
+        pinned_call = ToolCall(call.id, spec.name, args)
+        refusal = await self._approve(spec, pinned_call, ctx)
+        if refusal is not None:
+            return done(refusal, error=True, structured={"denied": True})
+        try:
+            if spec.timeout is not None:
+                value = await asyncio.wait_for(spec.handler(args, ctx), spec.timeout)
+            else:
+                value = await spec.handler(args, ctx)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as exc:
+            return done(exc.message, error=True, structured=exc.structured)
+        except TimeoutError:
+            return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", error=True)
+        except Exception as exc:
+            log.exception("tool %s failed", spec.name)
+            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", error=True)
+        if isinstance(value, ToolOutput):
+            return done(value.content, error=value.is_error, structured=value.structured)
+        return done(value, error=False, structured=value if not isinstance(value, str) else None)
+
+    async def _approve(self, spec: ToolSpec, call: ToolCall, ctx: ToolContext) -> str | None:
+        """Ask when the policy says so; return a refusal text or None to go ahead."""
+        run = ctx.run
+        policy = self.effective_policy(spec)
+        if policy is Policy.AUTO or spec.name in run.allowed_for_run:
+            return None
+        fp = fingerprint(spec.name, call.arguments)
+        if policy is Policy.ONCE and spec.name in run.once_answers:
+            allowed = run.once_answers[spec.name]
+        elif policy is Policy.ALWAYS and fp in run.fingerprint_answers:
+            allowed = run.fingerprint_answers[fp]
+        else:
+            preview = None
+            if spec.preview is not None:
+                try:
+                    preview = await spec.preview(call.arguments, ctx)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # a preview is advice; its failure is shown, not fatal
+                    preview = f"(no preview: {exc})"
+            request = ApprovalRequest(
+                call=call,
+                tool=spec,
+                scopes=spec.scopes,
+                policy=policy,
+                reason=reason_for(policy, spec),
+                preview=preview,
+                session_id=run.session_id,
+            )
+            decision = await run.approver.request_approval(request)
+            allowed = decision is not Decision.DENY
+            if decision is Decision.ALLOW_FOR_RUN:
+                run.allowed_for_run.add(spec.name)
+            if policy is Policy.ONCE:
+                run.once_answers[spec.name] = allowed
+            run.fingerprint_answers[fp] = allowed
+        if allowed:
+            return None
+        hint = getattr(run.approver, "denial_hint", "")
+        text = f"The person declined this call to {spec.display_name}; it did not run."
+        return f"{text} {hint}".strip()

@@ -1,0 +1,150 @@
+"""The tool vocabulary every layer shares: specs, calls, results, scopes, policies.
+
+A tool is data (``ToolSpec``) plus an async handler. The registry is the only
+place that runs handlers, so validation, session pinning, approval and the
+errors-as-data rule live in exactly one spot (``registry.py``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cks_desktop.tools.context import ToolContext
+
+
+class Scope(str, enum.Enum):
+    """What a tool may touch; a run grants a set of scopes."""
+
+    GRAPH_READ = "graph.read"
+    GRAPH_MUTATE = "graph.mutate"
+    FS_READ = "fs.read"
+    CODE_EXECUTE = "code.execute"
+    NET_FETCH = "net.fetch"
+    PROVIDER_CALL = "provider.call"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ALL_SCOPES: frozenset[Scope] = frozenset(Scope)
+
+
+class Policy(str, enum.Enum):
+    """When to ask the person before a tool runs.
+
+    ``auto``: never ask. ``once``: ask on the first call in a run; the answer
+    covers the rest of the run. ``always``: ask for every distinct call; an
+    identical repeat (same fingerprint) in the same run reuses the answer.
+    """
+
+    AUTO = "auto"
+    ONCE = "once"
+    ALWAYS = "always"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Caller(str, enum.Enum):
+    """Who started a run. Only ``USER`` and ``CLI`` may reach non-exposed tools."""
+
+    MODEL = "model"  # an LLM in ai_chat
+    MCP_CLIENT = "mcp_client"  # another app talking to `cks-desktop mcp serve`
+    USER = "user"  # a person editing by hand in the GUI
+    CLI = "cli"  # `cks-desktop tools call`
+
+    @property
+    def is_model(self) -> bool:
+        return self in (Caller.MODEL, Caller.MCP_CLIENT)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced. ``content`` is the text a model reads."""
+
+    call_id: str
+    content: str
+    is_error: bool = False
+    structured: Any = None
+    name: str = ""
+    duration_ms: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "is_error": self.is_error,
+            "content": self.content,
+            "structured": self.structured,
+        }
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a handler may return when plain JSON is not enough (MCP results, images)."""
+
+    content: str
+    structured: Any = None
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """An expected failure inside a handler: becomes an error result, not a crash.
+
+    ``structured`` is sent along (e.g. evolve_knowledge's validation report).
+    """
+
+    def __init__(self, message: str, structured: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.structured = structured
+
+
+Handler = Callable[[dict[str, Any], "ToolContext"], Awaitable[Any]]
+"""A handler takes validated, session-pinned arguments and returns JSON-able data,
+a ``ToolOutput``, or raises ``ToolError``."""
+
+PreviewFn = Callable[[dict[str, Any], "ToolContext"], Awaitable[str | None]]
+"""Describes what a call would change, for the approval dialog (a dry run)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    scopes: frozenset[Scope]
+    default_policy: Policy
+    llm_exposed: bool
+    handler: Handler
+    title: str = ""
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    # Built-in tools pin every `session_id` argument to the run's session. MCP tools
+    # do not: a remote server's `session_id` is its own concept, and it cannot reach
+    # our graph anyway.
+    pin_session: bool = True
+    timeout: float | None = None
+    preview: PreviewFn | None = None
+    source: str = "builtin"  # "builtin" or "mcp:<server>"
+
+    @property
+    def display_name(self) -> str:
+        if self.source.startswith("mcp:"):
+            server = self.source[4:]
+            return f"{server} · {self.title or self.name.rsplit(':', 1)[-1]}"
+        return self.title or self.name
+
+    @property
+    def mutating(self) -> bool:
+        return Scope.GRAPH_MUTATE in self.scopes

@@ -1,0 +1,52 @@
+"""Internal tool names ↔ the names providers accept (``[A-Za-z0-9_-]{1,64}``).
+
+Internal MCP names look like ``mcp:<server>:<tool>``. The plain mapping
+(``mcp__<server>__<tool>``) is used when it is lossless; otherwise (characters
+providers refuse, a ``__`` inside a part, or too long) the name is shortened and
+given a hash suffix of the internal name, so it stays stable and unique.
+Reversal goes through a table (``WireNames``), since hashing cannot be undone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+MAX_LEN = 64
+_VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def is_wire_safe(name: str) -> bool:
+    return bool(_VALID.match(name))
+
+
+def to_wire(internal: str) -> str:
+    parts = internal.split(":")
+    lossless = all(p and "__" not in p and is_wire_safe(p) for p in parts)
+    plain = "__".join(parts)
+    if lossless and len(plain) <= MAX_LEN and not (len(parts) == 1 and plain.startswith("mcp__")):
+        return plain
+    digest = hashlib.sha256(internal.encode()).hexdigest()[:10]
+    stem = _INVALID_CHARS.sub("_", plain)
+    return f"{stem[: MAX_LEN - len(digest) - 1]}_{digest}"
+
+
+class WireNames:
+    """A reversible table for the tools offered in one request."""
+
+    def __init__(self, internal_names: list[str] | None = None) -> None:
+        self._to_internal: dict[str, str] = {}
+        for name in internal_names or []:
+            self.add(name)
+
+    def add(self, internal: str) -> str:
+        wire = to_wire(internal)
+        other = self._to_internal.get(wire)
+        if other is not None and other != internal:  # pragma: no cover - sha256 prefix clash
+            raise ValueError(f"wire name collision: {internal!r} and {other!r} → {wire!r}")
+        self._to_internal[wire] = internal
+        return wire
+
+    def internal(self, wire: str) -> str | None:
+        return self._to_internal.get(wire)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages CKS Desktop needs, and only those that are missing.
+#   scripts/system-deps.sh test   - what the offscreen test suite needs
+#   scripts/system-deps.sh app    - plus what a real X11/Wayland window needs
+set -euo pipefail
+what=${1:-app}
+pkgs=(python3-venv libgl1 libegl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3)
+if [ "$what" = app ]; then
+  pkgs+=(libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0
+         libxcb-render-util0 libxcb-image0 libxcb-xinerama0)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+command -v apt-get >/dev/null || { echo "Please install: ${missing[*]}" >&2; exit 1; }
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+"${as_root[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,85 @@
+"""Test set-up shared by every suite.
+
+Offscreen Qt, a qasync loop for async tests (pytest-asyncio's loop-factory
+hook, STACK.md R8), an in-memory keyring with priority -1 (so it never wins
+auto-discovery), and a fresh data directory per test.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.pop("CKS_DESKTOP_HOME", None)
+for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+    os.environ.pop(_var, None)
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import keyring  # noqa: E402
+import pytest  # noqa: E402
+from keyring.backend import KeyringBackend  # noqa: E402
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keychain that lives in a dict. priority -1: never picked by discovery."""
+
+    priority = -1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        from keyring.errors import PasswordDeleteError
+
+        if (service, username) not in self.store:
+            raise PasswordDeleteError(username)
+        del self.store[(service, username)]
+
+
+def _qapp():
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    app.setQuitOnLastWindowClosed(False)
+    return app
+
+
+def pytest_asyncio_loop_factories(config, item):  # pytest-asyncio 1.5 hook
+    import qasync
+
+    return {"qasync": lambda: qasync.QEventLoop(_qapp())}
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    kr = MemoryKeyring()
+    keyring.set_keyring(kr)
+    try:
+        yield kr
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def secret_store(memory_keyring: MemoryKeyring):
+    from cks_desktop.secrets import SecretStore
+
+    return SecretStore(secure=True)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "cks-home"
+    home.mkdir()
+    monkeypatch.setenv("CKS_DESKTOP_HOME", str(home))
+    return home
