@@ -1,0 +1,1 @@
+"""The chat loop (ai_chat), its events, and the transcript store."""

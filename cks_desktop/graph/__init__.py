@@ -1,0 +1,1 @@
+"""The knowledge graph: model types, the SQLite store, queries, batches, history, import/export."""

@@ -1,0 +1,1 @@
+"""Provider-neutral messages and stream events, the provider adapters, structured output."""

@@ -1,0 +1,1 @@
+"""One adapter per vendor SDK, each imported only when used."""

@@ -1,0 +1,1 @@
+"""Tool specs, calls, results, scopes, approvals, the registry, and the built-in tools."""

@@ -1,0 +1,58 @@
+"""A provider-neutral script of model turns, played by every fake LLM server.
+
+Each fake (Anthropic SSE, Ollama NDJSON, OpenAI SSE, Gemini SSE) renders the
+same ``Turn`` in its own real wire protocol, so one scenario runs unchanged
+against all four SDKs. The in-process ``ScriptedProvider`` plays it without a
+socket (for loop-logic tests and ``--self-test``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ScriptedCall:
+    name: str  # the wire name the model "sends"
+    arguments: dict[str, Any] | None = None  # None with raw_arguments: send exactly that text
+    id: str | None = None  # None: providers that synthesize ids do; others get one generated
+    raw_arguments: str | None = None  # e.g. invalid JSON
+
+
+@dataclass
+class Turn:
+    """One model response.
+
+    ``text`` is sent as the given chunks in order; then ``tool_calls``.
+    ``status``/``error_body``: answer with that HTTP status instead (e.g. 429, 401, 529).
+    ``retry_after``: a Retry-After header with the error status.
+    ``error_mid_stream``: after the text chunks, send the provider's in-stream error of that type
+    (e.g. "overloaded_error"), where the protocol has one; otherwise cut the stream.
+    ``cut_after_text``: close the connection abruptly after the text chunks (no finish).
+    ``stall_after_text``: stop sending (keep the socket open) after the text chunks until the
+    client goes away or the server closes.
+    ``split_arguments``: send tool-call argument JSON in this many fragments (where the protocol
+    streams fragments), deliberately splitting mid-token.
+    """
+
+    text: list[str] = field(default_factory=list)
+    tool_calls: list[ScriptedCall] = field(default_factory=list)
+    status: int | None = None
+    error_body: dict[str, Any] | None = None
+    retry_after: float | None = None
+    error_mid_stream: str | None = None
+    cut_after_text: bool = False
+    stall_after_text: bool = False
+    split_arguments: int = 3
+    finish_reason: str | None = None  # override ("length", ...)
+    input_tokens: int = 11
+    output_tokens: int = 7
+
+
+def text_turn(*chunks: str) -> Turn:
+    return Turn(text=list(chunks))
+
+
+def call_turn(name: str, arguments: dict[str, Any] | None = None, *, text: str = "") -> Turn:
+    return Turn(text=[text] if text else [], tool_calls=[ScriptedCall(name, arguments or {})])
