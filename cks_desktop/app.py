@@ -1,29 +1,138 @@
-"""Qt bootstrap: QApplication + qasync loop, the quit flow (STACK.md R3)."""
+"""Qt bootstrap: QApplication + qasync loop, logging, the crash hook, the quit flow (STACK.md R3).
+
+The loop runs through ``asyncio.Runner(loop_factory=qasync.QEventLoop)``; the
+app ends by returning from ``amain`` after the window's ``shutdown`` closed
+chats, MCP servers and provider clients — never by ``app.quit()`` with work
+pending. Slow imports (provider SDKs, the MCP SDK) happen after the window is
+shown.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
+import tempfile
+from pathlib import Path
+
+
+def _icon_path() -> Path | None:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "resources" / "cks-desktop.svg", here.parent / "resources" / "cks-desktop.svg"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def run_gui(data_dir: str | None = None, self_test: bool = False) -> int:
-    from PySide6.QtWidgets import QApplication, QLabel
+    if self_test:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        with tempfile.TemporaryDirectory(prefix="cks-self-test-") as scratch:
+            return _run(scratch, self_test=True)
+    return _run(data_dir, self_test=False)
+
+
+def _run(data_dir: str | None, *, self_test: bool) -> int:
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
     import qasync
 
-    app = QApplication.instance() or QApplication(sys.argv)
-    app.setQuitOnLastWindowClosed(False)
-    window = QLabel("CKS Desktop")
-    window.setObjectName("mainWindow")
+    from cks_desktop import APP_ID, APP_NAME, paths
+    from cks_desktop.graph.errors import StoreError
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.ui.crash import CrashReporter, Redactor, setup_logging
+
+    app_paths = paths.resolve(data_dir).ensure()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)  # Qt must never stop the loop behind asyncio's back
+    app.setApplicationName(APP_ID)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setDesktopFileName(APP_ID)
+    icon = _icon_path()
+    if icon is not None:
+        app.setWindowIcon(QIcon(str(icon)))
+
+    secrets = SecretStore()
+    redact = Redactor(secrets.known_values)
+    handler = setup_logging(app_paths.app_log, redact)
+    window = None
+    crash = CrashReporter(app_paths.app_log, redact, parent=lambda: window)
+    previous_hook = sys.excepthook
+    crash.install()
 
     async def amain() -> int:
-        quit_requested = asyncio.Event()
-        app.lastWindowClosed.connect(quit_requested.set)
-        window.show()
-        if self_test:
-            await asyncio.sleep(0)
-            return 0
-        await quit_requested.wait()
-        return 0
+        nonlocal window
+        from cks_desktop.ui import selftest
+        from cks_desktop.ui.main_window import MainWindow
+        from cks_desktop.ui.services import AppServices
 
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        return runner.run(amain())
+        asyncio.get_running_loop().set_exception_handler(crash.loop_exception_handler)
+        try:
+            services = AppServices.open(app_paths, secrets=secrets,
+                                        provider_factory=selftest.provider_factory if self_test else None)
+        except StoreError as exc:
+            print(f"{APP_ID}: {exc}", file=sys.stderr)
+            return await _fatal(str(exc)) if not self_test else 1
+        if services.settings.problem:
+            print(f"{APP_ID}: {services.settings.problem}", file=sys.stderr)
+
+        window = MainWindow(services)
+        quit_requested = asyncio.Event()
+        window.quitRequested.connect(quit_requested.set)
+        _watch_signals(quit_requested)
+        window.show()
+        background = window.tasks.spawn(window.start_background(), name="background-start")
+        code = 0
+        if self_test:
+            ok, reason = await selftest.run_self_test(window)
+            if not ok:
+                print(f"{APP_ID}: self-test failed: {reason}", file=sys.stderr)
+                code = 1
+            else:
+                await asyncio.wait({background}, timeout=10)
+        else:
+            await quit_requested.wait()
+        await window.shutdown()
+        window.deleteLater()
+        return code
+
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(amain())
+    finally:
+        sys.excepthook = previous_hook
+        import logging
+
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+
+
+async def _fatal(message: str) -> int:
+    """The database cannot be opened: say so in a window, then exit 2."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from cks_desktop import APP_NAME
+    from cks_desktop.ui.dialogs import run_dialog
+
+    box = QMessageBox(QMessageBox.Icon.Critical, APP_NAME, f"{APP_NAME} cannot start.\n\n{message}")
+    await run_dialog(box)
+    return 2
+
+
+def _watch_signals(quit_requested: asyncio.Event) -> None:
+    """Ctrl+C / SIGTERM quit like the window's close button (best effort: not on Windows)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, lambda *_args: loop.call_soon_threadsafe(quit_requested.set))
+        except (ValueError, OSError):  # not the main thread, or not supported here
+            continue
+    from PySide6.QtCore import QTimer
+
+    # Python runs signal handlers only between bytecodes; a light timer gives it the chance.
+    timer = QTimer()
+    timer.setInterval(500)
+    timer.timeout.connect(lambda: None)
+    timer.start()
+    quit_requested._signal_timer = timer  # type: ignore[attr-defined]  # keep it alive with the event

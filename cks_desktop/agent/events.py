@@ -10,7 +10,7 @@ use to steer the loop (approvals are answered through the ``Approver``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from cks_desktop.llm.messages import Message
@@ -95,8 +95,7 @@ class IterationLimit:
 @dataclass(frozen=True)
 class Finished:
     reason: FinishReason
-    iterations: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    iterations: int = 0  # model turns used
     type: Literal["finished"] = "finished"
 
 

@@ -1,16 +1,245 @@
-"""`cks-desktop chat …` (being built)."""
+"""`cks-desktop chat`: one chat turn in a session, headless, streamed to stdout.
+
+It is the GUI's chat without the window: it loads the session's saved
+transcript, runs one ``ai_chat`` with the same tools (built-ins plus
+``construct_knowledge``), saves every turn to the same file, and shows what
+happens as it happens. Tool calls are lines (``→ name {args}`` then ``← ok`` or
+``← error: …``); ``--json`` prints every agent event as one JSON object per
+line instead, for scripts. Approvals work as in ``tools call``: ``--yes``
+allows every asking tool, otherwise such calls are declined and the model is
+told why (with the hint to use ``--yes``).
+
+Exit codes: 0 the turn ended normally, 1 it ended in an error or at the
+iteration cap (or a repeated failure), 2 bad usage (unknown session, no
+provider, missing API key, empty prompt), 130 interrupted (Ctrl-C saves the
+transcript first, like Stop).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cks_desktop.commands.common import CliError
+from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, app_paths, open_store
+
+if TYPE_CHECKING:
+    from cks_desktop.agent.events import AgentEvent
+    from cks_desktop.agent.transcript import SavedMessage
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.settings import Settings
+
+PROVIDER_NAMES = ("anthropic", "ollama", "openai", "gemini")
+ARGS_SHOWN = 120  # characters of a call's arguments on its → line
+DENIAL_HINT = "Run the command again with --yes to allow calls that ask for approval."
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("chat", help="(being built)")
+    p = sub.add_parser("chat", help="send one message to a session's assistant and stream the answer",
+                       description="Send PROMPT to the session's assistant; the answer streams to stdout, "
+                                   "tool calls show as → / ← lines, and the chat is saved with the session.")
+    p.add_argument("--session", required=True, metavar="ID", help="the session to chat in")
+    p.add_argument("--provider", choices=PROVIDER_NAMES, help="the provider (default: the one chosen in settings)")
+    p.add_argument("--model", metavar="M", help="the model name (default: from settings)")
+    p.add_argument("--base-url", metavar="URL", help="the provider's address (default: from settings)")
+    p.add_argument("--max-iterations", type=int, metavar="N", help="model turns at most (default: settings, 8)")
+    p.add_argument("--yes", action="store_true", help="allow tool calls that ask for approval")
+    p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
+    p.add_argument("--history", action="store_true", help="print the saved transcript and exit")
+    p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise CliError("this command is not built yet")
+    if args.max_iterations is not None and args.max_iterations < 1:
+        raise CliError("--max-iterations must be at least 1.")
+    if not args.history:
+        prompt = sys.stdin.read() if args.prompt == "-" else (args.prompt or "")
+        if not prompt.strip():
+            raise CliError("Give a message to send (PROMPT), or use --history to see the chat.")
+        args.prompt = prompt
+    store = open_store(args)
+    try:
+        _session(store, args.session)
+        if args.history:
+            return _print_history(store, args.session, as_json=args.json)
+        return asyncio.run(_chat(args, store))
+    finally:
+        store.close()
+
+
+def _session(store: "GraphStore", session_id: str) -> Any:
+    from cks_desktop.graph.errors import NotFound
+
+    try:
+        return store.get_session(session_id)
+    except NotFound:
+        raise CliError(f"There is no session {session_id!r}; `cks-desktop sessions list` shows them.") from None
+
+
+def _settings(args: argparse.Namespace) -> "Settings":
+    from cks_desktop.settings import Settings
+
+    settings = Settings.load(app_paths(args).settings_file)
+    if settings.problem:
+        print(f"cks-desktop: {settings.problem}", file=sys.stderr)
+    return settings
+
+
+def _provider(args: argparse.Namespace, settings: "Settings") -> Any:
+    """The session's provider, or a usage error naming what is missing (before any request)."""
+    from cks_desktop.llm.factory import create_provider
+    from cks_desktop.llm.provider import ProviderError
+    from cks_desktop.secrets import SecretStore
+
+    name = args.provider or settings.default_provider
+    if not name:
+        raise CliError("No provider is chosen: pass --provider (anthropic, ollama, openai or gemini) "
+                       "or choose one in Settings → Providers.")
+    try:
+        return create_provider(name, settings, SecretStore(), model=args.model, base_url=args.base_url)
+    except ProviderError as exc:
+        raise CliError(exc.message) from None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
+    from cks_desktop.agent.knowledge import register_agent_tools
+    from cks_desktop.agent.loop import ai_chat
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.tools.approval import Decision, StaticApprover
+    from cks_desktop.tools.builtin import build_registry
+
+    settings = _settings(args)
+    provider = _provider(args, settings)
+    registry = build_registry(store, settings)
+    register_agent_tools(registry)
+    transcript = TranscriptStore.for_store(store)
+    approver = StaticApprover(Decision.ALLOW if args.yes else Decision.DENY,
+                              denial_hint="" if args.yes else DENIAL_HINT)
+    printer = JsonPrinter(sys.stdout) if args.json else TextPrinter(sys.stdout, sys.stderr)
+    try:
+        await ai_chat(args.session, transcript.load(args.session), args.prompt, provider=provider,
+                      registry=registry, store=store, approver=approver, on_event=printer,
+                      max_iterations=args.max_iterations or settings.max_iterations,
+                      allowed_folders=settings.allowed_folders, transcript=transcript)
+    finally:
+        await provider.aclose()
+    return EXIT_OK if printer.reason == "stop" else EXIT_TOOL_ERROR
+
+
+def short_json(value: Any, limit: int = ARGS_SHOWN) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A result on one line: whitespace collapsed, cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class TextPrinter:
+    """Text on stdout as it streams; each tool call on its own → / ← lines; errors on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.reason: str | None = None
+        self._mid_line = False
+
+    def _line(self, text: str) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def __call__(self, event: "AgentEvent") -> None:
+        from cks_desktop.agent import events as ev
+
+        if isinstance(event, ev.TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ev.ToolCallStarted):
+            shown = "(invalid JSON)" if event.arguments is None else short_json(event.arguments)
+            self._line(f"→ {event.name} {shown}")
+        elif isinstance(event, ev.ToolCallFinished):
+            self._line(_outcome(event))
+        elif isinstance(event, ev.AssistantMessage) and event.notice:
+            self._line(event.message.text)
+        elif isinstance(event, ev.ErrorEvent):
+            if self._mid_line:
+                self._line("")
+            if event.kind != "repeated_failure":  # that one is already shown as the notice
+                print(f"cks-desktop: {event.message}", file=self.err, flush=True)
+        elif isinstance(event, ev.Finished):
+            self.reason = event.reason
+            if self._mid_line:
+                self._line("")
+
+
+def _outcome(event: Any) -> str:
+    if event.state == "done":
+        return "← ok"
+    if event.state == "cancelled":
+        return "← cancelled"
+    word = "denied" if event.state == "denied" else "error"
+    return f"← {word}: {one_line(event.result.content)}"
+
+
+class JsonPrinter:
+    """One JSON object per event per line (``--json``)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.reason: str | None = None
+
+    def __call__(self, event: "AgentEvent") -> None:
+        from cks_desktop.agent.events import Finished, event_to_json
+
+        if isinstance(event, Finished):
+            self.reason = event.reason
+        self.out.write(json.dumps(event_to_json(event), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+def _print_history(store: "GraphStore", session_id: str, *, as_json: bool) -> int:
+    from cks_desktop.agent.transcript import TranscriptStore
+
+    rows = TranscriptStore.for_store(store).history(session_id)
+    out = sys.stdout
+    for row in rows:
+        if as_json:
+            out.write(json.dumps(row.to_json(), ensure_ascii=False, default=str) + "\n")
+        else:
+            out.write(_history_text(row))
+    if not rows and not as_json:
+        out.write("(no messages yet)\n")
+    return EXIT_OK
+
+
+def _history_text(row: "SavedMessage") -> str:
+    message = row.message
+    lines: list[str] = []
+    if message.role == "user":
+        lines.append(f"you: {message.text}")
+    elif message.role == "assistant":
+        records = {c.call_id: c for c in row.calls}
+        if message.text:
+            lines.append(f"{'notice' if row.notice else 'assistant'}: {message.text}")
+        for call in message.tool_calls:
+            record = records.get(call.id)
+            suffix = f"  [{record.state}{', reverted' if record.reverted else ''}]" if record else ""
+            lines.append(f"→ {call.name} {short_json(call.arguments)}{suffix}")
+    elif message.role == "tool":
+        for result in message.tool_results:
+            lines.append(f"← error: {one_line(result.content)}" if result.is_error
+                         else f"← {one_line(result.content)}")
+    return "".join(line + "\n" for line in lines)
+
+
+__all__ = ["EXIT_USAGE", "JsonPrinter", "TextPrinter", "add_parser"]

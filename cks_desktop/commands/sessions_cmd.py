@@ -1,16 +1,228 @@
-"""`cks-desktop sessions …` (being built)."""
+"""`cks-desktop sessions list|create|rename|delete|show|export|import`.
+
+Every action opens the store, does one thing and closes it. Failures (a
+missing session, a locked/corrupt/too-new database, a file that cannot be
+read or written, data that does not import) are one line on stderr with exit
+code 2 and write nothing: imports are one batch in the store, exports to a
+file are written atomically. With ``--json`` exactly one JSON document goes to
+stdout, also on failure (``{"error": …}``), so scripts can always parse it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from cks_desktop.commands.common import CliError
+from cks_desktop.commands.common import CliError, EXIT_USAGE, add_json_flag, open_store, print_json
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+
+EXPORT_FORMATS = ("json", "graphml", "markdown", "mermaid", "memory-jsonl")
+IMPORT_FORMATS = ("json", "graphml", "memory-jsonl")
+CLI_ORIGIN = "cli"
+LATEST = 10
+
+
+@contextmanager
+def json_errors(args: argparse.Namespace) -> Iterator[None]:
+    """With --json, a failure still prints one JSON document before the stderr line."""
+    try:
+        yield
+    except CliError as exc:
+        if getattr(args, "json", False):
+            print_json({"error": str(exc), "exit_code": exc.code})
+        raise
+
+
+@contextmanager
+def store_for(args: argparse.Namespace) -> Iterator["GraphStore"]:
+    """Open the store; turn every failure of it into one readable line."""
+    from cks_desktop.graph.errors import StoreError
+
+    store = open_store(args)
+    try:
+        yield store
+    except StoreError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except sqlite3.Error as exc:  # should have been a DatabaseError; never show a traceback for it
+        raise CliError(f"The database could not be used: {exc}.", EXIT_USAGE) from None
+    finally:
+        store.close()
+
+
+def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        with json_errors(args):
+            return fn(args)
+
+    return run
+
+
+def _leaf(ssub: Any, name: str, help_text: str, fn: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    p = ssub.add_parser(name, help=help_text, description=help_text)
+    add_json_flag(p)
+    p.set_defaults(handler=_command(fn))
+    return p
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sessions", help="(being built)")
-    p.set_defaults(handler=_run)
+    p = sub.add_parser("sessions", help="list, create, rename, delete, show, export and import sessions",
+                       description="Manage sessions (each holds one knowledge graph and one chat).")
+    ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    _leaf(ssub, "list", "list every session with its counts", _list)
+    _leaf(ssub, "create", "create a session and print its id", _create).add_argument("title", metavar="TITLE")
+    rename = _leaf(ssub, "rename", "give a session a new title", _rename)
+    rename.add_argument("session_id", metavar="ID")
+    rename.add_argument("title", metavar="TITLE")
+    _leaf(ssub, "delete", "delete a session with its graph, history and chat", _delete) \
+        .add_argument("session_id", metavar="ID")
+    _leaf(ssub, "show", "show a session's title, counts, types and latest changes", _show) \
+        .add_argument("session_id", metavar="ID")
+    export = _leaf(ssub, "export", "export a session's graph", _export)
+    export.add_argument("session_id", metavar="ID")
+    export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    export.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of stdout")
+    imp = _leaf(ssub, "import", "import a graph file into a session (one revertable change)", _import)
+    imp.add_argument("session_id", metavar="ID")
+    imp.add_argument("file", metavar="FILE", help="the file to import, or - for stdin")
+    imp.add_argument("--format", required=True, choices=IMPORT_FORMATS)
 
 
-def _run(args: argparse.Namespace) -> int:
-    raise CliError("this command is not built yet")
+def session_json(session: Any) -> dict[str, Any]:
+    return {"id": session.id, "title": session.title, "created_at": session.created_at}
+
+
+def _title(raw: str) -> str:
+    title = raw.strip()
+    if not title:
+        raise CliError("The title must not be empty.")
+    return title
+
+
+def _list(args: argparse.Namespace) -> int:
+    with store_for(args) as store:
+        rows = [{**session_json(s), **store.counts(s.id)} for s in store.list_sessions()]
+    if args.json:
+        print_json({"sessions": rows})
+    elif not rows:
+        print("No sessions yet. Create one with: cks-desktop sessions create TITLE")
+    else:
+        for row in rows:
+            print(f"{row['id']}  {row.get('objects', 0):>6} objects  {row.get('relations', 0):>6} relations  "
+                  f"{row['title']}")
+    return 0
+
+
+def _create(args: argparse.Namespace) -> int:
+    title = _title(args.title)
+    with store_for(args) as store:
+        session = store.create_session(title)
+    if args.json:
+        print_json(session_json(session))
+    else:
+        print(session.id)
+    return 0
+
+
+def _rename(args: argparse.Namespace) -> int:
+    title = _title(args.title)
+    with store_for(args) as store:
+        session = store.rename_session(args.session_id, title)
+    if args.json:
+        print_json(session_json(session))
+    else:
+        print(f"Renamed {session.id} to {session.title!r}.")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    with store_for(args) as store:
+        session = store.get_session(args.session_id)
+        store.delete_session(session.id)
+    if args.json:
+        print_json({**session_json(session), "deleted": True})
+    else:
+        print(f"Deleted session {session.id} ({session.title!r}).")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    with store_for(args) as store:
+        session = store.get_session(args.session_id)
+        counts = store.counts(session.id)
+        types = store.type_stats(session.id)
+        changes = store.list_changes(session.id, limit=LATEST, with_ops=False)
+    if args.json:
+        print_json({"session": {**session_json(session), "instructions": session.instructions},
+                    "counts": counts, "types": types, "latest_changes": [c.to_json() for c in changes]})
+        return 0
+
+    def listing(kind: str) -> str:
+        items = [f"{t['name']} ({t.get('count', 0)})" for t in types.get(kind, [])]
+        return ", ".join(items) if items else "(none)"
+
+    print(f"Title:      {session.title}")
+    print(f"Id:         {session.id}")
+    print(f"Created:    {session.created_at}")
+    print(f"Objects:    {counts.get('objects', 0)}   types: {listing('object_types')}")
+    print(f"Relations:  {counts.get('relations', 0)}   types: {listing('relation_types')}")
+    print("Latest changes:" if changes else "Latest changes: (none)")
+    for change in changes:
+        print(f"  {change.at}  {change.origin:<6}  {change.summary}  [{change.id}]")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from cks_desktop.settings import atomic_write_text
+
+    with store_for(args) as store:
+        data = store.export(args.session_id, args.format)
+    if args.output:
+        target = Path(args.output).expanduser()
+        try:
+            atomic_write_text(target, data)
+        except OSError as exc:
+            raise CliError(f"Cannot write {target}: {exc.strerror or exc}.") from None
+        if args.json:
+            print_json({"session_id": args.session_id, "format": args.format, "output": str(target),
+                        "characters": len(data)})
+        else:
+            print(f"Wrote {args.format} export of {args.session_id} to {target}.", file=sys.stderr)
+    elif args.json:
+        print_json({"session_id": args.session_id, "format": args.format, "data": data})
+    else:
+        sys.stdout.write(data if data.endswith("\n") else data + "\n")
+    return 0
+
+
+def _read_input(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    path = Path(name).expanduser()
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise CliError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+
+
+def _import(args: argparse.Namespace) -> int:
+    text = _read_input(args.file)
+    with store_for(args) as store:
+        store.get_session(args.session_id)
+        result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN)
+    change_id = result.change.id if result.change else None
+    if args.json:
+        print_json({"session_id": args.session_id, "change_id": change_id, "summary": result.summary,
+                    "counts": dict(result.counts)})
+    else:
+        print(f"Imported into {args.session_id}: {result.summary or 'nothing new'}"
+              + (f" (change {change_id})." if change_id else "."))
+    return 0

@@ -1,9 +1,10 @@
-"""The SQLite knowledge-graph store. API CONTRACT — bodies being implemented.
+"""The SQLite knowledge-graph store: the one door to the database.
 
 One file, WAL, foreign keys on, FTS5 over names and property text,
-``PRAGMA user_version`` migrations. Every mutation goes through ``apply``:
-validate the whole batch first, then write it in one transaction, record a
-``Change`` with its inverse ops, commit, then emit events.
+``PRAGMA user_version`` migrations (``graph/schema.py``). Every mutation goes
+through ``apply``: validate the whole batch first (``graph/batch.py``), then
+write it in one transaction (``graph/writer.py``), record a ``Change`` with its
+inverse ops, commit, and only then emit events.
 
 Operations (plain dicts, the same shape ``evolve_knowledge`` accepts):
   {"op": "add_object", "type": str, "name": str, "properties"?: dict, "label"?: "$x",
@@ -18,72 +19,392 @@ Operations (plain dicts, the same shape ``evolve_knowledge`` accepts):
   {"op": "remove_relation", "relation_id": str}
   {"op": "define_type", "kind": "object"|"relation", "name": str, "description"?: str,
    "properties_schema"?: dict|None}
+Internal extras (imports and reverts): ``created_at``/``updated_at`` on add
+ops, ``updated_at`` on ``update_object``, ``set_properties``/
+``remove_properties`` on ``update_relation``, and
+``{"op": "undefine_type", "kind", "name"}``.
 A ``ref`` is an object id, an exact name (case-insensitive; ambiguous → error
 listing candidates), or a ``$label`` defined by an earlier op of the same batch.
+
+Threads: the connection is opened with ``check_same_thread=False`` and every
+call holds one re-entrant lock, so a worker thread (``asyncio.to_thread``) may
+use the store too. Events are emitted after the lock is released, on the
+thread that made the change.
+
+A batch with no net effect (empty, or only ``on_conflict: reuse``) records no
+change: ``ApplyResult.change`` is None.
 """
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cks_desktop.graph.events import Listener
+from cks_desktop.graph import queries, rows
+from cks_desktop.graph.batch import COUNT_KEYS, Planner
+from cks_desktop.graph.errors import DatabaseError, NotFound, StoreError, ValidationFailed
+from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEvent, StoreEvent
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
+from cks_desktop.graph.overlay import Overlay
+from cks_desktop.graph.schema import migrate
+from cks_desktop.graph.sqlite_util import database_error, now_iso
+from cks_desktop.graph.writer import summarize, write_plan
+from cks_desktop.ids import new_id
+
+DEFAULT_BUSY_TIMEOUT = 3.0  # seconds: long enough for another process's write, short enough for a person
 
 
+@dataclass
 class ApplyResult:
     """What ``apply`` returns. ``change`` is None for a dry run or an empty batch."""
 
     change: Change | None
-    created: dict[str, str]  # label -> id (objects and relations created with a label)
-    summary: str  # "adds 2 objects, 1 relation; changes 1 property"
-    counts: dict[str, int]  # objects_added, objects_updated, objects_removed, relations_added, ...
+    created: dict[str, str] = field(default_factory=dict)  # label -> id (objects and relations with a label)
+    summary: str = "no changes"  # "adds 2 objects, 1 relation; changes 1 property"
+    counts: dict[str, int] = field(default_factory=dict)  # objects_added, objects_updated, ...
+    ops: list[dict[str, Any]] = field(default_factory=list)  # the resolved ops (also for dry runs)
 
 
 class GraphStore:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._events = EventHub()
+        self._closed = False
+
+    # -- lifecycle --------------------------------------------------------------------------
+
     @classmethod
-    def open(cls, path: Path) -> "GraphStore": ...  # DatabaseError: locked / corrupt / too new / unwritable
-    def close(self) -> None: ...
-    def subscribe(self, listener: Listener): ...  # returns an unsubscribe callable
+    def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> "GraphStore":
+        """Open (creating if needed) and migrate. DatabaseError: locked / corrupt / too new / unwritable."""
+        path = Path(path)
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA foreign_keys = ON")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError("attempt to write a readonly database")
+            conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commit
+            conn.execute("PRAGMA temp_store = MEMORY")
+            conn.execute("PRAGMA cache_size = -32000")  # 32 MB
+            migrate(conn, path)
+        except DatabaseError:
+            if conn is not None:
+                conn.close()
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            if conn is not None:
+                conn.close()
+            raise database_error(exc, path) from None
+        return cls(conn, path)
 
-    # sessions
-    def create_session(self, title: str) -> Session: ...
-    def get_session(self, session_id: str) -> Session: ...  # NotFound
-    def list_sessions(self) -> list[Session]: ...
-    def rename_session(self, session_id: str, title: str) -> Session: ...
-    def set_session_instructions(self, session_id: str, instructions: str) -> Session: ...
-    def delete_session(self, session_id: str) -> None: ...
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._conn.execute("PRAGMA optimize")
+            except sqlite3.Error:
+                pass
+            self._conn.close()
 
-    # reads
-    def resolve(self, session_id: str, ref: str) -> Object: ...  # NotFound / AmbiguousRef
-    def get_object(self, session_id: str, object_id: str) -> Object: ...
-    def relations_of(self, session_id: str, object_id: str) -> tuple[list[Relation], list[Relation]]: ...  # (incoming, outgoing)
-    def get_relation(self, session_id: str, relation_id: str) -> Relation: ...
+    def __enter__(self) -> "GraphStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every committed change; returns an unsubscribe callable."""
+        return self._events.subscribe(listener)
+
+    # -- connection access for other modules (e.g. the agent's transcript) ------------------
+
+    @contextmanager
+    def connection_lock(self) -> Iterator[sqlite3.Connection]:
+        """The store's connection, under its lock, for reads. SQLite errors become DatabaseError."""
+        with self._lock:
+            if self._closed:
+                raise DatabaseError(f"The database {self.path} is closed.")
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise database_error(exc, self.path) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT under the lock; ROLLBACK on any exception (re-raised;
+        SQLite errors become DatabaseError)."""
+        with self.connection_lock() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _emit(self, event: StoreEvent) -> None:
+        self._events.emit(event)
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, title: str) -> Session:
+        title = _title(title)
+        session = Session(id=new_id("s_"), title=title, created_at=now_iso())
+        with self.transaction() as conn:
+            conn.execute("INSERT INTO sessions (id, title, created_at, instructions) VALUES (?, ?, ?, ?)",
+                         (session.id, session.title, session.created_at, session.instructions))
+        self._emit(SessionEvent("created", session))
+        return session
+
+    def get_session(self, session_id: str) -> Session:
+        with self.connection_lock() as conn:
+            return self._session(conn, session_id)
+
+    @staticmethod
+    def _session(conn: sqlite3.Connection, session_id: str) -> Session:
+        row = conn.execute(f"SELECT {rows.SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"No session {session_id!r}.")
+        return rows.session(row)
+
+    def list_sessions(self) -> list[Session]:
+        """Newest first."""
+        with self.connection_lock() as conn:
+            return [rows.session(r) for r in conn.execute(
+                f"SELECT {rows.SESSION_COLS} FROM sessions ORDER BY created_at DESC, id DESC")]
+
+    def rename_session(self, session_id: str, title: str) -> Session:
+        title = _title(title)
+        with self.transaction() as conn:
+            self._session(conn, session_id)
+            conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
+            session = self._session(conn, session_id)
+        self._emit(SessionEvent("renamed", session))
+        return session
+
+    def set_session_instructions(self, session_id: str, instructions: str) -> Session:
+        if not isinstance(instructions, str):
+            raise StoreError("Instructions must be text.")
+        with self.transaction() as conn:
+            self._session(conn, session_id)
+            conn.execute("UPDATE sessions SET instructions = ? WHERE id = ?", (instructions, session_id))
+            session = self._session(conn, session_id)
+        self._emit(SessionEvent("updated", session))
+        return session
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session and everything in it (tables of other modules cascade)."""
+        with self.transaction() as conn:
+            session = self._session(conn, session_id)
+            conn.execute("DELETE FROM objects_fts WHERE rowid IN (SELECT n FROM objects WHERE session_id = ?)",
+                         (session_id,))
+            for table in ("change_objects", "relations", "objects", "type_defs", "changes"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        self._emit(SessionEvent("deleted", session))
+
+    # -- reads ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self, session_id: str) -> Iterator[sqlite3.Connection]:
+        with self.connection_lock() as conn:
+            self._session(conn, session_id)
+            yield conn
+
+    def resolve(self, session_id: str, ref: str) -> Object:
+        with self._reading(session_id) as conn:
+            return queries.resolve(conn, session_id, ref)
+
+    def get_object(self, session_id: str, object_id: str) -> Object:
+        with self._reading(session_id) as conn:
+            return queries.get_object(conn, session_id, object_id)
+
+    def relations_of(self, session_id: str, object_id: str) -> tuple[list[Relation], list[Relation]]:
+        """(incoming, outgoing)"""
+        with self._reading(session_id) as conn:
+            return queries.relations_of(conn, session_id, object_id)
+
+    def get_relation(self, session_id: str, relation_id: str) -> Relation:
+        with self._reading(session_id) as conn:
+            return queries.get_relation(conn, session_id, relation_id)
+
     def list_objects(self, session_id: str, type: str | None = None, limit: int = 50,
-                     cursor: str | None = None) -> tuple[list[Object], str | None]: ...
-    def all_objects(self, session_id: str) -> list[Object]: ...
-    def all_relations(self, session_id: str) -> list[Relation]: ...
+                     cursor: str | None = None) -> tuple[list[Object], str | None]:
+        """A page in id (creation) order, and the cursor of the next page (None at the end)."""
+        with self._reading(session_id) as conn:
+            return queries.list_objects(conn, session_id, type, limit, cursor)
+
+    def all_objects(self, session_id: str) -> list[Object]:
+        with self._reading(session_id) as conn:
+            return [rows.obj(r) for r in conn.execute(
+                f"SELECT {rows.OBJECT_COLS} FROM objects WHERE session_id = ? ORDER BY id", (session_id,))]
+
+    def all_relations(self, session_id: str) -> list[Relation]:
+        with self._reading(session_id) as conn:
+            return [rows.relation(r) for r in conn.execute(
+                f"SELECT {rows.RELATION_COLS} FROM relations WHERE session_id = ? ORDER BY id", (session_id,))]
+
     def search_objects(self, session_id: str, query: str, type: str | None = None,
-                       limit: int = 20) -> list[tuple[Object, float]]: ...  # ranked (FTS5 bm25)
+                       limit: int = 20) -> list[tuple[Object, float]]:
+        """Ranked full-text matches (bm25: lower is better) over names and property values."""
+        with self._reading(session_id) as conn:
+            return queries.search_objects(conn, session_id, query, type, limit)
+
     def list_relations(self, session_id: str, ref: str | None = None, type: str | None = None,
                        direction: str = "both", limit: int = 50,
-                       cursor: str | None = None) -> tuple[list[Relation], str | None]: ...
+                       cursor: str | None = None) -> tuple[list[Relation], str | None]:
+        with self._reading(session_id) as conn:
+            object_id = queries.resolve(conn, session_id, ref).id if ref else None
+            return queries.list_relations(conn, session_id, object_id, type, direction, limit, cursor)
+
     def neighbors(self, session_id: str, ref: str, depth: int = 1,
-                  limit: int = 200) -> tuple[list[Object], list[Relation]]: ...
+                  limit: int = 200) -> tuple[list[Object], list[Relation]]:
+        """The object itself first, then up to ``limit`` objects within ``depth`` hops (any
+        direction), with the relations among them."""
+        with self._reading(session_id) as conn:
+            start = queries.resolve(conn, session_id, ref)
+            return queries.neighbors(conn, session_id, start, depth, limit)
+
     def find_path(self, session_id: str, source: str, target: str,
-                  max_depth: int = 6) -> tuple[list[Object], list[Relation]] | None: ...
-    def type_stats(self, session_id: str) -> dict[str, Any]: ...  # {"object_types": [{name,count,description,properties_schema}], "relation_types": [...]}
-    def type_defs(self, session_id: str) -> list[TypeDef]: ...
-    def counts(self, session_id: str) -> dict[str, int]: ...  # {"objects": n, "relations": m}
-    def list_changes(self, session_id: str, limit: int = 20) -> list[Change]: ...
-    def get_change(self, session_id: str, change_id: str) -> Change: ...
-    def changes_touching(self, session_id: str, object_id: str, limit: int = 50) -> list[Change]: ...
+                  max_depth: int = 6) -> tuple[list[Object], list[Relation]] | None:
+        """Objects from source to target and the relations between them (either direction)."""
+        with self._reading(session_id) as conn:
+            a = queries.resolve(conn, session_id, source)
+            b = queries.resolve(conn, session_id, target)
+            return queries.find_path(conn, session_id, a, b, max_depth)
 
-    # writes
+    def type_stats(self, session_id: str) -> dict[str, Any]:
+        """{"object_types": [{name, count, description, properties_schema}], "relation_types": [...]}"""
+        with self._reading(session_id) as conn:
+            return queries.type_stats(conn, session_id)
+
+    def type_defs(self, session_id: str) -> list[TypeDef]:
+        with self._reading(session_id) as conn:
+            return [rows.type_def(r) for r in conn.execute(
+                f"SELECT {rows.TYPE_COLS} FROM type_defs WHERE session_id = ? ORDER BY kind, name", (session_id,))]
+
+    def counts(self, session_id: str) -> dict[str, int]:
+        with self._reading(session_id) as conn:
+            return queries.counts(conn, session_id)
+
+    def list_changes(self, session_id: str, limit: int = 20, with_ops: bool = True) -> list[Change]:
+        """Newest first. ``with_ops=False`` skips loading (possibly large) op lists."""
+        limit = queries.check_limit(limit)
+        with self._reading(session_id) as conn:
+            return [rows.change(r, with_ops) for r in conn.execute(
+                f"SELECT {rows.CHANGE_COLS} FROM changes WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                (session_id, limit))]
+
+    def get_change(self, session_id: str, change_id: str) -> Change:
+        with self._reading(session_id) as conn:
+            return self._change(conn, session_id, change_id)
+
+    @staticmethod
+    def _change(conn: sqlite3.Connection, session_id: str, change_id: str) -> Change:
+        row = conn.execute(f"SELECT {rows.CHANGE_COLS} FROM changes WHERE session_id = ? AND id = ?",
+                           (session_id, change_id)).fetchone()
+        if row is None:
+            raise NotFound(f"No change {change_id!r} in this session.")
+        return rows.change(row)
+
+    def changes_touching(self, session_id: str, object_id: str, limit: int = 50) -> list[Change]:
+        """Changes that added, changed or removed the object or one of its relations; newest first."""
+        limit = queries.check_limit(limit)
+        with self._reading(session_id) as conn:
+            return [rows.change(r) for r in conn.execute(
+                f"SELECT {rows.qualified(rows.CHANGE_COLS, 'c')} FROM change_objects co "
+                "JOIN changes c ON c.id = co.change_id "
+                "WHERE co.session_id = ? AND co.object_id = ? ORDER BY co.change_id DESC LIMIT ?",
+                (session_id, object_id, limit))]
+
+    # -- writes -----------------------------------------------------------------------------
+
     def apply(self, session_id: str, ops: list[dict[str, Any]], origin: str,
-              dry_run: bool = False) -> ApplyResult: ...  # ValidationFailed(errors=[{index, message}])
-    def revert(self, session_id: str, change_id: str, origin: str) -> ApplyResult: ...
+              dry_run: bool = False) -> ApplyResult:
+        """Validate every op, then write them all in one transaction (or nothing).
 
-    # import/export (formats: json, graphml, markdown, mermaid, memory-jsonl; import: json, graphml, memory-jsonl)
-    def export(self, session_id: str, format: str) -> str: ...
-    def import_data(self, session_id: str, format: str, data: str, origin: str) -> ApplyResult: ...
+        ValidationFailed(errors=[{index, message}]) lists every failing op.
+        """
+        return self._apply(session_id, ops, origin, dry_run)
+
+    def _apply(self, session_id: str, ops: list[dict[str, Any]], origin: str, dry_run: bool,
+               reverts: str | None = None) -> ApplyResult:
+        if not isinstance(ops, list):
+            raise ValidationFailed([{"index": 0, "message": "operations must be a list"}])
+        if not isinstance(origin, str) or not origin:
+            raise StoreError("A change needs an origin (who made it).")
+        event: GraphChanged | None = None
+        with self.connection_lock() as conn:
+            self._session(conn, session_id)
+            if not ops:
+                return ApplyResult(None, {}, "no changes", dict.fromkeys(COUNT_KEYS, 0), [])
+            conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
+            try:
+                now = now_iso()
+                plan = Planner(Overlay(conn, session_id), now).run(ops)
+                result = ApplyResult(None, dict(plan.created), summarize(plan.counts), dict(plan.counts),
+                                     plan.resolved)
+                if dry_run or plan.is_noop:
+                    conn.execute("ROLLBACK")
+                    return result
+                change, event = write_plan(conn, session_id, plan, origin, now, reverts)
+                conn.execute("COMMIT")
+                result.change = change
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, (StoreError, sqlite3.Error)) or not isinstance(exc, Exception):
+                    raise
+                raise StoreError(f"Writing the change failed and nothing was written: {exc}") from exc
+        self._emit(event)
+        return result
+
+    def revert(self, session_id: str, change_id: str, origin: str) -> ApplyResult:
+        """Apply the change's inverse as a NEW change (``reverts`` = change_id), or nothing."""
+        with self._reading(session_id) as conn:
+            change = self._change(conn, session_id, change_id)
+            done = conn.execute("SELECT id FROM changes WHERE session_id = ? AND reverts = ? LIMIT 1",
+                                (session_id, change_id)).fetchone()
+        if done is not None:
+            raise StoreError(f"Change {change_id} was already reverted by {done[0]}.")
+        if not change.inverse_ops:
+            raise StoreError(f"Change {change_id} has nothing to revert.")
+        try:
+            return self._apply(session_id, change.inverse_ops, origin, False, reverts=change_id)
+        except ValidationFailed as exc:
+            note = f" (the graph changed after {change_id}, so it cannot be reverted cleanly)"
+            raise ValidationFailed([{"index": e["index"], "message": e["message"] + note}
+                                    for e in exc.errors]) from None
+
+    # -- import/export ----------------------------------------------------------------------
+
+    def export(self, session_id: str, format: str) -> str:
+        """Formats: json, graphml, markdown, mermaid, memory-jsonl."""
+        from cks_desktop.graph.formats import export_graph
+
+        session = self.get_session(session_id)
+        return export_graph(format, session, self.all_objects(session_id), self.all_relations(session_id))
+
+    def import_data(self, session_id: str, format: str, data: str, origin: str) -> ApplyResult:
+        """Formats: json, graphml, memory-jsonl. One change; bad input → StoreError, nothing written."""
+        from cks_desktop.graph.formats import import_graph
+
+        return import_graph(self, session_id, format, data, origin)
+
+
+def _title(title: Any) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise StoreError("A session title must be a non-empty text.")
+    return title.strip()

@@ -35,7 +35,9 @@ class ToolCallDelta:
 @dataclass(frozen=True)
 class ToolCallDone:
     """A finished call. ``arguments`` is None when the JSON could not be parsed;
-    ``error`` then says why, and the loop returns it to the model as an error result."""
+    ``error`` then says why, and the loop returns it to the model as an error result.
+    ``metadata``: provider data that must travel back with the call in the history
+    (Gemini's thought signature); copy it onto the ``ToolCallPart``."""
 
     index: int
     id: str
@@ -44,6 +46,7 @@ class ToolCallDone:
     raw_arguments: str = ""
     error: str | None = None
     type: Literal["tool_call_done"] = "tool_call_done"
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ class ToolCallPart:
     name: str  # the internal tool name (e.g. "add_object", "mcp:files:read")
     arguments: dict[str, Any]
     kind: Literal["tool_call"] = "tool_call"
+    # Provider data that must be sent back with the call (Gemini's thought signature). Optional.
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,10 @@ class Message:
             if isinstance(p, Text):
                 parts.append({"kind": "text", "text": p.text})
             elif isinstance(p, ToolCallPart):
-                parts.append({"kind": "tool_call", "id": p.id, "name": p.name, "arguments": p.arguments})
+                call: dict[str, Any] = {"kind": "tool_call", "id": p.id, "name": p.name, "arguments": p.arguments}
+                if p.metadata:
+                    call["metadata"] = p.metadata
+                parts.append(call)
             else:
                 parts.append(
                     {"kind": "tool_result", "call_id": p.call_id, "name": p.name,
@@ -85,7 +90,8 @@ class Message:
             if kind == "text":
                 parts.append(Text(p["text"]))
             elif kind == "tool_call":
-                parts.append(ToolCallPart(p["id"], p["name"], dict(p.get("arguments") or {})))
+                parts.append(ToolCallPart(p["id"], p["name"], dict(p.get("arguments") or {}),
+                                          metadata=p.get("metadata") or None))
             elif kind == "tool_result":
                 parts.append(ToolResultPart(p["call_id"], p.get("name", ""), p["content"], bool(p.get("is_error"))))
         return cls(data["role"], parts)

@@ -77,11 +77,19 @@ def _pin_sessions(schema: Mapping[str, Any], args: Any, session_id: str) -> Any:
 
 
 def _relax_session(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The schema used to validate a caller's arguments: ``session_id`` not required."""
+    """The schema used to validate a caller's arguments for a pinned tool.
+
+    A top-level ``session_id`` is neither required nor type-checked: whatever
+    the caller sent (a stale id, ``null``, nothing) is overwritten by pinning,
+    so refusing the call over it would only confuse a model.
+    """
     relaxed = copy.deepcopy(dict(schema))
     req = relaxed.get("required")
     if isinstance(req, list) and SESSION_ARG in req:
         relaxed["required"] = [r for r in req if r != SESSION_ARG]
+    props = relaxed.get("properties")
+    if isinstance(props, dict) and SESSION_ARG in props:
+        props[SESSION_ARG] = {}
     return relaxed
 
 
@@ -224,7 +232,8 @@ class ToolRegistry:
         if not isinstance(call.arguments, dict):
             return done(f"Arguments for {spec.name} must be a JSON object.", error=True)
         args = copy.deepcopy(call.arguments)
-        errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = sorted(self._validators[spec.name].iter_errors(args),
+                        key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             lines = [_format_validation_error(e) for e in errors[:10]]
             return done(
@@ -239,17 +248,21 @@ class ToolRegistry:
         refusal = await self._approve(spec, pinned_call, ctx)
         if refusal is not None:
             return done(refusal, error=True, structured={"denied": True})
+        deadline = asyncio.timeout(spec.timeout)
         try:
-            if spec.timeout is not None:
-                value = await asyncio.wait_for(spec.handler(args, ctx), spec.timeout)
-            else:
+            async with deadline:
                 value = await spec.handler(args, ctx)
         except asyncio.CancelledError:
             raise
         except ToolError as exc:
             return done(exc.message, error=True, structured=exc.structured)
-        except TimeoutError:
-            return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", error=True)
+        except TimeoutError as exc:
+            # Only our own deadline means "too slow"; a TimeoutError the handler
+            # raised itself (a socket, a lock) is an ordinary failure.
+            if deadline.expired() and spec.timeout is not None:
+                return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", error=True)
+            log.exception("tool %s failed", spec.name)
+            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", error=True)
         except Exception as exc:
             log.exception("tool %s failed", spec.name)
             return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", error=True)
@@ -286,7 +299,13 @@ class ToolRegistry:
                 preview=preview,
                 session_id=run.session_id,
             )
-            decision = await run.approver.request_approval(request)
+            try:
+                decision = await run.approver.request_approval(request)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a broken approver must not run the call, nor crash the loop
+                log.exception("approver failed for %s", spec.name)
+                return f"Could not ask the person to approve {spec.display_name} ({exc}); it did not run."
             allowed = decision is not Decision.DENY
             if decision is Decision.ALLOW_FOR_RUN:
                 run.allowed_for_run.add(spec.name)

@@ -5,6 +5,12 @@ Internal MCP names look like ``mcp:<server>:<tool>``. The plain mapping
 providers refuse, a ``__`` inside a part, or too long) the name is shortened and
 given a hash suffix of the internal name, so it stays stable and unique.
 Reversal goes through a table (``WireNames``), since hashing cannot be undone.
+
+Why plain and hashed names can never collide: a part is used as is only when it
+has no ``__`` and does not start or end with ``_``, so a plain name never
+contains ``___``; a hashed name always does (``<stem>___<10 hex>``). Without the
+edge rule ``a_:b`` and ``a:_b`` would both become ``a___b``, and an MCP server
+could pick a tool name equal to another tool's hashed name.
 """
 
 from __future__ import annotations
@@ -21,15 +27,22 @@ def is_wire_safe(name: str) -> bool:
     return bool(_VALID.match(name))
 
 
+_HASH_SEP = "___"
+
+
+def _plain_part(part: str) -> bool:
+    return bool(part) and is_wire_safe(part) and "__" not in part \
+        and not part.startswith("_") and not part.endswith("_")
+
+
 def to_wire(internal: str) -> str:
     parts = internal.split(":")
-    lossless = all(p and "__" not in p and is_wire_safe(p) for p in parts)
     plain = "__".join(parts)
-    if lossless and len(plain) <= MAX_LEN and not (len(parts) == 1 and plain.startswith("mcp__")):
+    if all(_plain_part(p) for p in parts) and len(plain) <= MAX_LEN:
         return plain
     digest = hashlib.sha256(internal.encode()).hexdigest()[:10]
     stem = _INVALID_CHARS.sub("_", plain)
-    return f"{stem[: MAX_LEN - len(digest) - 1]}_{digest}"
+    return f"{stem[: MAX_LEN - len(digest) - len(_HASH_SEP)]}{_HASH_SEP}{digest}"
 
 
 class WireNames:

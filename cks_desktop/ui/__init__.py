@@ -1,1 +1,6 @@
-"""The only package that imports PySide6 (app.py aside). One sub-package per feature."""
+"""The desktop user interface: the only package (with ``app.py``) that imports Qt.
+
+Each feature has its own folder (``sessions/``, ``chat/``, ``approval/``,
+``settings/``, ``graph/``). Logic that can be tested without widgets lives in
+Qt-free presenters/models beside the widgets; the widgets stay thin.
+"""

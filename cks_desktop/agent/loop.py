@@ -1,0 +1,362 @@
+"""``ai_chat``: one bounded, stateless chat turn with tool calling.
+
+The loop takes the conversation so far and a prompt, and returns the longer
+conversation; it keeps nothing between calls, so the GUI, the CLI and tests
+all drive it the same way and the transcript store stays the single source of
+truth. Each model round-trip streams through the provider-neutral events; the
+calls of one answer run one after another through ``ToolRegistry.invoke`` (the
+only place tools run), and their results go back as one ``tool`` message.
+
+Invariants the rest of the app relies on:
+- Every tool call in an assistant message has a result in the next message,
+  whatever happened (error, denial, Stop), so any provider accepts the history.
+- The transcript is saved after each model turn, one transaction per save, so a
+  killed process loses at most the turn in flight, never half a message.
+- Endings are explicit: a ``Finished`` event always comes last, and the cap and
+  the repeated-failure stop leave a visible notice in the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.agent import events as ev
+from cks_desktop.agent.prompt import build_system_prompt
+from cks_desktop.agent.turn import stream_turn
+from cks_desktop.llm.assembler import StreamAssembler
+from cks_desktop.llm.events import ToolCallDone
+from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import Provider, ProviderError
+from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
+from cks_desktop.tools.context import Run
+from cks_desktop.tools.registry import ToolRegistry, model_schema
+from cks_desktop.tools.types import ALL_SCOPES, Caller, Scope, ToolCall, ToolResult
+from cks_desktop.tools.wire_names import to_wire
+
+if TYPE_CHECKING:
+    from cks_desktop.agent.transcript import TranscriptStore
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ITERATIONS = 8
+REPEATED_FAILURE_LIMIT = 3
+CANCELLED_TEXT = "cancelled by the person"
+
+
+def limit_text(limit: int) -> str:
+    turns = "model turn" if limit == 1 else "model turns"
+    return f"Reached the iteration limit ({limit} {turns}). Send another message to continue."
+
+
+class _ApprovalRelay:
+    """Wraps the caller's approver so listeners see approvals start and end (Stop included)."""
+
+    def __init__(self, inner: Approver, emit: ev.EventListener) -> None:
+        self._inner = inner
+        self._emit = emit
+
+    @property
+    def denial_hint(self) -> str:  # the registry appends it to a refusal
+        return str(getattr(self._inner, "denial_hint", "") or "")
+
+    async def request_approval(self, request: ApprovalRequest) -> Decision:
+        call_id = request.call.id
+        self._emit(ev.ApprovalRequested(call_id, request.reason, request.preview))
+        try:
+            decision = await self._inner.request_approval(request)
+        except asyncio.CancelledError:
+            self._emit(ev.ApprovalResolved(call_id, "cancelled"))
+            raise
+        self._emit(ev.ApprovalResolved(call_id, Decision(decision).value))
+        return decision
+
+
+@dataclass
+class _CallOutcome:
+    part: ToolCallPart
+    result: ToolResult
+    state: ev.CallState
+    duration_ms: float
+    display_name: str
+    source: str
+    change_id: str | None
+
+
+@dataclass
+class _Chat:
+    """Mutable state of one ``ai_chat`` call (never outlives it)."""
+
+    session_id: str
+    messages: list[Message]
+    emit: ev.EventListener
+    transcript: "TranscriptStore | None"
+    save_failed: bool = False
+    streak_fp: str | None = None
+    streak: int = 0
+    tripped: _CallOutcome | None = None
+    iterations: int = 0
+
+    def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *, notice: bool = False) -> None:
+        """Append messages to the list and, in one transaction, to the transcript."""
+        self.messages.extend(new)
+        if self.transcript is None or not new:
+            return
+        from cks_desktop.agent.transcript import CallRecord
+
+        records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
+                              o.change_id) for o in outcomes]
+        try:
+            self.transcript.append(self.session_id, list(new), calls=records, notice=notice)
+        except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
+            log.exception("saving the transcript failed")
+            if not self.save_failed:
+                self.save_failed = True
+                self.emit(ev.ErrorEvent(f"The chat could not be saved: {exc}", "save_failed"))
+
+    def finish(self, reason: ev.FinishReason) -> None:
+        self.emit(ev.Finished(reason, self.iterations))
+
+
+def _safe_emit(on_event: ev.EventListener | None) -> ev.EventListener:
+    if on_event is None:
+        return lambda _event: None
+
+    def emit(event: ev.AgentEvent) -> None:
+        try:
+            on_event(event)
+        except Exception:  # a broken listener must not break the chat
+            log.exception("agent event listener failed")
+
+    return emit
+
+
+def _change_id(result: ToolResult) -> str | None:
+    """The change a tool call recorded, if any (for Revert in the chat row)."""
+    data = result.structured
+    if not isinstance(data, dict) or result.is_error:
+        return None
+    value = data.get("change_id")
+    if value is None and isinstance(data.get("change"), dict):
+        value = data["change"].get("id")
+    return str(value) if value else None
+
+
+def _state(result: ToolResult) -> ev.CallState:
+    if not result.is_error:
+        return "done"
+    if isinstance(result.structured, dict) and result.structured.get("denied"):
+        return "denied"
+    return "error"
+
+
+def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str, str]]:
+    """The tools offered to the model (wire-named, session pinned away) and wire → internal names."""
+    offered = registry.offered(run)
+    table = registry.wire_names(offered)
+    defs: list[ToolDef] = []
+    back: dict[str, str] = {}
+    for spec in offered:
+        wire = to_wire(spec.name)
+        back[wire] = table.internal(wire) or spec.name
+        defs.append(ToolDef(wire, spec.description, model_schema(spec)))
+    return defs, back
+
+
+async def _run_call(chat: _Chat, registry: ToolRegistry, run: Run, done_call: ToolCallDone,
+                    part: ToolCallPart) -> _CallOutcome:
+    """Run one finished call through the registry; Stop becomes a cancelled outcome, then re-raises."""
+    name = part.name  # internal name, or the unknown name exactly as the model sent it
+    spec = registry.resolve(name)
+    display = spec.display_name if spec else name
+    source = spec.source if spec else "unknown"
+    chat.emit(ev.ToolCallStarted(done_call.id, name, display, done_call.arguments, source))
+    started = time.perf_counter()
+    if done_call.arguments is None:
+        why = done_call.error or "the text is not valid JSON"
+        result = ToolResult(done_call.id, f"The arguments for {name} were not a valid JSON object ({why}). "
+                            "Send the arguments again as one JSON object.", is_error=True, name=name)
+    else:
+        try:
+            result = await registry.invoke(ToolCall(done_call.id, name, dict(done_call.arguments)), run)
+        except asyncio.CancelledError:
+            elapsed = (time.perf_counter() - started) * 1000
+            result = ToolResult(done_call.id, CANCELLED_TEXT, is_error=True, name=name, duration_ms=elapsed)
+            outcome = _CallOutcome(part, result, "cancelled", elapsed, display, source, None)
+            chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed, "cancelled"))
+            raise _CancelledDuringCall(outcome) from None
+        except Exception as exc:  # the registry promises not to raise; if it does, the model still gets an answer
+            log.exception("tool call %s raised", name)
+            result = ToolResult(done_call.id, f"{display} failed inside the app: {type(exc).__name__}.",
+                                is_error=True, name=name)
+    elapsed = (time.perf_counter() - started) * 1000
+    state = _state(result)
+    change = _change_id(result)
+    chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed, state, change))
+    return _CallOutcome(part, result, state, elapsed, display, source, change)
+
+
+class _CancelledDuringCall(Exception):
+    """Carries the cancelled call's outcome out of ``_run_call`` (re-raised as CancelledError)."""
+
+    def __init__(self, outcome: _CallOutcome) -> None:
+        super().__init__("cancelled")
+        self.outcome = outcome
+
+
+def _track_failures(chat: _Chat, outcome: _CallOutcome) -> None:
+    if outcome.state == "done":
+        chat.streak_fp, chat.streak = None, 0
+        return
+    fp = fingerprint(outcome.part.name, outcome.part.arguments)
+    if fp == chat.streak_fp:
+        chat.streak += 1
+    else:
+        chat.streak_fp, chat.streak = fp, 1
+    if chat.streak >= REPEATED_FAILURE_LIMIT and chat.tripped is None:
+        chat.tripped = outcome
+
+
+def _tool_message(outcomes: Iterable[_CallOutcome]) -> Message:
+    return Message("tool", [ToolResultPart(o.part.id, o.part.name, o.result.content, o.result.is_error)
+                            for o in outcomes])
+
+
+def _assistant(text: str) -> Message:
+    return Message("assistant", [Text(text)] if text else [])
+
+
+def _notice(chat: _Chat, text: str) -> None:
+    message = _assistant(text)
+    chat.emit(ev.AssistantMessage(message, notice=True))
+    chat.save([message], notice=True)
+
+
+async def ai_chat(
+    session_id: str,
+    messages: Sequence[Message],
+    prompt: str,
+    *,
+    provider: Provider,
+    registry: ToolRegistry,
+    store: Any,
+    approver: Approver,
+    on_event: ev.EventListener | None = None,
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    instructions: str | None = None,
+    allowed_folders: Sequence[Path] = (),
+    granted_scopes: frozenset[Scope] = ALL_SCOPES,
+    transcript: "TranscriptStore | None" = None,
+    system_prompt: str | None = None,
+) -> list[Message]:
+    """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
+
+    ``instructions`` None reads the session's own instructions from the store.
+    ``transcript`` given: the prompt and every turn are saved as they finish.
+    ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
+    Cancelling the task is Stop: the transcript is saved consistently, then the
+    ``CancelledError`` propagates.
+    """
+    if max_iterations < 1:
+        raise ValueError("max_iterations must be at least 1")
+    emit = _safe_emit(on_event)
+    chat = _Chat(session_id, list(messages), emit, transcript)
+    run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=granted_scopes,
+              allowed_folders=tuple(allowed_folders), llm=provider)
+    tools, wire_back = tool_defs(registry, run)
+    if system_prompt is None:
+        system_prompt = _build_prompt(store, session_id, instructions, [wire_back[t.name] for t in tools])
+    chat.save([Message.user(prompt)])
+
+    while chat.iterations < max_iterations:
+        chat.iterations += 1
+        emit(ev.TurnStarted(chat.iterations))
+        turn = StreamAssembler()
+        try:
+            await stream_turn(provider, chat.messages, tools, system_prompt, turn,
+                              lambda text: emit(ev.TextDelta(text)))
+        except asyncio.CancelledError:
+            _end_partial(chat, turn.text)
+            chat.finish("cancelled")
+            raise
+        except ProviderError as exc:
+            _end_partial(chat, turn.text)
+            emit(ev.ErrorEvent(exc.message, exc.kind))
+            chat.finish("error")
+            return chat.messages
+        except Exception as exc:  # an adapter bug: one sentence for the person, the trace for the log
+            log.exception("the model stream failed")
+            _end_partial(chat, turn.text)
+            emit(ev.ErrorEvent(f"The answer stopped because of an internal error ({type(exc).__name__}).",
+                               "internal"))
+            chat.finish("error")
+            return chat.messages
+
+        assistant = turn.message(wire_back.get)
+        calls = list(zip(turn.calls, assistant.tool_calls))
+        if not calls:
+            if assistant.parts:
+                emit(ev.AssistantMessage(assistant))
+                chat.save([assistant])
+            chat.finish("stop")
+            return chat.messages
+        emit(ev.AssistantMessage(assistant))
+
+        outcomes: list[_CallOutcome] = []
+        try:
+            for done, part in calls:
+                outcome = await _run_call(chat, registry, run, done, part)
+                outcomes.append(outcome)
+                _track_failures(chat, outcome)
+        except _CancelledDuringCall as stop:
+            outcomes.append(stop.outcome)
+            ran_ids = {o.part.id for o in outcomes}  # calls that never started are dropped
+            ran = Message("assistant", [p for p in assistant.parts
+                                        if not isinstance(p, ToolCallPart) or p.id in ran_ids])
+            chat.save([ran, _tool_message(outcomes)], outcomes)
+            chat.finish("cancelled")
+            raise asyncio.CancelledError() from None
+        chat.save([assistant, _tool_message(outcomes)], outcomes)
+
+        if chat.tripped is not None:
+            failed = chat.tripped
+            last = failed.result.content.strip().splitlines()[0] if failed.result.content.strip() else ""
+            text = (f"Stopped: the call to {failed.display_name} failed {REPEATED_FAILURE_LIMIT} times in a row "
+                    f"with the same arguments. Last error: {last}")
+            emit(ev.ErrorEvent(text, "repeated_failure"))
+            _notice(chat, text)
+            chat.finish("repeated_failure")
+            return chat.messages
+
+    text = limit_text(max_iterations)
+    emit(ev.IterationLimit(max_iterations, text))
+    _notice(chat, text)
+    chat.finish("limit")
+    return chat.messages
+
+
+def _end_partial(chat: _Chat, text: str) -> None:
+    """Keep the text that streamed before a failure or Stop; drop calls that never ran."""
+    if text:
+        message = _assistant(text)
+        chat.emit(ev.AssistantMessage(message))
+        chat.save([message])
+
+
+def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_names: list[str]) -> str:
+    title = ""
+    try:
+        session = store.get_session(session_id)
+        title = session.title
+        if instructions is None:
+            instructions = session.instructions
+    except Exception as exc:  # an unknown session fails later, in the tools, with a clear message
+        log.warning("could not read session %s: %s", session_id, exc)
+    return build_system_prompt(store, session_id, title=title, instructions=instructions or "",
+                               tool_names=tool_names)
+

@@ -1,0 +1,202 @@
+"""The chat transcript, kept in the session's own SQLite file.
+
+Two tables (added by the "chat transcript" step of the store's migration
+list in ``graph/schema.py``): ``chat_messages`` holds the neutral messages as JSON
+in order, ``chat_tool_calls`` the per-call facts the chat view needs to
+restore a row exactly as it looked (state, duration, display name, the change
+it recorded and whether that change was reverted since).
+
+Each ``append`` is one transaction: a process killed mid-save leaves the
+transcript as it was before that save, never half a turn. ``load`` also
+repairs the one shape that could still break a provider (an assistant tool
+call with no result, e.g. from a file written by a crashed older build) by
+adding an "interrupted" error result, so the next request is always valid.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from cks_desktop.llm.messages import Message, ToolResultPart
+
+INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the chat row of one tool call showed when it finished."""
+
+    call_id: str
+    name: str
+    display_name: str
+    source: str
+    state: str  # "done" | "error" | "denied" | "cancelled" | "interrupted"
+    duration_ms: float | None = None
+    change_id: str | None = None
+    reverted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call_id": self.call_id, "name": self.name, "display_name": self.display_name,
+                "source": self.source, "state": self.state, "duration_ms": self.duration_ms,
+                "change_id": self.change_id, "reverted": self.reverted}
+
+
+@dataclass
+class SavedMessage:
+    """One transcript row: the message plus what the chat view needs to show it."""
+
+    seq: int
+    message: Message
+    created_at: str
+    notice: bool = False  # written by the loop (iteration limit, repeated failure)
+    calls: list[CallRecord] = field(default_factory=list)  # for an assistant message's tool calls
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice,
+                **self.message.to_json(), "calls": [c.to_json() for c in self.calls]}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class TranscriptStore:
+    """Reads and appends sessions' chats on the graph store's one connection.
+
+    ``read``/``write`` are context-manager factories yielding the connection:
+    the store's ``connection_lock`` and ``transaction`` in the app (so chat
+    writes and graph writes never interleave on the connection), or a plain
+    connection's own in tests and tools.
+    """
+
+    def __init__(self, read: Callable[[], AbstractContextManager[sqlite3.Connection]],
+                 write: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> None:
+        self._read = read
+        self._transaction = write
+
+    @classmethod
+    def for_store(cls, store: Any) -> "TranscriptStore":
+        return cls(store.connection_lock, store.transaction)
+
+    @classmethod
+    def for_connection(cls, conn: sqlite3.Connection) -> "TranscriptStore":
+        """On a bare connection opened with ``isolation_level=None`` (explicit transactions)."""
+
+        @contextmanager
+        def read() -> Iterator[sqlite3.Connection]:
+            yield conn
+
+        @contextmanager
+        def write() -> Iterator[sqlite3.Connection]:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+        return cls(read, write)
+
+    # -- writes -----------------------------------------------------------
+    def append(self, session_id: str, messages: Sequence[Message], *, calls: Sequence[CallRecord] = (),
+               notice: bool = False) -> list[int]:
+        """Append messages (and the records of their tool calls) in one transaction; return their seqs."""
+        by_call = {c.call_id: c for c in calls}
+        seqs: list[int] = []
+        at = _now()
+        with self._transaction() as conn:
+            row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE session_id = ?",
+                               (session_id,)).fetchone()
+            seq = int(row[0])
+            for message in messages:
+                seq += 1
+                parts = json.dumps(message.to_json()["parts"], ensure_ascii=False, default=str)
+                cur = conn.execute(
+                    "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, seq, message.role, parts, int(notice), at))
+                seqs.append(seq)
+                for position, part in enumerate(message.tool_calls):
+                    record = by_call.get(part.id)
+                    if record is not None:
+                        self._insert_call(conn, int(cur.lastrowid or 0), position, session_id, record)
+        return seqs
+
+    @staticmethod
+    def _insert_call(conn: sqlite3.Connection, message_id: int, position: int, session_id: str,
+                     r: CallRecord) -> None:
+        conn.execute(
+            "INSERT INTO chat_tool_calls (message_id, position, session_id, call_id, name, display_name, "
+            "source, state, duration_ms, change_id, reverted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (message_id, position, session_id, r.call_id, r.name, r.display_name, r.source, r.state,
+             r.duration_ms, r.change_id, int(r.reverted)))
+
+    def mark_reverted(self, session_id: str, change_id: str, reverted: bool = True) -> int:
+        """Flag the calls that recorded ``change_id`` (after Revert, or back after Redo)."""
+        with self._transaction() as conn:
+            cur = conn.execute("UPDATE chat_tool_calls SET reverted = ? WHERE session_id = ? AND change_id = ?",
+                               (int(reverted), session_id, change_id))
+            return cur.rowcount
+
+    def clear(self, session_id: str) -> None:
+        """Forget the session's chat (the graph stays)."""
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM chat_tool_calls WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM chat_messages WHERE session_id = ?", (session_id,))
+
+    # -- reads ------------------------------------------------------------
+    def history(self, session_id: str) -> list[SavedMessage]:
+        """Every saved message with its row metadata, oldest first (already repaired)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, seq, role, parts, notice, created_at FROM chat_messages WHERE session_id = ? "
+                "ORDER BY seq", (session_id,)).fetchall()
+            call_rows = conn.execute(
+                "SELECT message_id, call_id, name, display_name, source, state, duration_ms, change_id, reverted "
+                "FROM chat_tool_calls WHERE session_id = ? ORDER BY message_id, position", (session_id,)).fetchall()
+        calls: dict[int, list[CallRecord]] = {}
+        for r in call_rows:
+            calls.setdefault(r[0], []).append(CallRecord(r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])))
+        saved = [SavedMessage(seq, Message.from_json({"role": role, "parts": json.loads(parts)}), at,
+                              bool(notice), calls.get(mid, []))
+                 for mid, seq, role, parts, notice, at in rows]
+        return _repair(saved)
+
+    def load(self, session_id: str) -> list[Message]:
+        """The messages to hand to ``ai_chat`` (every tool call has its result)."""
+        return [s.message for s in self.history(session_id)]
+
+    def count(self, session_id: str) -> int:
+        with self._read() as conn:
+            row = conn.execute("SELECT COUNT(*) FROM chat_messages WHERE session_id = ?", (session_id,)).fetchone()
+        return int(row[0])
+
+
+def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:
+    """Give every assistant tool call a result in the message after it."""
+    out: list[SavedMessage] = []
+    for i, item in enumerate(saved):
+        out.append(item)
+        calls = item.message.tool_calls
+        if item.message.role != "assistant" or not calls:
+            continue
+        nxt = saved[i + 1] if i + 1 < len(saved) else None
+        have = {p.call_id for p in nxt.message.tool_results} if nxt and nxt.message.role == "tool" else set()
+        missing = [c for c in calls if c.id not in have]
+        if not missing:
+            continue
+        parts = [ToolResultPart(c.id, c.name, INTERRUPTED_TEXT, True) for c in missing]
+        if nxt is not None and nxt.message.role == "tool":
+            nxt.message.parts.extend(parts)
+        else:
+            out.append(SavedMessage(item.seq, Message("tool", list(parts)), item.created_at))
+        known = {c.call_id for c in item.calls}
+        item.calls.extend(CallRecord(c.id, c.name, c.name, "unknown", "interrupted")
+                          for c in missing if c.id not in known)
+    return out

@@ -1,0 +1,468 @@
+"""Validating a batch: every op checked against the graph as modified by the
+ops before it, every error collected, nothing written.
+
+Each op handler validates completely before it touches the overlay, so a
+failing op leaves no trace and the ops after it are judged against the
+batch's state without it (their own errors are still reported). The handlers
+also produce the op's resolved form (explicit ids, recorded in the change)
+and its inverse (ops that undo it, used by ``revert``).
+
+Decisions:
+- Names and types are stripped of surrounding whitespace; an object's identity
+  for conflicts is (type, name) compared case-insensitively.
+- A ``ref`` starting with "$" is always a label; other refs are tried as an
+  object id first, then as an exact name.
+- ``define_type`` replaces the whole definition; the inverse restores it or
+  removes it (the internal ``undefine_type`` op).
+- ``update_relation`` accepts ``properties`` (replace all) or
+  ``set_properties``/``remove_properties`` (merge).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
+from cks_desktop.graph.model import TypeDef
+from cks_desktop.graph.overlay import ObjState, Overlay, RelState
+from cks_desktop.graph.sqlite_util import dumps, is_id
+from cks_desktop.graph.validation import (
+    OpError, SchemaCache, check_fields, check_label, check_name, check_props, check_timestamp,
+)
+from cks_desktop.ids import new_id
+
+_FIELDS = {
+    "add_object": {"op", "type", "name", "properties", "label", "on_conflict", "id", "created_at", "updated_at"},
+    "update_object": {"op", "ref", "name", "type", "set_properties", "remove_properties", "updated_at"},
+    "remove_object": {"op", "ref"},
+    "add_relation": {"op", "source", "target", "type", "properties", "label", "id", "created_at"},
+    "update_relation": {"op", "relation_id", "source", "target", "type", "properties", "set_properties",
+                        "remove_properties"},
+    "remove_relation": {"op", "relation_id"},
+    "define_type": {"op", "kind", "name", "description", "properties_schema"},
+    "undefine_type": {"op", "kind", "name"},
+}
+OP_NAMES = tuple(_FIELDS)
+COUNT_KEYS = ("objects_added", "objects_updated", "objects_removed", "objects_reused", "objects_renamed",
+              "objects_retyped", "relations_added", "relations_updated", "relations_removed",
+              "properties_changed", "types_defined", "types_removed")
+
+
+class Plan:
+    """The validated batch: what to record and what to write."""
+
+    def __init__(self, overlay: Overlay) -> None:
+        self.overlay = overlay
+        self.resolved: list[dict[str, Any]] = []
+        self.inverses: list[list[dict[str, Any]]] = []  # per op, in forward order
+        self.created: dict[str, str] = {}
+        self.counts: dict[str, int] = dict.fromkeys(COUNT_KEYS, 0)
+
+    @property
+    def inverse_ops(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for inv in reversed(self.inverses):
+            out.extend(inv)
+        return out
+
+    @property
+    def is_noop(self) -> bool:
+        c = self.counts
+        return not any(v for k, v in c.items() if k != "objects_reused")
+
+
+class Planner:
+    def __init__(self, overlay: Overlay, now: str) -> None:
+        self.ov = overlay
+        self.now = now
+        self.plan = Plan(overlay)
+        self.schemas = SchemaCache(overlay.typedefs)
+        self.labels: dict[str, tuple[str, str]] = {}  # label -> ("object"|"relation", id)
+        self.failed_labels: dict[str, int] = {}
+        self.removed_by: dict[str, int] = {}  # object/relation id -> op index that removed it
+        self.removed_names: dict[str, int] = {}  # name key -> op index that removed such an object
+
+    # -- driver -----------------------------------------------------------------------------
+
+    def run(self, ops: list[Any]) -> Plan:
+        self._prefetch(ops)
+        errors: list[dict[str, Any]] = []
+        handlers = {name: getattr(self, "_" + name) for name in _FIELDS}
+        for i, op in enumerate(ops):
+            try:
+                if not isinstance(op, dict):
+                    raise OpError("each operation must be an object with an 'op' field")
+                kind = op.get("op")
+                if kind not in handlers:
+                    raise OpError(f"unknown op {kind!r}; expected one of {', '.join(OP_NAMES)}")
+                check_fields(op, _FIELDS[kind])
+                resolved, inverse = handlers[kind](op, i)
+            except (OpError, StoreError) as exc:
+                errors.append({"index": i, "message": str(exc)})
+                label = op.get("label") if isinstance(op, dict) else None
+                if isinstance(label, str) and label not in self.labels:
+                    self.failed_labels.setdefault(label, i)
+                continue
+            self.plan.resolved.append(resolved)
+            self.plan.inverses.append(inverse)
+        if errors:
+            raise ValidationFailed(errors)
+        return self.plan
+
+    def _prefetch(self, ops: list[Any]) -> None:
+        obj_ids: list[str] = []
+        rel_ids: list[str] = []
+        keys: list[str] = []
+        for op in ops:
+            if not isinstance(op, dict):
+                continue
+            for field in ("ref", "source", "target"):
+                value = op.get(field)
+                if isinstance(value, str) and not value.startswith("$"):
+                    if is_id(value, "o_"):
+                        obj_ids.append(value)
+                    else:
+                        keys.append(value.strip().casefold())
+            kind = op.get("op")
+            name = op.get("name")
+            if kind in ("add_object", "update_object") and isinstance(name, str):
+                keys.append(name.strip().casefold())
+            ident = op.get("id")
+            if isinstance(ident, str):
+                (obj_ids if kind == "add_object" else rel_ids).append(ident)
+            if isinstance(op.get("relation_id"), str):
+                rel_ids.append(op["relation_id"])
+        self.ov.prefetch(obj_ids, rel_ids, keys)
+
+    # -- references -------------------------------------------------------------------------
+
+    def resolve(self, ref: Any, field: str = "ref") -> ObjState:
+        if not isinstance(ref, str) or not ref.strip():
+            raise OpError(f"'{field}' must be a non-empty string (an object id, an exact name or a $label)")
+        if ref.startswith("$"):
+            entry = self.labels.get(ref)
+            if entry is None:
+                if ref in self.failed_labels:
+                    raise OpError(f"label {ref} comes from operation {self.failed_labels[ref]}, which failed")
+                raise OpError(f"unknown label {ref}: no earlier operation in this batch defines it")
+            if entry[0] != "object":
+                raise OpError(f"label {ref} names a relation, not an object")
+            st = self.ov.objs[entry[1]]
+            if not st.alive:
+                raise OpError(f"object {ref} was removed by operation {self.removed_by.get(st.id, '?')}")
+            return st
+        st = self.ov.obj(ref) if is_id(ref, "o_") else None
+        if st is not None:
+            if st.alive:
+                return st
+            if ref in self.removed_by:
+                raise OpError(f"object {ref} was removed by operation {self.removed_by[ref]} of this batch")
+        key = ref.strip().casefold()
+        found = self.ov.named(key)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousRef(ref, [{"id": s.id, "type": s.type, "name": s.name} for s in found[:20]])
+        if key in self.removed_names:
+            raise OpError(f"object {ref!r} was removed by operation {self.removed_names[key]} of this batch")
+        raise OpError(f"No object {ref!r} in this session.")
+
+    def _relation(self, relation_id: Any) -> RelState:
+        if not isinstance(relation_id, str) or not relation_id:
+            raise OpError("'relation_id' must be a relation id (r_…)")
+        st = self.ov.rel(relation_id)
+        if st is None or not st.alive:
+            if relation_id in self.removed_by:
+                raise OpError(f"relation {relation_id} was removed by operation "
+                              f"{self.removed_by[relation_id]} of this batch")
+            raise OpError(f"No relation {relation_id!r} in this session.")
+        return st
+
+    def _conflict(self, type_: str, name: str, exclude: str | None = None) -> ObjState | None:
+        tkey = type_.casefold()
+        for st in self.ov.named(name.casefold()):
+            if st.type.casefold() == tkey and st.id != exclude:
+                return st
+        return None
+
+    def _set_label(self, label: str | None, kind: str, ident: str) -> None:
+        if label is not None:
+            self.labels[label] = (kind, ident)
+            self.plan.created[label] = ident
+
+    def _check_label(self, op: dict[str, Any]) -> str | None:
+        label = check_label(op.get("label"))
+        if label is not None and label in self.labels:
+            raise OpError(f"label {label} is already used by an earlier operation of this batch")
+        return label
+
+    def _new_id(self, op: dict[str, Any], prefix: str) -> str:
+        ident = op.get("id")
+        if ident is None:
+            return new_id(prefix)
+        if not isinstance(ident, str) or not is_id(ident, prefix):
+            raise OpError(f"'id' must be an id made by CKS Desktop ({prefix}…), got {ident!r}")
+        return ident
+
+    # -- object ops -------------------------------------------------------------------------
+
+    def _add_object(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        type_ = check_name(op.get("type"), "type")
+        name = check_name(op.get("name"), "name")
+        props = check_props(op.get("properties", {}), "properties")
+        label = self._check_label(op)
+        on_conflict = op.get("on_conflict", "error")
+        if on_conflict not in ("error", "reuse", "update"):
+            raise OpError("'on_conflict' must be 'error', 'reuse' or 'update'")
+        existing = self._conflict(type_, name)
+        if existing is not None and "id" not in op:
+            if on_conflict == "error":
+                raise OpError(f"an object {existing.type} {existing.name!r} already exists ({existing.id}); "
+                              "refer to it by name or id, or pass on_conflict 'reuse' or 'update'")
+            if on_conflict == "reuse":
+                self._set_label(label, "object", existing.id)
+                self.plan.counts["objects_reused"] += 1
+                return ({"op": "add_object", "id": existing.id, "type": existing.type, "name": existing.name,
+                         "outcome": "reused"}, [])
+            inverse = self._merge_props(existing, props, None, i)
+            self._set_label(label, "object", existing.id)
+            self.plan.counts["objects_updated"] += 1
+            return ({"op": "add_object", "id": existing.id, "type": existing.type, "name": existing.name,
+                     "properties": props, "outcome": "updated"}, inverse)
+        if existing is not None:
+            raise OpError(f"an object {existing.type} {existing.name!r} already exists ({existing.id})")
+        ident = self._new_id(op, "o_")
+        created = check_timestamp(op.get("created_at"), "created_at") or self.now
+        updated = check_timestamp(op.get("updated_at"), "updated_at") or created
+        self.schemas.check("object", type_, props)
+        props_json = dumps(props)
+        prior = self.ov.obj(ident) if "id" in op else None
+        if prior is not None:
+            if prior.alive:
+                raise OpError(f"an object with id {ident} already exists")
+            prior.type, prior.created_at, prior.updated_at = type_, created, updated
+            prior.set_properties(props, props_json)
+            self.ov.rename(prior, name)
+            self.ov.revive(prior)
+            prior.dirty = True
+        else:
+            self.ov.add_obj(ObjState(ident, type_, name, props, props_json, created, updated, existed=False))
+        self._set_label(label, "object", ident)
+        self.plan.counts["objects_added"] += 1
+        resolved = {"op": "add_object", "id": ident, "type": type_, "name": name, "properties": props}
+        if label is not None:
+            resolved["label"] = label
+        return resolved, [{"op": "remove_object", "ref": ident}]
+
+    def _merge_props(self, st: ObjState, set_props: dict[str, Any], remove: list[str] | None,
+                     i: int) -> list[dict[str, Any]]:
+        """Merge into an existing object's properties; returns the inverse ops."""
+        old = st.properties
+        new = dict(old)
+        new.update(set_props)
+        for key in remove or ():
+            new.pop(key, None)
+        changed = [k for k in set(old) | set(new) if old.get(k, _MISSING) != new.get(k, _MISSING)]
+        self.schemas.check("object", st.type, new)
+        if not changed:
+            return []
+        inverse = {"op": "update_object", "ref": st.id, "updated_at": st.updated_at,
+                   "set_properties": {k: old[k] for k in sorted(changed) if k in old},
+                   "remove_properties": sorted(k for k in changed if k not in old)}
+        st.set_properties(new)
+        st.updated_at = self.now
+        st.dirty = True
+        self.plan.counts["properties_changed"] += len(changed)
+        return [inverse]
+
+    def _update_object(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self.resolve(op.get("ref"))
+        name = check_name(op["name"], "name") if "name" in op else st.name
+        type_ = check_name(op["type"], "type") if "type" in op else st.type
+        set_props = check_props(op.get("set_properties", {}), "set_properties")
+        remove = op.get("remove_properties", [])
+        if not isinstance(remove, list) or not all(isinstance(k, str) for k in remove):
+            raise OpError("'remove_properties' must be a list of property names")
+        both = sorted(set(set_props) & set(remove))
+        if both:
+            raise OpError(f"property {both[0]!r} is both set and removed")
+        if not any(f in op for f in ("name", "type", "set_properties", "remove_properties")):
+            raise OpError("update_object needs at least one of name, type, set_properties, remove_properties")
+        updated_at = check_timestamp(op.get("updated_at"), "updated_at")
+        if (type_.casefold(), name.casefold()) != st.conflict_key:
+            other = self._conflict(type_, name, exclude=st.id)
+            if other is not None:
+                raise OpError(f"an object {other.type} {other.name!r} already exists ({other.id})")
+        new_props = dict(st.properties)
+        new_props.update(set_props)
+        for key in remove:
+            new_props.pop(key, None)
+        self.schemas.check("object", type_, new_props)
+        # validated: now mutate
+        old_name, old_type, old_updated = st.name, st.type, st.updated_at
+        inverse: dict[str, Any] = {"op": "update_object", "ref": st.id, "updated_at": old_updated}
+        if name != old_name:
+            inverse["name"] = old_name
+            self.ov.rename(st, name)
+            self.plan.counts["objects_renamed"] += 1
+        if type_ != old_type:
+            inverse["type"] = old_type
+            st.type = type_
+            self.plan.counts["objects_retyped"] += 1
+        prop_inverse = self._merge_props(st, set_props, remove, i)
+        if prop_inverse:
+            inverse["set_properties"] = prop_inverse[0]["set_properties"]
+            inverse["remove_properties"] = prop_inverse[0]["remove_properties"]
+        st.updated_at = updated_at or self.now
+        st.dirty = True
+        self.plan.counts["objects_updated"] += 1
+        resolved: dict[str, Any] = {"op": "update_object", "ref": st.id}
+        for field in ("name", "type"):
+            if field in op:
+                resolved[field] = name if field == "name" else type_
+        if set_props:
+            resolved["set_properties"] = set_props
+        if remove:
+            resolved["remove_properties"] = list(remove)
+        return resolved, [inverse]
+
+    def _remove_object(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self.resolve(op.get("ref"))
+        rels = self.ov.rels_of(st.id)
+        inverse = [st.snapshot()] + [r.snapshot() for r in rels]
+        for r in rels:
+            self.ov.kill_rel(r)
+            self.removed_by[r.id] = i
+        self.ov.kill_obj(st)
+        self.removed_by[st.id] = i
+        self.removed_names[st.key] = i
+        self.plan.counts["objects_removed"] += 1
+        self.plan.counts["relations_removed"] += len(rels)
+        return ({"op": "remove_object", "ref": st.id, "type": st.type, "name": st.name,
+                 "removed_relations": [r.id for r in rels]}, inverse)
+
+    # -- relation ops -----------------------------------------------------------------------
+
+    def _add_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        errors = []
+        src = tgt = None
+        try:
+            src = self.resolve(op.get("source"), "source")
+        except (OpError, StoreError) as exc:
+            errors.append(f"source: {exc}")
+        try:
+            tgt = self.resolve(op.get("target"), "target")
+        except (OpError, StoreError) as exc:
+            errors.append(f"target: {exc}")
+        if errors:
+            raise OpError("; ".join(errors))
+        assert src is not None and tgt is not None
+        type_ = check_name(op.get("type"), "type")
+        props = check_props(op.get("properties", {}), "properties")
+        label = self._check_label(op)
+        ident = self._new_id(op, "r_")
+        created = check_timestamp(op.get("created_at"), "created_at") or self.now
+        self.schemas.check("relation", type_, props)
+        prior = self.ov.rel(ident) if "id" in op else None
+        if prior is not None and prior.alive:
+            raise OpError(f"a relation with id {ident} already exists")
+        props_json = dumps(props)
+        if prior is not None:  # removed earlier in this batch, now re-added
+            prior.type, prior.created_at = type_, created
+            prior.set_properties(props, props_json)
+            prior.alive = True
+            prior.dirty = True
+            self.ov.repoint(prior, src.id, tgt.id)
+        else:
+            self.ov.add_rel(RelState(ident, type_, src.id, tgt.id, props, props_json, created, existed=False))
+        self._set_label(label, "relation", ident)
+        self.plan.counts["relations_added"] += 1
+        resolved = {"op": "add_relation", "id": ident, "type": type_, "source": src.id, "target": tgt.id,
+                    "properties": props}
+        if label is not None:
+            resolved["label"] = label
+        return resolved, [{"op": "remove_relation", "relation_id": ident}]
+
+    def _update_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self._relation(op.get("relation_id"))
+        src = self.resolve(op["source"], "source") if "source" in op else None
+        tgt = self.resolve(op["target"], "target") if "target" in op else None
+        type_ = check_name(op["type"], "type") if "type" in op else st.type
+        if "properties" in op and ("set_properties" in op or "remove_properties" in op):
+            raise OpError("pass either 'properties' or 'set_properties'/'remove_properties', not both")
+        if "properties" in op:
+            new_props = check_props(op["properties"], "properties")
+        else:
+            new_props = dict(st.properties)
+            new_props.update(check_props(op.get("set_properties", {}), "set_properties"))
+            remove = op.get("remove_properties", [])
+            if not isinstance(remove, list) or not all(isinstance(k, str) for k in remove):
+                raise OpError("'remove_properties' must be a list of property names")
+            for key in remove:
+                new_props.pop(key, None)
+        self.schemas.check("relation", type_, new_props)
+        inverse = {"op": "update_relation", "relation_id": st.id, "source": st.source_id,
+                   "target": st.target_id, "type": st.type, "properties": dict(st.properties)}
+        resolved: dict[str, Any] = {"op": "update_relation", "relation_id": st.id}
+        if src is not None or tgt is not None:
+            self.ov.repoint(st, src.id if src else st.source_id, tgt.id if tgt else st.target_id)
+            resolved.update(source=st.source_id, target=st.target_id)
+        if "type" in op:
+            resolved["type"] = type_
+        st.type = type_
+        if new_props != st.properties:
+            resolved["properties"] = new_props
+        st.set_properties(new_props)
+        st.dirty = True
+        self.plan.counts["relations_updated"] += 1
+        return resolved, [inverse]
+
+    def _remove_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self._relation(op.get("relation_id"))
+        inverse = [st.snapshot()]
+        self.ov.kill_rel(st)
+        self.removed_by[st.id] = i
+        self.plan.counts["relations_removed"] += 1
+        return {"op": "remove_relation", "relation_id": st.id}, inverse
+
+    # -- types ------------------------------------------------------------------------------
+
+    def _define_type(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        kind = op.get("kind")
+        if kind not in ("object", "relation"):
+            raise OpError("'kind' must be 'object' or 'relation'")
+        name = check_name(op.get("name"), "name")
+        description = op.get("description", "")
+        if not isinstance(description, str):
+            raise OpError("'description' must be a string")
+        schema = op.get("properties_schema")
+        if schema is not None:
+            self.schemas.check_schema(schema)
+        key = (kind, name.casefold())
+        old = self.ov.typedefs.get(key)
+        self.ov.typedefs[key] = TypeDef(self.ov.session_id, kind, name, description, schema)
+        self.schemas.invalidate(kind, name)
+        self.plan.counts["types_defined"] += 1
+        resolved = {"op": "define_type", "kind": kind, "name": name, "description": description,
+                    "properties_schema": schema}
+        return resolved, [_typedef_op(old) if old else {"op": "undefine_type", "kind": kind, "name": name}]
+
+    def _undefine_type(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        kind = op.get("kind")
+        name = check_name(op.get("name"), "name")
+        key = (str(kind), name.casefold())
+        old = self.ov.typedefs.get(key)
+        if old is None:
+            raise OpError(f"no {kind} type {name!r} is defined")
+        self.ov.typedefs[key] = None
+        self.schemas.invalidate(str(kind), name)
+        self.plan.counts["types_removed"] += 1
+        return {"op": "undefine_type", "kind": kind, "name": old.name}, [_typedef_op(old)]
+
+
+_MISSING = object()
+
+
+def _typedef_op(td: TypeDef) -> dict[str, Any]:
+    return {"op": "define_type", "kind": td.kind, "name": td.name, "description": td.description,
+            "properties_schema": td.properties_schema}

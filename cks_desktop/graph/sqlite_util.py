@@ -1,0 +1,113 @@
+"""Small SQLite helpers shared by the store modules.
+
+The one thing here that matters for people: ``database_error`` turns the
+many ways SQLite can fail into one sentence that names the file, because a
+person looking at "database is locked" cannot tell which file or what to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cks_desktop.graph.errors import DatabaseError, StoreError
+
+# Ids made by cks_desktop.ids.new_id: a one-letter prefix, "_", 26 Crockford base32 characters.
+_ID_RE = re.compile(r"^[a-z]_[0-9A-HJKMNP-TV-Z]{26}$")
+
+
+def is_id(value: str, prefix: str) -> bool:
+    """True if ``value`` has the shape of an id this app made with ``prefix`` (e.g. "o_")."""
+    return len(value) == 28 and value.startswith(prefix) and _ID_RE.match(value) is not None
+
+
+def now_iso() -> str:
+    """UTC now, ISO 8601 with milliseconds: sorts as text and reads well."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON as stored in the database (NaN/Infinity rejected: not JSON)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
+    """One readable sentence for a SQLite failure on ``path``."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        msg = (f"The database {path} is locked by another program that is writing to it; "
+               "try again in a moment.")
+    elif "not a database" in text or "malformed" in text or "corrupt" in text:
+        msg = f"The file {path} is not a CKS Desktop database or it is damaged."
+    elif "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+        msg = f"The database {path} cannot be opened for writing (read-only file or folder, or no permission)."
+    elif "disk is full" in text or "full" in text:
+        msg = f"The disk holding the database {path} is full."
+    elif "disk i/o" in text:
+        msg = f"Reading or writing the database {path} failed with a disk error."
+    else:
+        msg = f"The database {path} failed: {exc}."
+    return DatabaseError(msg)
+
+
+def encode_cursor(last_id: str) -> str:
+    """An opaque paging cursor: callers must not build or parse these themselves."""
+    return base64.urlsafe_b64encode(f"after:{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raw = ""
+    if not raw.startswith("after:") or len(raw) <= len("after:"):
+        raise StoreError("That cursor is not valid; list again without a cursor.")
+    return raw[len("after:"):]
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a DDL script into statements (triggers keep their inner semicolons).
+
+    Needed because ``executescript`` commits first, and migrations must run
+    inside the caller's transaction.
+    """
+    statements: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \t\r\n;"):
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip(" \t\r\n;"):
+        raise ValueError(f"incomplete SQL statement in migration: {buf.strip()[:80]!r}")
+    return statements
+
+
+def search_text(props: Any) -> str:
+    """Property VALUES flattened to text for the full-text index (keys are left out:
+    searching "email" should find an address, not every object that has one)."""
+    out: list[str] = []
+    stack = [props]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(str(value))
+    return " ".join(out)
+
+
+def json_list(values: Any) -> str:
+    """A list of values as one JSON parameter, for ``IN (SELECT value FROM json_each(?))``."""
+    return json.dumps(list(values), ensure_ascii=False)

@@ -1,0 +1,118 @@
+"""Field checks for batch ops, and per-type property schemas (JSON Schema).
+
+Messages are written for the reader of a tool result (often a model): they
+say which field, what was wrong, and where inside the properties.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.validators import validator_for
+
+from cks_desktop.graph.model import TypeDef
+from cks_desktop.graph.sqlite_util import dumps
+
+MAX_NAME = 2000
+MAX_TYPE = 200
+
+
+class OpError(Exception):
+    """One operation is invalid; the message is one sentence."""
+
+
+def check_fields(op: dict[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(op) - allowed)
+    if unknown:
+        raise OpError(f"unknown field {unknown[0]!r} for {op.get('op')}; allowed: "
+                      f"{', '.join(sorted(allowed - {'op'}))}")
+
+
+def check_name(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise OpError(f"'{field}' must be a non-empty string")
+    value = value.strip()
+    limit = MAX_TYPE if field == "type" else MAX_NAME
+    if len(value) > limit:
+        raise OpError(f"'{field}' is {len(value)} characters long; the limit is {limit}")
+    return value
+
+
+def check_props(value: Any, field: str) -> dict[str, Any]:
+    """A JSON object whose values are JSON (no NaN, nothing exotic)."""
+    if not isinstance(value, dict):
+        raise OpError(f"'{field}' must be a JSON object")
+    for key in value:
+        if not isinstance(key, str) or not key:
+            raise OpError(f"'{field}' has a key that is not a non-empty string: {key!r}")
+    try:
+        dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise OpError(f"'{field}' is not valid JSON: {exc}") from None
+    return value
+
+
+def check_label(value: Any) -> str | None:
+    if value is None:
+        return None
+    if (not isinstance(value, str) or len(value) < 2 or not value.startswith("$") or len(value) > 200
+            or any(c.isspace() for c in value)):
+        raise OpError(f"'label' must look like \"$name\" (a $ and no spaces), got {value!r}")
+    return value
+
+
+def check_timestamp(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            datetime.fromisoformat(value)
+            return value
+        except ValueError:
+            pass
+    raise OpError(f"'{field}' must be an ISO 8601 timestamp, got {value!r}")
+
+
+class SchemaCache:
+    """Compiled validators for the batch's type definitions (which may change mid-batch)."""
+
+    def __init__(self, typedefs: dict[tuple[str, str], TypeDef | None]) -> None:
+        self._typedefs = typedefs
+        self._validators: dict[tuple[str, str], Any] = {}
+
+    def invalidate(self, kind: str, name: str) -> None:
+        self._validators.pop((kind, name.casefold()), None)
+
+    def check_schema(self, schema: Any) -> None:
+        if not isinstance(schema, dict):
+            raise OpError("'properties_schema' must be a JSON Schema object or null")
+        try:
+            validator_for(schema).check_schema(schema)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path)
+            raise OpError(f"'properties_schema' is not a valid JSON Schema: {exc.message}"
+                          + (f" (at {where})" if where else "")) from None
+
+    def check(self, kind: str, type_name: str, props: dict[str, Any]) -> None:
+        if not self._typedefs:
+            return
+        key = (kind, type_name.casefold())
+        td = self._typedefs.get(key)
+        if td is None or td.properties_schema is None:
+            return
+        validator = self._validators.get(key)
+        if validator is None:
+            schema = td.properties_schema
+            validator = validator_for(schema)(schema)
+            self._validators[key] = validator
+        error: jsonschema.ValidationError | None = best_match(validator.iter_errors(props))
+        if error is None:
+            return
+        path = "".join(f"[{json.dumps(p, ensure_ascii=False)}]" for p in error.absolute_path)
+        where = f"properties{path}" if path else "the properties object"
+        raise OpError(f"properties do not match the schema of {kind} type {td.name!r}: "
+                      f"{error.message} (at {where})")

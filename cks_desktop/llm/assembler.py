@@ -1,0 +1,180 @@
+"""The one place where stream events become a finished assistant ``Message``.
+
+Every adapter yields the same event grammar, and this module is where that
+grammar is written down and checked:
+
+    (TextDelta | ToolCallStart ToolCallDelta* ToolCallDone)*  Usage?  Finish
+
+Tool calls may interleave with each other and with text (OpenAI streams
+parallel calls by index), but each call starts once, receives fragments only
+while open, and is finished once; ``Finish`` is last. In ``strict`` mode (the
+tests) a violation raises ``EventOrderError`` so an adapter bug cannot hide; in
+normal use the assembler is forgiving: a call that started but never got its
+``ToolCallDone`` is parsed from its fragments when the stream ends.
+
+The assembled message keeps calls in the order they started. A call whose
+arguments could not be parsed is kept (with ``{}`` as its arguments) so the
+transcript still pairs every call with a result; ``calls`` keeps the
+``ToolCallDone`` with its ``error`` for the loop to report back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from cks_desktop.llm.events import (
+    Finish,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStart,
+    Usage,
+)
+from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart
+
+
+class EventOrderError(AssertionError):
+    """An adapter broke the event grammar (strict mode only)."""
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``(arguments, error)`` for a tool call's argument text; empty text means ``{}``."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return None, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(value, dict):
+        return None, f"the arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def done_from_raw(index: int, call_id: str, name: str, raw: str,
+                  metadata: dict[str, Any] | None = None) -> ToolCallDone:
+    arguments, error = parse_arguments(raw)
+    return ToolCallDone(index, call_id, name, arguments, raw, error, metadata=metadata)
+
+
+class StreamAssembler:
+    """Feed it every event of one model turn; read ``text``, ``calls``, ``message()``."""
+
+    def __init__(self, *, strict: bool = False) -> None:
+        self.strict = strict
+        self.events: list[StreamEvent] = []
+        self._text: list[str] = []
+        self._parts: list[Part | int] = []  # Text parts, or the index of a call (in start order)
+        self._open: dict[int, tuple[str, str, list[str]]] = {}
+        self._started: list[int] = []
+        self._done: dict[int, ToolCallDone] = {}
+        self.usage: Usage | None = None
+        self.finish_reason: str | None = None
+
+    # -- feeding -------------------------------------------------------------------------
+    def feed(self, event: StreamEvent) -> None:
+        if self.finish_reason is not None:
+            self._violation(f"{type(event).__name__} after Finish")
+        self.events.append(event)
+        if isinstance(event, TextDelta):
+            if event.text:
+                self._text.append(event.text)
+                if self._parts and isinstance(self._parts[-1], Text):
+                    self._parts[-1] = Text(self._parts[-1].text + event.text)
+                else:
+                    self._parts.append(Text(event.text))
+        elif isinstance(event, ToolCallStart):
+            if event.index in self._open or event.index in self._done:
+                self._violation(f"tool call {event.index} started twice")
+            if not event.id or not event.name:
+                self._violation(f"tool call {event.index} started without an id or a name")
+            self._open[event.index] = (event.id, event.name, [])
+            self._started.append(event.index)
+            self._parts.append(event.index)
+        elif isinstance(event, ToolCallDelta):
+            if event.index not in self._open:
+                self._violation(f"arguments for tool call {event.index}, which is not open")
+                return
+            self._open[event.index][2].append(event.arguments_fragment)
+        elif isinstance(event, ToolCallDone):
+            opened = self._open.pop(event.index, None)
+            if opened is None:
+                self._violation(f"tool call {event.index} finished without being started")
+                self._started.append(event.index)
+                self._parts.append(event.index)
+            elif opened[0] != event.id or opened[1] != event.name:
+                self._violation(f"tool call {event.index} finished with another id or name")
+            self._done[event.index] = event
+        elif isinstance(event, Usage):
+            if self.usage is not None:
+                self._violation("two Usage events")
+            if self._open:
+                self._violation("Usage while tool calls are still open")
+            self.usage = event
+        elif isinstance(event, Finish):
+            if self._open:
+                self._violation(f"Finish while tool calls {sorted(self._open)} are still open")
+            self.finish_reason = event.reason
+        else:  # pragma: no cover - the union is closed
+            self._violation(f"unknown event {event!r}")
+
+    def feed_all(self, events: Iterable[StreamEvent]) -> "StreamAssembler":
+        for event in events:
+            self.feed(event)
+        return self
+
+    def _violation(self, what: str) -> None:
+        if self.strict:
+            raise EventOrderError(what)
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def calls(self) -> list[ToolCallDone]:
+        """Finished calls in start order; open ones are completed from their fragments."""
+        result = []
+        for index in self._started:
+            done = self._done.get(index)
+            if done is None and index in self._open:
+                call_id, name, fragments = self._open[index]
+                done = done_from_raw(index, call_id, name, "".join(fragments))
+            if done is not None:
+                result.append(done)
+        return result
+
+    def message(self, internal_name: Callable[[str], str | None] | None = None) -> Message:
+        """The assistant message; ``internal_name`` maps wire names back (unknown → kept as sent)."""
+        calls = {c.index: c for c in self.calls}
+        parts: list[Part] = []
+        for item in self._parts:
+            if isinstance(item, int):
+                call = calls.get(item)
+                if call is None:
+                    continue
+                name = (internal_name(call.name) if internal_name else None) or call.name
+                parts.append(ToolCallPart(call.id, name, dict(call.arguments or {}), metadata=call.metadata))
+            else:
+                parts.append(item)
+        return Message("assistant", parts)
+
+
+async def collect(stream: Any, *, strict: bool = False) -> StreamAssembler:
+    """Consume an event stream completely into an assembler (closing it on the way out)."""
+    assembler = StreamAssembler(strict=strict)
+    try:
+        async for event in stream:
+            assembler.feed(event)
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return assembler

@@ -1,0 +1,377 @@
+"""Every SDK failure becomes one ``ProviderError``: a kind and one sentence for a person.
+
+Each SDK reports failures its own way (anthropic/openai: ``APIStatusError`` with
+a status, Anthropic's mid-stream ``error`` event as status 200 with the type in
+the body; ollama: ``ResponseError`` with only the body text; google-genai:
+``ClientError``/``ServerError`` with a Google RPC status), and the transports
+under them raise ``httpx``/``httpx2`` exceptions during streaming that the SDKs
+do not wrap. The per-SDK ``map_*`` functions read what each one offers and hand
+a status, a vendor error type and the vendor's message to one sentence builder,
+so every provider words the same failure the same way.
+
+Kinds (``ProviderError.kind``): auth, model_not_found, not_found (wrong base
+URL), rate_limited, overloaded, server_error, connection, timeout, stream_cut,
+bad_request, no_tool_support, bad_response, missing_key. ``retryable`` is True
+where trying again later can help. SDKs are imported lazily here, and only
+from the branch that handles their exceptions.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from cks_desktop.llm.provider import ProviderError
+
+SETTINGS_PAGE = "Settings → Providers"
+_RETRYABLE = {"rate_limited", "overloaded", "server_error", "connection", "timeout", "stream_cut"}
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+
+@dataclass(frozen=True)
+class ErrorContext:
+    """What a sentence needs to name: who failed, for which model, at which address."""
+
+    display: str  # "Anthropic", "Ollama", "the OpenAI-compatible server", ...
+    model: str
+    base_url: str
+    timeout: float
+
+    @property
+    def local(self) -> bool:
+        host = urlsplit(self.base_url).hostname or ""
+        return host in _LOCAL_HOSTS or host.endswith(".local")
+
+    @property
+    def subject(self) -> str:
+        """The display name at the start of a sentence."""
+        return self.display[:1].upper() + self.display[1:]
+
+
+def _error(kind: str, message: str, *, detail: Any = None) -> ProviderError:
+    return ProviderError(message, kind, retryable=kind in _RETRYABLE, detail=detail)
+
+
+def _clean(text: Any, limit: int = 240) -> str:
+    """One line of vendor text, short enough for a chat bubble, ending without a period."""
+    line = " ".join(str(text or "").split())
+    if len(line) > limit:
+        line = line[: limit - 1].rstrip() + "…"
+    return line.rstrip(".")
+
+
+def _status_note(status: int | None) -> str:
+    return f" ({status})" if status and status != 200 else ""
+
+
+def _seconds(value: float) -> str:
+    if value < 1:
+        return "a second"
+    n = int(round(value))
+    return f"{n} second" if n == 1 else f"{n} seconds"
+
+
+def sentence_for(ctx: ErrorContext, kind: str, *, status: int | None = None, message: str | None = None,
+                 retry_after: float | None = None) -> str:
+    """The one sentence shown in the chat for ``kind``."""
+    s, note, vendor = ctx.subject, _status_note(status), _clean(message)
+    if kind == "auth":
+        if ctx.display.startswith("the "):
+            return f"The API key for {ctx.display} was rejected{note}. Check it in {SETTINGS_PAGE}."
+        return f"The {ctx.display} API key was rejected{note}. Check it in {SETTINGS_PAGE}."
+    if kind == "model_not_found":
+        if ctx.display == "Ollama":
+            return (f"Ollama has no model named “{ctx.model}”{note}; pull it with `ollama pull {ctx.model}` "
+                    f"or pick another model in {SETTINGS_PAGE}.")
+        return f"{s} does not know the model “{ctx.model}”{note}. Pick another model in {SETTINGS_PAGE}."
+    if kind == "not_found":
+        return f"{s} at {ctx.base_url} answered “not found”{note}; check the base URL in {SETTINGS_PAGE}."
+    if kind == "rate_limited":
+        when = f"in {_seconds(retry_after)}" if retry_after is not None and retry_after > 0 else "in a moment"
+        return f"{s} is rate limiting requests{note}; try again {when}."
+    if kind == "overloaded":
+        return f"{s} is overloaded right now{note}; try again in a moment."
+    if kind == "server_error":
+        extra = f": {vendor}" if vendor and status in (None, 200) else ""
+        return f"{s} had a server error{note}{extra}; try again in a moment."
+    if kind == "connection":
+        if ctx.local:
+            return f"Could not reach {ctx.display} at {ctx.base_url} — is it running?"
+        return f"Could not reach {ctx.display} at {ctx.base_url}; check the network connection."
+    if kind == "timeout":
+        return f"{s} did not answer within {ctx.timeout:g} seconds; try again."
+    if kind == "stream_cut":
+        return f"The connection to {ctx.display} broke off in the middle of the answer; try again."
+    if kind == "no_tool_support":
+        return f"{ctx.model} does not support tools; pick a model that does."
+    if kind == "bad_response":
+        return f"{s} sent an answer that could not be read{': ' + vendor if vendor else ''}."
+    # bad_request and anything unforeseen
+    return f"{s} rejected the request{note}{': ' + vendor if vendor else ''}."
+
+
+def build(ctx: ErrorContext, kind: str, *, status: int | None = None, message: str | None = None,
+          retry_after: float | None = None, detail: Any = None) -> ProviderError:
+    text = sentence_for(ctx, kind, status=status, message=message, retry_after=retry_after)
+    return _error(kind, text, detail=detail if detail is not None else {"status": status, "vendor": message})
+
+
+def kind_for_status(status: int | None) -> str:
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status in (408, 504):
+        return "timeout"
+    if status == 429:
+        return "rate_limited"
+    if status == 529:
+        return "overloaded"
+    if status is not None and status >= 500:
+        return "server_error"
+    if status is None or status == 200:
+        return "server_error"
+    return "bad_request"
+
+
+def _mentions_model(ctx: ErrorContext, message: str | None) -> bool:
+    text = (message or "").lower()
+    return "model" in text or (bool(ctx.model) and ctx.model.lower() in text)
+
+
+def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = None, hint: str | None = None,
+                retry_after: float | None = None) -> ProviderError:
+    """An HTTP status (or an in-stream error) with the vendor's type hint and message."""
+    kind = hint or kind_for_status(status)
+    if kind == "not_found" and _mentions_model(ctx, message):
+        kind = "model_not_found"
+    if kind == "bad_request" and "does not support tools" in (message or ""):
+        kind = "no_tool_support"
+    return build(ctx, kind, status=status, message=message, retry_after=retry_after)
+
+
+def retry_after_from_headers(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (number or HTTP date), if any."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return float(ms) / 1000
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        parsed = email.utils.parsedate_tz(value)
+        return max(0.0, email.utils.mktime_tz(parsed) - time.time()) if parsed else None
+
+
+# -- transports (httpx under ollama, httpx2 under anthropic/openai/google-genai) ---------------
+
+def from_transport(ctx: ErrorContext, exc: BaseException, *, started: bool) -> ProviderError | None:
+    """Timeouts, refused connections and cut streams, whichever httpx raised them."""
+    name = type(exc).__name__
+    module = type(exc).__module__.split(".")[0]
+    if module not in ("httpx", "httpx2") and not isinstance(exc, (ConnectionError, TimeoutError)):
+        return None
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return build(ctx, "timeout", message=name)
+    if name in ("ConnectError", "ConnectionRefusedError") or (isinstance(exc, ConnectionError) and not started):
+        return build(ctx, "connection", message=name)
+    if started or name in ("RemoteProtocolError", "ReadError", "StreamError"):
+        return build(ctx, "stream_cut" if started else "connection", message=name)
+    return build(ctx, "connection", message=name)
+
+
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    chain, seen, cur = [], set(), exc
+    while cur is not None and id(cur) not in seen:
+        chain.append(cur)
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return chain
+
+
+def _transport_in_chain(ctx: ErrorContext, exc: BaseException, started: bool) -> ProviderError | None:
+    for e in _cause_chain(exc)[1:]:
+        mapped = from_transport(ctx, e, started=started)
+        if mapped is not None and mapped.kind != "connection":
+            return mapped
+    return None
+
+
+# -- Anthropic ---------------------------------------------------------------------------------
+
+_ANTHROPIC_TYPES = {
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "not_found_error": "not_found",
+    "rate_limit_error": "rate_limited",
+    "overloaded_error": "overloaded",
+    "api_error": "server_error",
+    "timeout_error": "timeout",
+    "invalid_request_error": "bad_request",
+    "request_too_large": "bad_request",
+    "billing_error": "bad_request",
+}
+
+
+def _body_error(body: Any) -> tuple[str | None, str | None]:
+    """(type, message) from ``{"error": {"type", "message"}}`` or a flat error object."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return inner.get("type"), inner.get("message")
+        if isinstance(inner, str):
+            return None, inner
+    if isinstance(body, str):
+        return None, body
+    return None, None
+
+
+def map_anthropic(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        etype, message = _body_error(exc.body)
+        status = exc.status_code
+        hint = _ANTHROPIC_TYPES.get(etype or "")
+        if status == 529:
+            hint = "overloaded"
+        retry = retry_after_from_headers(exc.response.headers) if status != 200 else None
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return build(ctx, "timeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return _transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
+    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
+
+
+# -- OpenAI (and compatible servers) -----------------------------------------------------------
+
+_OPENAI_CODES = {
+    "invalid_api_key": "auth",
+    "model_not_found": "model_not_found",
+    "rate_limit_exceeded": "rate_limited",
+    "insufficient_quota": "rate_limited",
+    "server_error": "server_error",
+}
+
+
+def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        etype, message = _body_error(exc.body)
+        code = exc.code or ""
+        hint = _OPENAI_CODES.get(code)
+        if exc.status_code in (401, 403):
+            hint = "auth"
+        return from_status(ctx, exc.status_code, message=message or exc.message, hint=hint,
+                           retry_after=retry_after_from_headers(exc.response.headers))
+    if isinstance(exc, openai.APITimeoutError):
+        return build(ctx, "timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return _transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
+    if isinstance(exc, openai.APIError):  # an ``{"error": ...}`` object inside the stream
+        etype, message = _body_error(exc.body)
+        hint = _OPENAI_CODES.get(exc.code or "") or _OPENAI_CODES.get(etype or "") or "server_error"
+        if "overload" in (message or "").lower():
+            hint = "overloaded"
+        return from_status(ctx, None, message=message or exc.message, hint=hint)
+    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
+
+
+# -- Ollama ------------------------------------------------------------------------------------
+
+def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError):
+        message = str(exc.error)
+        status = exc.status_code if exc.status_code and exc.status_code > 0 else None
+        lower = message.lower()
+        if "does not support tools" in lower:
+            return build(ctx, "no_tool_support", status=status, message=message)
+        if "not found" in lower and "model" in lower:
+            return build(ctx, "model_not_found", status=status, message=message)
+        if status is None:  # an {"error": ...} line in the middle of the stream
+            hint = "bad_response" if "parsing tool call" in lower else "server_error"
+            if "overload" in lower:
+                hint = "overloaded"
+            return build(ctx, hint, message=message)
+        return from_status(ctx, status, message=message)
+    mapped = from_transport(ctx, exc, started=started)
+    if mapped is not None:
+        return mapped
+    if isinstance(exc, json.JSONDecodeError):  # a line cut in half
+        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
+    return _unexpected(ctx, exc)
+
+
+# -- Gemini ------------------------------------------------------------------------------------
+
+_RPC_STATUS = {
+    "UNAUTHENTICATED": "auth",
+    "PERMISSION_DENIED": "auth",
+    "NOT_FOUND": "not_found",
+    "RESOURCE_EXHAUSTED": "rate_limited",
+    "UNAVAILABLE": "server_error",
+    "INTERNAL": "server_error",
+    "DEADLINE_EXCEEDED": "timeout",
+}
+_DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
+
+
+def _gemini_details(details: Any) -> tuple[str | None, float | None]:
+    """(ErrorInfo reason, RetryInfo delay in seconds) from a Google RPC error body."""
+    reason, delay = None, None
+    error = details.get("error", details) if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind = str(item.get("@type", ""))
+        if kind.endswith("ErrorInfo"):
+            reason = item.get("reason")
+        elif kind.endswith("RetryInfo"):
+            match = _DELAY.match(str(item.get("retryDelay", "")))
+            delay = float(match.group(1)) if match else None
+    return reason, delay
+
+
+def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    from google.genai import errors as gerrors
+
+    if isinstance(exc, gerrors.APIError):
+        status = exc.code if isinstance(exc.code, int) else None
+        message = exc.message
+        reason, delay = _gemini_details(exc.details)
+        hint = _RPC_STATUS.get(str(exc.status or ""))
+        if reason in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED") or status in (401, 403):
+            hint = "auth"
+        if status == 503 and "overload" in (message or "").lower():
+            hint = "overloaded"
+        if hint is None or (hint == "server_error" and status is not None and status < 500):
+            hint = kind_for_status(status)
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        retry = delay if delay is not None else retry_after_from_headers(headers)
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry)
+    if isinstance(exc, gerrors.UnknownApiResponseError):
+        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
+    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
+
+
+def _unexpected(ctx: ErrorContext, exc: BaseException) -> ProviderError:
+    """A failure no mapper knows: still one sentence, with the exception kept for the log."""
+    return _error("bad_response", f"{ctx.subject} failed unexpectedly: {_clean(exc) or type(exc).__name__}.",
+                  detail={"exception": repr(exc)})

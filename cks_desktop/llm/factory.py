@@ -1,0 +1,141 @@
+"""Build a provider from settings, the keychain and the environment.
+
+Precedence, most specific first: arguments (CLI flags, a test), then the
+environment variable for the key (``ANTHROPIC_API_KEY`` etc. — an override a
+person sets on purpose), then the keychain entry ``provider:<name>``; for the
+model and base URL, arguments then settings. A missing key fails here, before
+any request, with a sentence that names the variable and the settings page.
+
+An OpenAI-compatible server other than api.openai.com (llama.cpp, LM Studio,
+vLLM on a LAN box) usually needs no key, so none is required once a base URL
+pointing elsewhere is set; a server that does want one answers 401, which is
+reported as a rejected key.
+
+The vendor SDKs are imported here only when their adapter is built, so
+importing this module (and ``cks_desktop.llm``) stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from cks_desktop.llm.errors import SETTINGS_PAGE
+from cks_desktop.llm.profiles import API_KEY_ENVS, DEFAULT_BASE_URLS, profile_for
+from cks_desktop.llm.provider import Provider, ProviderConfig, ProviderError
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.settings import Settings
+
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "ollama": "llama3.1",
+    "openai": "gpt-4.1-mini",
+    "gemini": "gemini-2.5-flash",
+}
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 2
+_ADAPTERS = {
+    "anthropic": ("cks_desktop.llm.providers.anthropic", "AnthropicProvider"),
+    "ollama": ("cks_desktop.llm.providers.ollama", "OllamaProvider"),
+    "openai": ("cks_desktop.llm.providers.openai_compat", "OpenAICompatProvider"),
+    "gemini": ("cks_desktop.llm.providers.gemini", "GeminiProvider"),
+}
+
+
+def secret_ref(name: str) -> str:
+    """The keychain entry that holds a provider's key."""
+    return f"provider:{name}"
+
+
+def resolve_api_key(name: str, secrets: SecretStore | None, *, explicit: str | None = None) -> str | None:
+    if explicit:
+        return explicit
+    for env in API_KEY_ENVS.get(name, ()):
+        value = os.environ.get(env, "").strip()
+        if value:
+            return value
+    if secrets is not None:
+        value = secrets.get(secret_ref(name))
+        if value:
+            return value
+    return None
+
+
+def key_required(name: str, base_url: str) -> bool:
+    profile = profile_for(name)
+    if not profile.needs_api_key:
+        return False
+    if name == "openai" and base_url:
+        host = urlsplit(base_url).hostname or ""
+        return host.endswith("openai.com")
+    return True
+
+
+def missing_key_error(name: str) -> ProviderError:
+    profile = profile_for(name)
+    env = profile.api_key_env or "the API key variable"
+    return ProviderError(
+        f"No {profile.display_name} API key is set: add one in {SETTINGS_PAGE} or set {env}.",
+        "missing_key", detail={"env": env, "provider": name})
+
+
+def _number(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 \
+        else default
+
+
+def provider_config(name: str, settings: Settings | None, secrets: SecretStore | None, *, model: str | None = None,
+                    base_url: str | None = None, api_key: str | None = None, timeout: float | None = None,
+                    max_retries: int | None = None, options: dict[str, Any] | None = None) -> ProviderConfig:
+    """The resolved configuration (raises ``ProviderError(kind="missing_key")``)."""
+    profile_for(name)  # unknown names fail here, with the list of known ones
+    section: dict[str, Any] = settings.provider(name) if settings is not None else {}
+    url = (base_url or section.get("base_url") or "").strip()
+    key = resolve_api_key(name, secrets, explicit=api_key)
+    if not key and key_required(name, url):
+        raise missing_key_error(name)
+    merged: dict[str, Any] = {}
+    if name == "ollama" and section.get("num_ctx"):
+        merged["num_ctx"] = section["num_ctx"]
+    merged.update(options or {})
+    retries = max_retries if max_retries is not None else section.get("max_retries", DEFAULT_MAX_RETRIES)
+    return ProviderConfig(
+        name=name,
+        model=(model or section.get("model") or DEFAULT_MODELS[name]).strip(),
+        base_url=url,
+        api_key=key,
+        timeout=timeout if timeout is not None else _number(section.get("timeout"), DEFAULT_TIMEOUT),
+        max_retries=int(retries) if isinstance(retries, int) and retries >= 0 else DEFAULT_MAX_RETRIES,
+        options=merged or None,
+    )
+
+
+def create_provider(name: str, settings: Settings | None, secrets: SecretStore | None, *, model: str | None = None,
+                    base_url: str | None = None, api_key: str | None = None, timeout: float | None = None,
+                    max_retries: int | None = None, options: dict[str, Any] | None = None) -> Provider:
+    """A ready adapter for ``name``; no request is made until it streams."""
+    config = provider_config(name, settings, secrets, model=model, base_url=base_url, api_key=api_key,
+                             timeout=timeout, max_retries=max_retries, options=options)
+    return adapter_for(config)
+
+
+def adapter_for(config: ProviderConfig) -> Provider:
+    module_name, class_name = _ADAPTERS[config.name]
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(config)  # type: ignore[no-any-return]
+
+
+async def detect_ollama(base_url: str = DEFAULT_BASE_URLS["ollama"], timeout: float = 0.5) -> bool:
+    """Is an Ollama server answering at ``base_url``? A short probe; never raises."""
+    try:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            response = await client.get(base_url.rstrip("/") + "/api/version")
+            return response.status_code == 200 and "version" in response.json()
+    except Exception:  # noqa: BLE001 - anything at all means "not here"
+        return False

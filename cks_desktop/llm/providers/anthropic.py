@@ -1,0 +1,229 @@
+"""Anthropic Messages API adapter (``anthropic.AsyncAnthropic``, streaming).
+
+We read the raw event stream (``messages.create(stream=True)``) rather than the
+``messages.stream`` helper: the helper parses every ``input_json_delta`` into a
+partial snapshot as it goes and raises on argument JSON the model got wrong,
+which would kill the whole turn; we only need the fragments, and a bad argument
+text has to become ``ToolCallDone(arguments=None, error=...)`` that the model can
+be told about. It also spares a partial-JSON parse per fragment.
+
+History goes out as Anthropic expects it: tool calls are ``tool_use`` blocks,
+results are ``tool_result`` blocks (with ``is_error``) in a *user* message, and
+consecutive messages of one role are merged (a tool message followed by the
+next prompt becomes one user message with the results first).
+
+Structured output (``response_schema``): one forced tool whose input schema is
+the schema. Its input is replayed as plain text events, so ``respond_json``
+reads every provider the same way. A schema that is not an object is wrapped in
+``{"value": ...}`` (tool inputs must be objects) and unwrapped here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from cks_desktop.llm.assembler import done_from_raw
+from cks_desktop.llm.errors import map_anthropic
+from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
+from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.profiles import ANTHROPIC, DEFAULT_BASE_URLS
+from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, system_text
+from cks_desktop.tools.wire_names import to_wire
+
+RESPONSE_TOOL = "respond"
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "pause_turn": "pause",
+}
+
+
+def response_tool_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(input schema for the forced tool, whether the answer was wrapped in ``value``)."""
+    if schema.get("type") == "object":
+        return schema, False
+    return {"type": "object", "properties": {"value": schema}, "required": ["value"]}, True
+
+
+def _content(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, Text):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            blocks.append({"type": "tool_use", "id": part.id, "name": to_wire(part.name), "input": part.arguments})
+        elif isinstance(part, ToolResultPart):
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id,
+                                     "content": part.content or "(no output)"}
+            if part.is_error:
+                block["is_error"] = True
+            blocks.append(block)
+    return blocks
+
+
+def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Neutral history → Anthropic ``messages`` (system messages go to ``system=``)."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _content(message)
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            previous = wire[-1]["content"]
+            # tool results must come first in a user message
+            if role == "user" and any(b["type"] == "tool_result" for b in blocks):
+                results = [b for b in blocks if b["type"] == "tool_result"]
+                others = [b for b in blocks if b["type"] != "tool_result"]
+                wire[-1]["content"] = ([b for b in previous if b["type"] == "tool_result"] + results
+                                       + [b for b in previous if b["type"] != "tool_result"] + others)
+            else:
+                previous.extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return wire
+
+
+@dataclass
+class _Call:
+    ordinal: int
+    id: str
+    name: str
+    fragments: list[str] = field(default_factory=list)
+    initial: Any = None  # input given whole in content_block_start (not streamed)
+
+
+class AnthropicProvider(Adapter):
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile = ANTHROPIC) -> None:
+        super().__init__(config, profile)
+        self._client_obj: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url or DEFAULT_BASE_URLS["anthropic"]
+
+    def _client(self) -> anthropic.AsyncAnthropic:
+        if self._closed:
+            raise RuntimeError("this provider was closed")
+        if self._client_obj is None:
+            self._client_obj = anthropic.AsyncAnthropic(
+                api_key=self.config.api_key or "", base_url=self.base_url,
+                timeout=self.config.timeout, max_retries=self.config.max_retries)
+        return self._client_obj
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        return map_anthropic(exc, self.error_context(), started=started)
+
+    def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` (public for tests and the benchmark)."""
+        kwargs: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,
+                                  "messages": to_anthropic_messages(messages), "stream": True}
+        text = system_text(messages, system)
+        if text:
+            kwargs["system"] = text
+        if response_schema is not None:
+            schema, _ = response_tool_schema(response_schema)
+            kwargs["tools"] = [{"name": RESPONSE_TOOL, "input_schema": schema,
+                                "description": "Give your answer as this tool's input; it must match the schema."}]
+            kwargs["tool_choice"] = {"type": "tool", "name": RESPONSE_TOOL}
+        elif tools:
+            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                               for t in tools]
+        return kwargs
+
+    async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+        structured = response_schema is not None
+        wrapped = structured and response_tool_schema(response_schema or {})[1]
+        stream = await self._client().messages.create(**self.request(messages, tools, system, response_schema))
+        state.started = True
+        calls: dict[int, _Call] = {}
+        started_calls = finished_calls = 0
+        input_tokens = output_tokens = 0
+        stop_reason: str | None = None
+        complete = False
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    usage = event.message.usage
+                    input_tokens = usage.input_tokens or 0
+                    output_tokens = usage.output_tokens or 0
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "text" and block.text:
+                        yield TextDelta(block.text)
+                    elif block.type == "tool_use":
+                        call = _Call(started_calls, block.id, block.name, initial=block.input or None)
+                        calls[event.index] = call
+                        started_calls += 1
+                        if not structured:
+                            yield ToolCallStart(call.ordinal, call.id, call.name)
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        if delta.text:
+                            yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in calls:
+                        call = calls[event.index]
+                        if delta.partial_json:
+                            call.fragments.append(delta.partial_json)
+                            if not structured:
+                                yield ToolCallDelta(call.ordinal, delta.partial_json)
+                elif kind == "content_block_stop" and event.index in calls:
+                    call = calls.pop(event.index)
+                    raw = "".join(call.fragments)
+                    if not raw and call.initial:
+                        raw = json.dumps(call.initial)
+                    if structured:
+                        yield TextDelta(_unwrap(raw, wrapped))
+                    else:
+                        finished_calls += 1
+                        yield done_from_raw(call.ordinal, call.id, call.name, raw)
+                elif kind == "message_delta":
+                    stop_reason = event.delta.stop_reason
+                    output_tokens = event.usage.output_tokens or output_tokens
+                    if getattr(event.usage, "input_tokens", None):
+                        input_tokens = event.usage.input_tokens
+                elif kind == "message_stop":
+                    complete = True  # read on: the body ends right after it
+        if not complete or calls:
+            return  # the base class reports a cut stream
+        yield Usage(input_tokens, output_tokens)
+        reason = "stop" if structured and stop_reason == "tool_use" else stop_reason
+        yield Finish(normalize_finish(reason, finished_calls > 0, _FINISH))
+
+    async def _list_models(self) -> list[str]:
+        return [model.id async for model in self._client().models.list(limit=100)]
+
+    async def _aclose(self) -> None:
+        if self._client_obj is not None:
+            await self._client_obj.close()
+            self._client_obj = None
+
+
+def _unwrap(raw: str, wrapped: bool) -> str:
+    """The forced tool's input as answer text (``{"value": x}`` → ``x`` when we wrapped it)."""
+    if not wrapped:
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    if isinstance(value, dict) and set(value) == {"value"}:
+        return json.dumps(value["value"], ensure_ascii=False)
+    return raw

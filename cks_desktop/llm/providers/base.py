@@ -1,0 +1,140 @@
+"""What the four adapters share: the stream wrapper that turns every failure into
+one ``ProviderError``, and small helpers for ids, finish reasons and history.
+
+``Adapter.stream`` runs the adapter's ``_events`` generator and guarantees the
+contract the agent relies on: either the events end with exactly one ``Finish``,
+or a ``ProviderError`` is raised (a stream that simply stops, with no terminal
+event, is a cut stream, never a silent empty answer). ``CancelledError`` and
+``GeneratorExit`` pass through untouched, so Stop is immediate. Nothing here
+retries: the SDKs retry failures before the response starts, and after the
+first byte a retry could show text twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from cks_desktop.ids import new_id
+from cks_desktop.llm.errors import ErrorContext, build
+from cks_desktop.llm.events import Finish, StreamEvent
+from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+
+_SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}$")
+
+
+def synth_id() -> str:
+    """An id for a call whose wire protocol has none (Ollama, most Gemini models)."""
+    return "call_" + new_id()
+
+
+def is_synthetic_id(call_id: str) -> bool:
+    """True for ids we made up, which must not be sent back to a vendor as if it issued them."""
+    return bool(_SYNTHETIC.match(call_id))
+
+
+def normalize_finish(reason: str | None, has_calls: bool, table: dict[str, str]) -> str:
+    """One vocabulary: stop, tool_calls, length, content_filter, error, or the vendor's word.
+
+    A turn that produced tool calls finishes with ``tool_calls`` whatever the vendor
+    said (Gemini and Ollama say "stop"; some OpenAI-compatible servers too).
+    """
+    value = table.get((reason or "").lower(), (reason or "stop").lower())
+    if has_calls and value == "stop":
+        return "tool_calls"
+    return value
+
+
+def system_text(messages: list[Message], system: str | None) -> str:
+    """The ``system`` argument plus any system-role messages, in that order."""
+    pieces = [system] if system else []
+    pieces += [m.text for m in messages if m.role == "system" and m.text]
+    return "\n\n".join(pieces)
+
+
+def result_text(part: ToolResultPart) -> str:
+    """A tool result for protocols without an error flag: the failure is said in words."""
+    content = part.content if part.content else "(no output)"
+    return f"Error: {content}" if part.is_error else content
+
+
+@dataclass
+class StreamState:
+    """Filled in by ``_events``: ``started`` once the server has accepted the request."""
+
+    started: bool = False
+
+
+class Adapter:
+    """Base class of the four adapters (see the module docstring for the guarantees)."""
+
+    profile: ProviderProfile
+    config: ProviderConfig
+
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile) -> None:
+        self.config = config
+        self.profile = profile
+        self._closed = False
+
+    # -- to implement ----------------------------------------------------------------------
+    def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+        raise NotImplementedError
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url
+
+    @property
+    def display(self) -> str:
+        return self.profile.display_name
+
+    # -- shared ----------------------------------------------------------------------------
+    def error_context(self) -> ErrorContext:
+        return ErrorContext(self.display, self.config.model, self.base_url.rstrip("/"), self.config.timeout)
+
+    async def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
+                     response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]:
+        state = StreamState()
+        finished = False
+        events = self._events(messages, tools, system, response_schema, state)
+        try:
+            async for event in events:
+                if finished:
+                    raise AssertionError(f"{type(self).__name__} yielded {event!r} after Finish")
+                finished = isinstance(event, Finish)
+                yield event
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every SDK failure becomes one sentence
+            raise self.map_error(exc, started=state.started) from exc
+        finally:
+            await events.aclose()
+        if not finished:
+            raise build(self.error_context(), "stream_cut")
+
+    async def list_models(self) -> list[str]:
+        try:
+            return await self._list_models()
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self.map_error(exc, started=False) from exc
+
+    async def _list_models(self) -> list[str]:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._aclose()
+
+    async def _aclose(self) -> None:
+        raise NotImplementedError

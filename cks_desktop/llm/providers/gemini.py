@@ -1,0 +1,217 @@
+"""Gemini adapter (``google.genai.Client(...).aio.models.generate_content_stream``).
+
+Tools go out as function declarations with their JSON Schema as
+``parameters_json_schema`` (the full schema, not the OpenAPI subset of
+``parameters``); automatic function calling is off, since tools run only in our
+loop. Function calls arrive whole, usually without ids, so ids are made up;
+made-up ids are never sent back as if Gemini had issued them.
+
+Thought signatures: Gemini 3 models attach an opaque ``thought_signature`` to a
+function call and reject the next request (400) if the call comes back without
+it. It travels in ``ToolCallDone.metadata`` / ``ToolCallPart.metadata``
+(base64 text, so transcripts stay JSON). A model turn that has calls but no
+signature (written by another provider, or before this existed) gets Google's
+documented placeholder, ``skip_thought_signature_validator``, on its first call.
+
+Results go back as ``function_response`` parts in a user turn, with the output
+under ``output`` or, for a failed call, under ``error``. A
+``MALFORMED_FUNCTION_CALL`` finish (the model wrote a call Gemini could not
+parse; there is no call to answer) is reported as a ``bad_response`` error.
+
+Retries: google-genai retries 408/429/5xx with exponential backoff when given
+retry options; ``max_retries`` maps to its attempt count and
+``options["retry_initial_delay"]`` (default 1 s) to its first delay.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from google import genai
+from google.genai import types
+
+from cks_desktop.llm.errors import build, map_gemini
+from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
+from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, GEMINI
+from cks_desktop.llm.providers.base import (
+    Adapter,
+    StreamState,
+    is_synthetic_id,
+    normalize_finish,
+    synth_id,
+    system_text,
+)
+from cks_desktop.tools.wire_names import to_wire
+
+SIGNATURE_KEY = "thought_signature"
+SKIP_SIGNATURE = b"skip_thought_signature_validator"
+_FILTERED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+             "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION")
+_FINISH = {"stop": "stop", "max_tokens": "length", "finish_reason_unspecified": "stop",
+           **{name.lower(): "content_filter" for name in _FILTERED}}
+
+
+def _signature(metadata: dict[str, Any] | None) -> bytes | None:
+    value = (metadata or {}).get(SIGNATURE_KEY)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def to_gemini_contents(messages: list[Message]) -> list[dict[str, Any]]:
+    """Neutral history → ``contents`` (dict form; system text goes to ``system_instruction``)."""
+    contents: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        parts: list[dict[str, Any]] = []
+        signed = False
+        for part in message.parts:
+            if isinstance(part, Text):
+                if part.text:
+                    parts.append({"text": part.text})
+            elif isinstance(part, ToolCallPart):
+                call: dict[str, Any] = {"name": to_wire(part.name), "args": part.arguments}
+                if not is_synthetic_id(part.id):
+                    call["id"] = part.id
+                entry: dict[str, Any] = {"function_call": call}
+                signature = _signature(part.metadata)
+                if signature is None and not signed:
+                    signature = SKIP_SIGNATURE
+                if signature is not None:
+                    entry["thought_signature"] = signature
+                    signed = True
+                parts.append(entry)
+            elif isinstance(part, ToolResultPart):
+                response: dict[str, Any] = {"name": to_wire(part.name),
+                                            "response": {"error" if part.is_error else "output": part.content}}
+                if not is_synthetic_id(part.call_id):
+                    response["id"] = part.call_id
+                parts.append({"function_response": response})
+        if not parts:
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    return contents
+
+
+class GeminiProvider(Adapter):
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile = GEMINI) -> None:
+        super().__init__(config, profile)
+        self._client_obj: genai.Client | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url or DEFAULT_BASE_URLS["gemini"]
+
+    def _client(self) -> genai.Client:
+        if self._closed:
+            raise RuntimeError("this provider was closed")
+        if self._client_obj is None:
+            options = self.config.options or {}
+            retry = None
+            if self.config.max_retries > 0:
+                first = float(options.get("retry_initial_delay", 1.0))
+                retry = types.HttpRetryOptions(attempts=self.config.max_retries + 1, initial_delay=first,
+                                               max_delay=max(first * 8, first), jitter=min(first, 1.0))
+            http = types.HttpOptions(base_url=self.config.base_url or None,
+                                     timeout=max(1, int(self.config.timeout * 1000)), retry_options=retry)
+            self._client_obj = genai.Client(api_key=self.config.api_key or "", http_options=http)
+        return self._client_obj
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        return map_gemini(exc, self.error_context(), started=started)
+
+    def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "max_output_tokens": self.config.max_tokens,
+            "automatic_function_calling": {"disable": True},
+        }
+        text = system_text(messages, system)
+        if text:
+            config["system_instruction"] = text
+        if response_schema is not None:
+            config["response_mime_type"] = "application/json"
+            config["response_json_schema"] = response_schema
+        elif tools:
+            config["tools"] = [{"function_declarations": [
+                {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters}
+                for t in tools]}]
+        return {"model": self.config.model, "contents": to_gemini_contents(messages),
+                "config": types.GenerateContentConfig(**config)}
+
+    async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+        chunks = await self._client().aio.models.generate_content_stream(
+            **self.request(messages, tools, system, response_schema))
+        ordinal = 0
+        finish: str | None = None
+        usage = Usage()
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                state.started = True
+                meta = chunk.usage_metadata
+                if meta is not None:
+                    usage = Usage(meta.prompt_token_count or 0, meta.candidates_token_count or 0)
+                if not chunk.candidates:
+                    feedback = chunk.prompt_feedback
+                    if feedback is not None and feedback.block_reason:
+                        finish = "SAFETY"
+                    continue
+                candidate = chunk.candidates[0]
+                content = candidate.content
+                for part in (content.parts or []) if content is not None else []:
+                    if part.thought:
+                        continue
+                    if part.function_call is not None:
+                        for event in _call_events(ordinal, part):
+                            yield event
+                        ordinal += 1
+                    elif part.text:
+                        yield TextDelta(part.text)
+                if candidate.finish_reason is not None:
+                    finish = str(getattr(candidate.finish_reason, "value", candidate.finish_reason))
+                    if finish == "MALFORMED_FUNCTION_CALL":
+                        raise build(self.error_context(), "bad_response",
+                                    message=candidate.finish_message or "it wrote a malformed function call")
+        if finish is None:
+            return  # the base class reports a cut stream
+        yield usage
+        yield Finish(normalize_finish(finish, ordinal > 0, _FINISH))
+
+    async def _list_models(self) -> list[str]:
+        pager = await self._client().aio.models.list()
+        return [m.name.removeprefix("models/") async for m in pager if m.name]
+
+    async def _aclose(self) -> None:
+        if self._client_obj is not None:
+            await self._client_obj.aio.aclose()
+            self._client_obj.close()
+            self._client_obj = None
+
+
+def _call_events(ordinal: int, part: Any) -> list[StreamEvent]:
+    call = part.function_call
+    call_id = call.id or synth_id()
+    arguments = dict(call.args or {})
+    raw = json.dumps(arguments, ensure_ascii=False)
+    metadata = None
+    if part.thought_signature:
+        metadata = {SIGNATURE_KEY: base64.b64encode(part.thought_signature).decode("ascii")}
+    name = call.name or ""
+    return [ToolCallStart(ordinal, call_id, name), ToolCallDelta(ordinal, raw),
+            ToolCallDone(ordinal, call_id, name, arguments, raw, metadata=metadata)]

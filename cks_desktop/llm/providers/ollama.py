@@ -1,0 +1,187 @@
+"""Ollama adapter: the native ``/api/chat`` endpoint through ``ollama.AsyncClient``.
+
+Not the OpenAI-compatible endpoint, because only the native one lets us set
+``options.num_ctx``. Ollama's default context is small, and a prompt longer than
+the context is cut silently from the front — taking the tool definitions with
+it — so the window is always set explicitly (settings: ``num_ctx``).
+
+Tool calls arrive whole, with ``arguments`` as an object, in a ``done:false``
+chunk, and without ids: ids are made up here. The SDK validates tool schemas
+into its own model, which keeps only ``type``/``description``/``enum``/``items``
+of each property (so does the server), so nested object details do not reach
+the model. Results go back as ``role: "tool"`` messages with ``tool_name``; a
+failed call's result reads "Error: ...".
+
+The SDK has no retries of its own. A 429/500/502/503 answer before the first
+chunk is retried here, ``max_retries`` times with exponential backoff
+(``options["retry_initial_delay"]``, default 0.5 s); nothing is retried once a
+chunk has arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import ollama
+
+from cks_desktop.llm.errors import map_ollama
+from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
+from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OLLAMA
+from cks_desktop.llm.providers.base import (
+    Adapter,
+    StreamState,
+    normalize_finish,
+    result_text,
+    synth_id,
+    system_text,
+)
+from cks_desktop.tools.wire_names import to_wire
+
+DEFAULT_NUM_CTX = 16384
+_RETRY_STATUSES = {429, 500, 502, 503}
+_FINISH = {"stop": "stop", "length": "length", "load": "stop", "unload": "stop"}
+
+
+def to_ollama_messages(messages: list[Message], system: str | None) -> list[dict[str, Any]]:
+    """Neutral history → ``messages`` for ``/api/chat``."""
+    wire: list[dict[str, Any]] = []
+    text = system_text(messages, system)
+    if text:
+        wire.append({"role": "system", "content": text})
+    for message in messages:
+        if message.role == "system":
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolResultPart):
+                wire.append({"role": "tool", "content": result_text(part), "tool_name": to_wire(part.name)})
+        body = "".join(p.text for p in message.parts if isinstance(p, Text))
+        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+        if message.role == "assistant":
+            if not body and not calls:
+                continue
+            entry: dict[str, Any] = {"role": "assistant", "content": body}
+            if calls:
+                entry["tool_calls"] = [{"function": {"name": to_wire(c.name), "arguments": c.arguments}}
+                                       for c in calls]
+            wire.append(entry)
+        elif body:
+            wire.append({"role": "user", "content": body})
+    return wire
+
+
+class OllamaProvider(Adapter):
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile = OLLAMA) -> None:
+        super().__init__(config, profile)
+        self._client_obj: ollama.AsyncClient | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url or DEFAULT_BASE_URLS["ollama"]
+
+    def _client(self) -> ollama.AsyncClient:
+        if self._closed:
+            raise RuntimeError("this provider was closed")
+        if self._client_obj is None:
+            self._client_obj = ollama.AsyncClient(host=self.base_url, timeout=self.config.timeout)
+        return self._client_obj
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        return map_ollama(exc, self.error_context(), started=started)
+
+    def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+        options = self.config.options or {}
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": to_ollama_messages(messages, system),
+            "stream": True,
+            "options": {"num_ctx": int(options.get("num_ctx") or DEFAULT_NUM_CTX)},
+        }
+        if response_schema is not None:
+            kwargs["format"] = response_schema
+        elif tools:
+            kwargs["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
+        return kwargs
+
+    async def _open(self, kwargs: dict[str, Any]) -> tuple[AsyncIterator[Any], Any]:
+        """Send the request; retry retryable statuses until the first chunk arrives."""
+        delay = float((self.config.options or {}).get("retry_initial_delay", 0.5))
+        attempt = 0
+        while True:
+            parts = await self._client().chat(**kwargs)
+            try:
+                first = await parts.__anext__()
+            except ollama.ResponseError as exc:
+                await _close(parts)
+                if exc.status_code in _RETRY_STATUSES and attempt < self.config.max_retries:
+                    await asyncio.sleep(delay * (2 ** attempt))
+                    attempt += 1
+                    continue
+                raise
+            except BaseException:
+                await _close(parts)
+                raise
+            return parts, first
+
+    async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+        parts, part = await self._open(self.request(messages, tools, system, response_schema))
+        state.started = True
+        ordinal = 0
+        complete = False
+        usage = Usage()
+        done_reason: str | None = None
+        try:
+            while True:
+                if not complete:
+                    message = part.message
+                    if message is not None:
+                        if message.content:
+                            yield TextDelta(message.content)
+                        for call in message.tool_calls or []:
+                            call_id, name = synth_id(), call.function.name
+                            arguments = dict(call.function.arguments or {})
+                            raw = json.dumps(arguments, ensure_ascii=False)
+                            yield ToolCallStart(ordinal, call_id, name)
+                            yield ToolCallDelta(ordinal, raw)
+                            yield ToolCallDone(ordinal, call_id, name, arguments, raw)
+                            ordinal += 1
+                    if part.done:
+                        complete = True
+                        done_reason = part.done_reason
+                        usage = Usage(part.prompt_eval_count or 0, part.eval_count or 0)
+                # read on to the end of the body even after ``done``, so the SDK's
+                # generator and the HTTP stream under it finish on their own
+                try:
+                    part = await parts.__anext__()
+                except StopAsyncIteration:
+                    break
+        finally:
+            await _close(parts)
+        if not complete:
+            return  # the base class reports a cut stream
+        yield usage
+        yield Finish(normalize_finish(done_reason, ordinal > 0, _FINISH))
+
+    async def _list_models(self) -> list[str]:
+        listing = await self._client().list()
+        return [m.model for m in listing.models if m.model]
+
+    async def _aclose(self) -> None:
+        if self._client_obj is not None:
+            await self._client_obj.close()
+            self._client_obj = None
+
+
+async def _close(parts: Any) -> None:
+    aclose = getattr(parts, "aclose", None)
+    if aclose is not None:
+        with contextlib.suppress(Exception):
+            await aclose()

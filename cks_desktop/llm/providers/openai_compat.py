@@ -1,0 +1,222 @@
+"""OpenAI-compatible Chat Completions adapter (``openai.AsyncOpenAI``, streaming).
+
+One adapter serves OpenAI itself and the servers that copy its API (llama.cpp's
+server, LM Studio, vLLM, OpenRouter): only ``base_url`` changes. Tool calls
+arrive as fragments keyed by ``tool_calls[].index``; the id and name come in
+the first fragment of a call (some servers repeat the name, some send the id
+late or never, so an id is made up when missing). Several calls may stream
+interleaved; each is finished when the choice reports its ``finish_reason``.
+
+Servers differ, so the adapter asks only for what they all accept: usage is
+requested with ``stream_options.include_usage`` (``options["stream_usage"] =
+False`` turns that off for a server that refuses it), and no max-tokens field
+is sent (OpenAI renamed it; compatible servers disagree on which name they read).
+
+Tool results have no error flag in this API, so a failed call's result reads
+"Error: ...". Structured output uses ``response_format`` json_schema, with
+``strict`` only when the schema meets the strict-mode rules (every object
+closed with ``additionalProperties: false`` and every property required);
+otherwise the server gets the schema unenforced and ``respond_json`` validates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+from cks_desktop.llm.assembler import done_from_raw
+from cks_desktop.llm.errors import map_openai
+from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
+from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OPENAI
+from cks_desktop.llm.providers.base import (
+    Adapter,
+    StreamState,
+    normalize_finish,
+    result_text,
+    synth_id,
+    system_text,
+)
+from cks_desktop.tools.wire_names import to_wire
+
+_FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length",
+           "content_filter": "content_filter"}
+_UNSUPPORTED_STRICT = {"patternProperties", "if", "then", "else", "dependentRequired", "dependentSchemas",
+                       "unevaluatedProperties", "propertyNames", "not", "contains", "allOf", "oneOf"}
+
+
+def strict_compatible(schema: Any, *, root: bool = True) -> bool:
+    """Whether OpenAI's strict structured-output mode accepts ``schema`` unchanged."""
+    if not isinstance(schema, dict):
+        return True
+    if root and schema.get("type") != "object":
+        return False
+    if _UNSUPPORTED_STRICT & set(schema):
+        return False
+    if schema.get("type") == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False or set(schema.get("required", [])) != set(props):
+            return False
+        if not all(strict_compatible(s, root=False) for s in props.values()):
+            return False
+    for key in ("items", "anyOf"):
+        sub = schema.get(key)
+        subs = sub if isinstance(sub, list) else [sub] if sub is not None else []
+        if not all(strict_compatible(s, root=False) for s in subs):
+            return False
+    for defs in (schema.get("$defs"), schema.get("definitions")):
+        if isinstance(defs, dict) and not all(strict_compatible(s, root=False) for s in defs.values()):
+            return False
+    return True
+
+
+def to_openai_messages(messages: list[Message], system: str | None) -> list[dict[str, Any]]:
+    """Neutral history → ``messages`` for Chat Completions."""
+    wire: list[dict[str, Any]] = []
+    text = system_text(messages, system)
+    if text:
+        wire.append({"role": "system", "content": text})
+    for message in messages:
+        if message.role == "system":
+            continue
+        results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+        for part in results:
+            wire.append({"role": "tool", "tool_call_id": part.call_id, "content": result_text(part)})
+        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+        body = "".join(p.text for p in message.parts if isinstance(p, Text))
+        if message.role == "assistant":
+            if not body and not calls:
+                continue
+            entry: dict[str, Any] = {"role": "assistant", "content": body or None}
+            if calls:
+                entry["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": to_wire(c.name), "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in calls]
+            wire.append(entry)
+        elif body:
+            wire.append({"role": "user", "content": body})
+    return wire
+
+
+@dataclass
+class _Call:
+    ordinal: int
+    id: str | None = None
+    name: str = ""
+    fragments: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class OpenAICompatProvider(Adapter):
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
+        super().__init__(config, profile)
+        self._client_obj: openai.AsyncOpenAI | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url or DEFAULT_BASE_URLS["openai"]
+
+    @property
+    def display(self) -> str:
+        host = urlsplit(self.base_url).hostname or ""
+        return "OpenAI" if host.endswith("openai.com") else "the OpenAI-compatible server"
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._closed:
+            raise RuntimeError("this provider was closed")
+        if self._client_obj is None:
+            self._client_obj = openai.AsyncOpenAI(
+                api_key=self.config.api_key or "not-needed", base_url=self.base_url,
+                timeout=self.config.timeout, max_retries=self.config.max_retries)
+        return self._client_obj
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        return map_openai(exc, self.error_context(), started=started)
+
+    def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+        options = self.config.options or {}
+        kwargs: dict[str, Any] = {"model": self.config.model, "messages": to_openai_messages(messages, system),
+                                  "stream": True}
+        if options.get("stream_usage", True):
+            kwargs["stream_options"] = {"include_usage": True}
+        if response_schema is not None:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "response", "schema": response_schema, "strict": strict_compatible(response_schema)}}
+        elif tools:
+            kwargs["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
+        return kwargs
+
+    async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+        stream = await self._client().chat.completions.create(
+            **self.request(messages, tools, system, response_schema))
+        state.started = True
+        calls: dict[int, _Call] = {}
+        finish_reason: str | None = None
+        usage = Usage()
+        async with stream:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                for choice in chunk.choices or []:
+                    if choice.index not in (0, None):
+                        continue
+                    delta = choice.delta
+                    if delta is not None:
+                        if delta.content:
+                            yield TextDelta(delta.content)
+                        for position, fragment in enumerate(delta.tool_calls or []):
+                            for event in _absorb(calls, position, fragment):
+                                yield event
+                    if choice.finish_reason:
+                        finish_reason = choice.finish_reason
+        if finish_reason is None:
+            return  # the base class reports a cut stream
+        finished = 0
+        for call in sorted(calls.values(), key=lambda c: c.ordinal):
+            if call.started:
+                finished += 1
+                yield done_from_raw(call.ordinal, call.id or synth_id(), call.name, "".join(call.fragments))
+        yield usage
+        yield Finish(normalize_finish(finish_reason, finished > 0, _FINISH))
+
+    async def _list_models(self) -> list[str]:
+        return [model.id async for model in self._client().models.list()]
+
+    async def _aclose(self) -> None:
+        if self._client_obj is not None:
+            await self._client_obj.close()
+            self._client_obj = None
+
+
+def _absorb(calls: dict[int, _Call], position: int, fragment: Any) -> list[StreamEvent]:
+    """Fold one ``tool_calls[]`` fragment into its call; start it once its name is known."""
+    key = fragment.index if fragment.index is not None else position
+    call = calls.get(key)
+    if call is None:
+        call = calls[key] = _Call(len(calls))
+    events: list[StreamEvent] = []
+    if fragment.id and not call.id:
+        call.id = fragment.id
+    function = fragment.function
+    if function is not None and function.name and not call.name:
+        call.name = function.name
+    if not call.started and call.name:
+        call.started = True
+        call.id = call.id or synth_id()
+        events.append(ToolCallStart(call.ordinal, call.id, call.name))
+        events += [ToolCallDelta(call.ordinal, f) for f in call.fragments]
+    if function is not None and function.arguments:
+        call.fragments.append(function.arguments)
+        if call.started:
+            events.append(ToolCallDelta(call.ordinal, function.arguments))
+    return events

@@ -1,0 +1,92 @@
+"""``respond_json``: one JSON answer that conforms to a JSON Schema, from any provider.
+
+The request goes through the provider's own ``stream(..., response_schema=)``,
+so each adapter uses its native mechanism (OpenAI ``response_format``
+json_schema, Gemini ``response_json_schema``, Ollama ``format``, Anthropic a
+single forced tool) and always hands back the answer as text. Native modes do
+not make validation redundant: non-strict schemas, compatible servers that
+ignore the schema, and models that stop at the token limit all produce
+answers that do not conform. So the text is parsed and validated here; on
+failure the model sees its answer and the validation errors once, and a
+second failure raises ``StructuredOutputError`` carrying those errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from cks_desktop.llm.assembler import collect
+from cks_desktop.llm.messages import Message, Text
+from cks_desktop.llm.provider import Provider
+
+MAX_ERRORS_SHOWN = 8
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+class StructuredOutputError(Exception):
+    """The model's answer did not conform to the schema, even after one repair turn."""
+
+    def __init__(self, message: str, errors: list[str], raw: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errors = errors
+        self.raw = raw
+
+
+def _text_of(answer: str) -> str:
+    match = _FENCE.match(answer)
+    return match.group(1) if match else answer.strip()
+
+
+def check(answer: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:
+    """(parsed value, errors); errors are short sentences with a JSON path each."""
+    import jsonschema
+
+    text = _text_of(answer)
+    if not text:
+        return None, ["the answer was empty"]
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, [f"the answer is not valid JSON ({exc.msg} at character {exc.pos})"]
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator = validator_cls(schema)
+    errors = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        path = error.json_path if error.absolute_path else "$"
+        errors.append(f"{path}: {error.message}")
+    return value, errors
+
+
+def _repair_prompt(errors: list[str], schema: dict[str, Any]) -> str:
+    shown = errors[:MAX_ERRORS_SHOWN]
+    more = f"\n(and {len(errors) - len(shown)} more)" if len(errors) > len(shown) else ""
+    return ("Your answer does not conform to the required JSON Schema:\n"
+            + "\n".join(f"- {e}" for e in shown) + more
+            + "\n\nReply again with only the corrected JSON value, nothing else. The schema:\n"
+            + json.dumps(schema, ensure_ascii=False))
+
+
+async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None) -> str:
+    stream = provider.stream(messages, [], system=system, response_schema=schema)
+    return (await collect(stream)).text
+
+
+async def respond_json(provider: Provider, messages: list[Message], schema: dict[str, Any], *,
+                       system: str | None = None) -> Any:
+    """The parsed, schema-valid answer; ``ProviderError`` and ``StructuredOutputError`` propagate."""
+    answer = await _ask(provider, messages, schema, system)
+    value, errors = check(answer, schema)
+    if not errors:
+        return value
+    repair = [*messages, Message("assistant", [Text(answer or "(empty answer)")]),
+              Message.user(_repair_prompt(errors, schema))]
+    answer = await _ask(provider, repair, schema, system)
+    value, errors = check(answer, schema)
+    if not errors:
+        return value
+    raise StructuredOutputError(
+        f"{provider.profile.display_name} did not produce an answer in the required format "
+        f"({errors[0]}{'; …' if len(errors) > 1 else ''}).", errors, answer)

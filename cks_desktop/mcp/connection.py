@@ -1,0 +1,529 @@
+"""One MCP server connection, owned by one task (STACK.md R4, pitfall 7).
+
+The SDK's client is built on anyio task groups and cancel scopes, which must be
+entered and exited in the same task. So ``start()`` creates an owner task that
+spawns/connects, negotiates, lists the tools, registers them, then waits for
+``stop()`` or for the server to go away, and finally leaves every context it
+entered. Any task may make calls on the live session meanwhile.
+
+Protocol eras. ``mcp.Client`` negotiates: with ``protocol: "auto"`` it probes the
+stateless 2026-07-28 revision (``server/discover``) and falls back to the
+2025-11-25 ``initialize`` handshake, so both kinds of server work. List changes
+arrive as ``notifications/tools/list_changed`` on a handshake connection and
+through a ``subscriptions/listen`` stream on a 2026 connection; both only set a
+flag that one refresher task acts on, so a burst of changes costs one relisting.
+
+Timeouts. A call may take ``timeout`` seconds (default 120), and every progress
+notification for it starts the clock again: the SDK's own per-request timeout
+does not reset on progress, so the deadline is ours (``asyncio.timeout`` moved
+forward by the progress callback). When it fires, or when Stop cancels the
+calling task, the SDK sends ``notifications/cancelled`` for the request.
+
+Faults never raise into the chat: a call on a server that is not running, one
+that times out, a JSON-RPC error, a server that dies mid-call — each becomes an
+error ``ToolOutput``. The status (with its reason) says what happened, and the
+server's stderr lands in its log (``server_log.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp_types import CONNECTION_CLOSED
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from cks_desktop import APP_ID, __version__
+from cks_desktop.mcp.config import ConfigError, ServerConfig, resolve_env, resolve_headers
+from cks_desktop.mcp.convert import SkippedTool, build_specs, result_to_output
+from cks_desktop.mcp.server_log import ServerLog, StderrPipe
+from cks_desktop.mcp.spawn import CommandNotFound, login_shell_path, plan_spawn
+from cks_desktop.tools.types import ToolOutput
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT = 60.0  # npx/uvx may download a package on first start
+MAX_TOOL_PAGES = 100
+CLIENT_INFO = types.Implementation(name=APP_ID, version=__version__)
+
+
+class _GarbageFilter(logging.Filter):
+    """The SDK logs a traceback for every non-JSON stdout line; we report those per server instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_GarbageFilter())
+
+
+class Status(str, enum.Enum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    RESTARTING = "restarting"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    server: str
+    status: Status
+    reason: str = ""
+    previous: Status | None = None
+    crashed: bool = False  # went down on its own after being ready (the manager restarts those)
+    at: float = 0.0
+
+
+StatusListener = Callable[[StatusEvent], None]
+
+
+class _StartFailure(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class _EofWatchingStream:
+    """The transport's read stream, reporting when the server's side ends.
+
+    The SDK gives no signal when a stdio server exits between calls; its read
+    stream simply ends. Wrapping it is how the connection learns that.
+    """
+
+    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_eof = on_eof
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_eof()
+            raise
+
+    def __aiter__(self) -> "_EofWatchingStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "_EofWatchingStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def _watch_eof(transport: Any, on_eof: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield _EofWatchingStream(read, on_eof), write
+
+
+class McpConnection:
+    """A connection to one configured server, and the registry entries of its tools.
+
+    ``target`` replaces the configured transport with anything ``mcp.Client``
+    accepts (tests pass an in-process server). ``registry`` may be None (a
+    probe: connect, list, disconnect).
+    """
+
+    def __init__(self, config: ServerConfig, *, log: ServerLog, registry: "ToolRegistry | None" = None,
+                 secrets: "SecretStore | None" = None, target: Any = None,
+                 startup_timeout: float = STARTUP_TIMEOUT,
+                 login_path: Callable[[], Awaitable[str | None]] | None = None) -> None:
+        self.config = config
+        self.log = log
+        self.registry = registry
+        self.secrets = secrets
+        self.target = target
+        self.startup_timeout = startup_timeout
+        self._login_path = login_path or login_shell_path
+        self.status = Status.STOPPED
+        self.reason = ""
+        self.tools: list[types.Tool] = []
+        self.skipped: list[SkippedTool] = []
+        self.protocol_version: str | None = None
+        self.server_info: types.Implementation | None = None
+        self.garbage_lines = 0
+        self._listeners: list[StatusListener] = []
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._pipe: StderrPipe | None = None
+        self._stop = asyncio.Event()
+        self._lost = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._refresh_wanted = asyncio.Event()
+        self._stopping = False
+        self._timed_out = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # -- status ----------------------------------------------------------------
+    def subscribe(self, listener: StatusListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def set_status(self, status: Status, reason: str = "", *, crashed: bool = False) -> None:
+        previous = self.status
+        if previous is status and self.reason == reason:
+            return
+        self.status, self.reason = status, reason
+        if status is Status.FAILED:
+            self.log.note(f"failed: {reason}")
+        event = StatusEvent(self.name, status, reason, previous, crashed, time.time())
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("MCP status listener failed")
+
+    async def wait_for(self, *statuses: Status, timeout: float) -> Status:
+        """Wait (bounded) until the status is one of ``statuses``; return it."""
+        if self.status in statuses:
+            return self.status
+        fut: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
+
+        def on_event(event: StatusEvent) -> None:
+            if event.status in statuses and not fut.done():
+                fut.set_result(event.status)
+
+        unsubscribe = self.subscribe(on_event)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            unsubscribe()
+
+    def stderr_tail(self, n: int = 200) -> list[str]:
+        return self.log.tail(n)
+
+    # -- lifecycle -------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> bool:
+        """Connect; return True when ready. Never raises for a server's fault (see ``reason``)."""
+        if self.running:
+            await self._await_settled()
+            return self.status is Status.READY
+        self._stop, self._lost, self._ready = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._stopping = self._timed_out = False
+        self.set_status(Status.STARTING)
+        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
+        await self._await_settled()
+        return self.status is Status.READY
+
+    async def _await_settled(self) -> None:
+        task = self._task
+        if task is None:
+            return
+        ready = asyncio.create_task(self._ready.wait())
+        try:
+            done, _ = await asyncio.wait({ready, task}, timeout=self.startup_timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if not done and not task.done():
+            self._timed_out = True
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def stop(self) -> None:
+        """Disconnect (the server process is ended) and take the tools out of the registry."""
+        task = self._task
+        if task is None or task.done():
+            self._unregister()
+            if self.status not in (Status.FAILED, Status.STOPPED):
+                self.set_status(Status.STOPPED)
+            return
+        self._stopping = True
+        self._stop.set()
+        if not self._ready.is_set():
+            task.cancel()  # still connecting: nothing to wind down politely
+        await asyncio.wait({task})
+
+    async def restart(self) -> bool:
+        await self.stop()
+        return await self.start()
+
+    def mark_restarting(self, reason: str) -> None:
+        self.set_status(Status.RESTARTING, reason)
+
+    # -- the owner task --------------------------------------------------------
+    def _on_eof(self) -> None:
+        self._lost.set()
+
+    async def _make_target(self, stack: AsyncExitStack) -> Any:
+        if self.target is not None:
+            return self.target
+        cfg = self.config
+        try:
+            if cfg.transport == "http":
+                import httpx2
+
+                headers = resolve_headers(cfg, self.secrets)
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
+                return _watch_eof(streamable_http_client(cfg.url, http_client=http), self._on_eof)
+            env = resolve_env(cfg, self.secrets)
+            plan = plan_spawn(cfg.command, cfg.args, env, cwd=cfg.cwd, login_path=await self._login_path())
+        except (ConfigError, CommandNotFound) as exc:
+            raise _StartFailure(str(exc)) from None
+        self.log.note(f"starting: {plan.command} {' '.join(plan.args)}".rstrip())
+        self._pipe = self.log.open_pipe()
+        params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
+        return _watch_eof(stdio_client(params, errlog=self._pipe.writer), self._on_eof)
+
+    def _stderr_hint(self) -> str:
+        lines = self.log.server_tail(5)
+        return (" Last lines of its error output: " + " | ".join(lines)) if lines else ""
+
+    async def _drain_stderr(self, timeout: float = 1.0) -> None:
+        if self._pipe is not None:
+            self._pipe.close_writer()
+            await self._pipe.drained(timeout)
+
+    async def _run(self) -> None:
+        crashed = False
+        reason = ""
+        try:
+            async with AsyncExitStack() as stack:
+                target = await self._make_target(stack)
+                client = Client(target, mode=self.config.protocol, message_handler=self._on_message,
+                                cache=None, client_info=CLIENT_INFO)
+                try:
+                    await stack.enter_async_context(client)
+                finally:
+                    if self._pipe is not None:
+                        self._pipe.close_writer()  # the child has its own copy now
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.server_info = client.server_info
+                await self._refresh_tools(client)
+                self.log.note(f"ready: protocol {self.protocol_version}, {len(self.tools)} tools")
+                self._ready.set()
+                self.set_status(Status.READY)
+                helpers = [asyncio.create_task(self._refresher(client))]
+                if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    helpers.append(asyncio.create_task(self._listener(client)))
+                stop = asyncio.create_task(self._stop.wait())
+                lost = asyncio.create_task(self._lost.wait())
+                try:
+                    await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for t in (*helpers, stop, lost):
+                        t.cancel()
+                    await asyncio.wait({*helpers, stop, lost})
+                crashed = self._lost.is_set() and not self._stopping
+                self._client = None
+                self._unregister()
+        except _StartFailure as exc:
+            reason = exc.reason
+        except asyncio.CancelledError:
+            if not self._timed_out:
+                self._finish(Status.STOPPED, "")
+                raise
+            await self._drain_stderr()
+            reason = f"The server did not finish starting within {self.startup_timeout:g} s.{self._stderr_hint()}"
+        except Exception as exc:  # every fault of a server becomes a status, never a crash
+            reason = await self._explain(_leaf(exc))
+        finally:
+            self._client = None
+            self._unregister()
+        if crashed:
+            await self._drain_stderr()
+            reason = f"The server stopped unexpectedly.{self._stderr_hint()}"
+        if reason:
+            self._finish(Status.FAILED, reason, crashed=crashed)
+        else:
+            self._finish(Status.STOPPED, "")
+
+    def _finish(self, status: Status, reason: str, *, crashed: bool = False) -> None:
+        if status is Status.STOPPED:
+            self.log.note("stopped")
+        self.set_status(status, reason, crashed=crashed)
+
+    async def _explain(self, exc: BaseException) -> str:
+        if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
+            await self._drain_stderr()
+            return f"The server exited while starting.{self._stderr_hint()}"
+        if isinstance(exc, MCPError):
+            return f"The server refused the connection: {exc.error.message}"
+        if isinstance(exc, TimeoutError):
+            return f"The server did not list its tools within {self.config.timeout:g} s."
+        if isinstance(exc, FileNotFoundError | PermissionError):
+            return f"The server could not be started: {exc.strerror or exc} ({exc.filename or self.config.command})."
+        if self.config.transport == "http" and type(exc).__module__.startswith(("httpx", "httpcore")):
+            return f"Could not reach {self.config.url}: {exc or type(exc).__name__}."
+        log.debug("MCP server %s failed", self.name, exc_info=exc)
+        return f"The connection failed: {type(exc).__name__}: {exc}"
+
+    # -- tools -----------------------------------------------------------------
+    async def _refresh_tools(self, client: Client) -> None:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        async with asyncio.timeout(self.config.timeout):
+            for _ in range(MAX_TOOL_PAGES):
+                page = await client.list_tools(cursor=cursor)
+                tools += page.tools
+                cursor = page.next_cursor
+                if not cursor or cursor in seen:
+                    break
+                seen.add(cursor)
+            else:
+                self.log.note(f"the tool list had more than {MAX_TOOL_PAGES} pages; the rest was ignored")
+        self.tools = tools
+        self._register()
+
+    def _handler_for(self, tool_name: str) -> Callable[[dict[str, Any], Any], Awaitable[ToolOutput]]:
+        async def handler(arguments: dict[str, Any], ctx: Any) -> ToolOutput:
+            return await self.call_tool(tool_name, arguments)
+
+        return handler
+
+    def _register(self) -> None:
+        specs, self.skipped = build_specs(self.config, self.tools, self._handler_for)
+        for item in self.skipped:
+            self.log.note(f"tool '{item.name}' left out: {item.reason}")
+        if self.registry is not None:
+            self.registry.replace_source(self.config.source, specs)
+
+    def _unregister(self) -> None:
+        if self.registry is not None:
+            self.registry.unregister_source(self.config.source)
+
+    async def _refresher(self, client: Client) -> None:
+        while True:
+            await self._refresh_wanted.wait()
+            self._refresh_wanted.clear()
+            try:
+                await self._refresh_tools(client)
+                self.log.note(f"tool list changed: {len(self.tools)} tools")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.log.note(f"could not refresh the tool list: {_leaf(exc)}")
+
+    async def _listener(self, client: Client) -> None:
+        """2026-07-28 connections deliver list changes only on a listen stream we open."""
+        caps = client.server_capabilities.tools
+        if caps is None or not caps.list_changed:
+            return
+        for _ in range(3):
+            try:
+                async with client.listen(tools_list_changed=True) as sub:
+                    async for _event in sub:
+                        self._refresh_wanted.set()
+                return
+            except SubscriptionLost:
+                self._refresh_wanted.set()  # changes may have been missed while it was down
+            except (MCPError, ListenNotSupportedError) as exc:
+                self.log.note(f"the server refused to report tool changes: {exc}")
+                return
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._refresh_wanted.set()
+        elif isinstance(message, types.LoggingMessageNotification):
+            params = message.params
+            self.log.write_lines([f"[{params.level}] {params.data}"])
+        elif isinstance(message, Exception):
+            if self.config.transport == "http":
+                self.log.note(f"transport error: {type(message).__name__}: {message}")
+                return
+            self.garbage_lines += 1
+            self.log.note(f"the server wrote something that is not JSON-RPC to stdout: {_snippet(message)}")
+
+    # -- calls -----------------------------------------------------------------
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
+        """Call one tool; every failure comes back as an error result. Cancellation propagates."""
+        client = self._client
+        if client is None or self.status is not Status.READY:
+            why = f" ({self.status.value}: {self.reason})" if self.reason else f" ({self.status.value})"
+            return ToolOutput(f"The MCP server '{self.name}' is not running{why}.", is_error=True)
+        loop = asyncio.get_running_loop()
+        timeout = self.config.timeout
+        deadline = asyncio.timeout(timeout)
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if not deadline.expired():
+                deadline.reschedule(loop.time() + timeout)
+
+        try:
+            async with deadline:
+                result = await client.call_tool(tool, arguments, progress_callback=on_progress)
+        except TimeoutError:
+            if deadline.expired():
+                return ToolOutput(f"'{tool}' on MCP server '{self.name}' did not answer within {timeout:g} s; "
+                                  "the call was cancelled.", is_error=True)
+            return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: the connection timed out.", is_error=True)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                if self._stopping:
+                    return ToolOutput(f"The MCP server '{self.name}' was stopped during the call.", is_error=True)
+                if self._pipe is not None:
+                    await self._pipe.drained(0.5)
+                return ToolOutput(f"The MCP server '{self.name}' stopped during the call to '{tool}'."
+                                  f"{self._stderr_hint()}", is_error=True)
+            return ToolOutput(f"MCP server '{self.name}' answered '{tool}' with an error: {exc.error.message} "
+                              f"(code {exc.error.code}).", is_error=True,
+                              structured={"code": exc.error.code, "data": exc.error.data})
+        except Exception as exc:  # a malformed result, a schema mismatch, a transport error
+            leaf = _leaf(exc)
+            log.debug("MCP call %s/%s failed", self.name, tool, exc_info=leaf)
+            return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: {leaf}", is_error=True)
+        return result_to_output(result)
+
+
+def _snippet(exc: Exception) -> str:
+    """The offending stdout text when the parser kept it (pydantic does), else the error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+            if isinstance(value, str):
+                return repr(value[:200])
+        except Exception:
+            pass
+    return str(exc)[:200]

@@ -1,0 +1,280 @@
+"""All configured MCP servers: start them, watch them, restart crashed ones, close them.
+
+``McpManager`` owns one ``McpConnection`` per configured server and one
+``ServerLog`` per server name (so the log survives restarts). Servers start
+concurrently in the background; a slow one never holds up the others or the
+window. A server that crashes after being ready is restarted with backoff
+(1 s, 2 s, 4 s) at most three times in a row; the count starts again once a
+server has stayed up for a minute, or when the person restarts it by hand.
+``aclose()`` stops every connection concurrently (a stuck server can take ~4 s
+to kill, STACK.md pitfall 9), so no server process outlives the app.
+
+Status changes reach listeners as ``StatusEvent``s (plain callbacks, no Qt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from cks_desktop.mcp.config import ConfigError, ServerConfig, parse_server, parse_servers, remove_server
+from cks_desktop.mcp.connection import STARTUP_TIMEOUT, McpConnection, Status, StatusEvent, StatusListener
+from cks_desktop.mcp.convert import SkippedTool
+from cks_desktop.mcp.server_log import ServerLog, log_file_name
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+RESTART_DELAYS = (1.0, 2.0, 4.0)
+STABLE_AFTER = 60.0
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One row of the GUI's server list."""
+
+    name: str
+    enabled: bool
+    status: Status
+    reason: str = ""
+    tools: int = 0
+    transport: str = ""
+    target: str = ""  # the command line or the URL
+
+
+@dataclass
+class ProbeResult:
+    ok: bool
+    reason: str = ""
+    tools: list[types.Tool] = field(default_factory=list)
+    skipped: list[SkippedTool] = field(default_factory=list)
+    protocol_version: str | None = None
+    server_name: str = ""
+    stderr: list[str] = field(default_factory=list)
+    garbage_lines: int = 0
+
+
+class McpManager:
+    def __init__(self, settings: "Settings", secrets: "SecretStore | None", registry: "ToolRegistry | None",
+                 log_dir: Path, *, startup_timeout: float = STARTUP_TIMEOUT,
+                 restart_delays: tuple[float, ...] = RESTART_DELAYS, stable_after: float = STABLE_AFTER,
+                 login_path: Callable[[], Awaitable[str | None]] | None = None,
+                 targets: dict[str, Any] | None = None) -> None:
+        self.settings = settings
+        self.secrets = secrets
+        self.registry = registry
+        self.log_dir = log_dir
+        self.startup_timeout = startup_timeout
+        self.restart_delays = restart_delays
+        self.stable_after = stable_after
+        self.login_path = login_path
+        self.targets = targets or {}  # name -> in-process server (tests)
+        self.connections: dict[str, McpConnection] = {}
+        self.problems: dict[str, str] = {}
+        self._logs: dict[str, ServerLog] = {}
+        self._listeners: list[StatusListener] = []
+        self._restart_tasks: dict[str, asyncio.Task[None]] = {}
+        self._restarts: dict[str, int] = {}
+        self._ready_at: dict[str, float] = {}
+        self._closed = False
+
+    # -- configuration -------------------------------------------------------------
+    def configs(self) -> dict[str, ServerConfig]:
+        configs, self.problems = parse_servers(self.settings.mcp_servers)
+        return configs
+
+    def config(self, name: str) -> ServerConfig:
+        """One server's config; raises ``ConfigError`` (unknown name or invalid entry)."""
+        if name not in self.settings.mcp_servers:
+            raise ConfigError(f"There is no MCP server named '{name}'.")
+        return parse_server(name, self.settings.mcp_servers[name])
+
+    def server_log(self, name: str) -> ServerLog:
+        if name not in self._logs:
+            self._logs[name] = ServerLog(self.log_dir / log_file_name(name))
+        return self._logs[name]
+
+    def log_path(self, name: str) -> Path:
+        return self.server_log(name).path
+
+    def stderr_tail(self, name: str, n: int = 200) -> list[str]:
+        return self.server_log(name).tail(n)
+
+    # -- events -----------------------------------------------------------------
+    def subscribe(self, listener: StatusListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: StatusEvent) -> None:
+        if event.status is Status.READY:
+            self._ready_at[event.server] = time.monotonic()
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("MCP manager listener failed")
+        if event.crashed and not self._closed:
+            self._schedule_restart(event.server, event.reason)
+
+    def statuses(self) -> list[ServerState]:
+        configs = self.configs()
+        rows: list[ServerState] = []
+        for name in self.settings.mcp_servers:
+            if name in self.problems:
+                rows.append(ServerState(name, False, Status.FAILED, self.problems[name]))
+                continue
+            cfg = configs[name]
+            conn = self.connections.get(name)
+            status, reason = (conn.status, conn.reason) if conn else (Status.STOPPED, "")
+            tools = len([t for t in conn.tools if cfg.tool_enabled(t.name)]) if conn and conn.tools else 0
+            rows.append(ServerState(name, cfg.enabled, status, reason, tools, cfg.transport, cfg.describe()))
+        return rows
+
+    # -- lifecycle --------------------------------------------------------------
+    def _connection(self, config: ServerConfig) -> McpConnection:
+        conn = self.connections.get(config.name)
+        if conn is not None and conn.config == config:
+            return conn
+        conn = McpConnection(config, log=self.server_log(config.name), registry=self.registry,
+                             secrets=self.secrets, target=self.targets.get(config.name),
+                             startup_timeout=self.startup_timeout, login_path=self.login_path)
+        conn.subscribe(self._emit)
+        self.connections[config.name] = conn
+        return conn
+
+    async def start_all(self) -> None:
+        """Start every enabled server concurrently; return when each is ready or failed."""
+        configs = self.configs()
+        for name, problem in self.problems.items():
+            self._emit(StatusEvent(name, Status.FAILED, problem, None, False, time.time()))
+        await asyncio.gather(*(self.start(name) for name, cfg in configs.items() if cfg.enabled))
+
+    def start_all_in_background(self) -> "asyncio.Task[None]":
+        return asyncio.create_task(self.start_all(), name="mcp:start-all")
+
+    async def start(self, name: str) -> bool:
+        """Start one server (a manual start also resets its automatic-restart count)."""
+        self._cancel_restart(name)
+        self._restarts.pop(name, None)
+        config = self.config(name)
+        old = self.connections.get(name)
+        if old is not None and old.config != config:
+            await old.stop()
+        return await self._connection(config).start()
+
+    async def stop(self, name: str) -> None:
+        self._cancel_restart(name)
+        conn = self.connections.get(name)
+        if conn is not None:
+            await conn.stop()
+
+    async def restart(self, name: str) -> bool:
+        await self.stop(name)
+        return await self.start(name)
+
+    async def remove(self, name: str, *, delete_config: bool = True) -> None:
+        """Stop a server, forget it and (by default) delete its entry and secrets, then save."""
+        await self.stop(name)
+        self.connections.pop(name, None)
+        if self.registry is not None:
+            self.registry.unregister_source(f"mcp:{name}")
+        if delete_config:
+            remove_server(self.settings, name, self.secrets)
+            self.settings.save()
+        log_ = self._logs.pop(name, None)
+        if log_ is not None:
+            log_.close()
+
+    async def reload(self) -> None:
+        """Bring running servers in line with the settings (after the person edited them)."""
+        configs = self.configs()
+        jobs: list[Awaitable[Any]] = []
+        for name, conn in list(self.connections.items()):
+            cfg = configs.get(name)
+            if cfg is None:
+                jobs.append(self.remove(name, delete_config=False))
+            elif not cfg.enabled:
+                jobs.append(self.stop(name))
+            elif cfg != conn.config or conn.status in (Status.STOPPED, Status.FAILED):
+                jobs.append(self.restart(name))
+        for name, cfg in configs.items():
+            if cfg.enabled and name not in self.connections:
+                jobs.append(self.start(name))
+        await asyncio.gather(*jobs)
+
+    async def probe(self, name_or_config: str | ServerConfig, *, keep_log: bool = True) -> ProbeResult:
+        """Connect, list the tools, disconnect ("Test connection"). Never raises for a server's fault."""
+        try:
+            config = self.config(name_or_config) if isinstance(name_or_config, str) else name_or_config
+        except ConfigError as exc:
+            return ProbeResult(ok=False, reason=str(exc))
+        conn = McpConnection(config, log=self.server_log(config.name), registry=None, secrets=self.secrets,
+                             target=self.targets.get(config.name), startup_timeout=self.startup_timeout,
+                             login_path=self.login_path)
+        try:
+            ok = await conn.start()
+            result = ProbeResult(ok=ok, reason=conn.reason, tools=list(conn.tools), skipped=list(conn.skipped),
+                                 protocol_version=conn.protocol_version,
+                                 server_name=conn.server_info.name if conn.server_info else "")
+        finally:
+            await conn.stop()
+        result.stderr = conn.log.server_tail(20)
+        result.garbage_lines = conn.garbage_lines
+        return result
+
+    async def aclose(self) -> None:
+        """Stop everything, concurrently. Safe to call twice."""
+        self._closed = True
+        pending = [t for t in self._restart_tasks.values() if not t.done()]
+        for name in list(self._restart_tasks):
+            self._cancel_restart(name)
+        if pending:
+            await asyncio.wait(pending)
+        await asyncio.gather(*(conn.stop() for conn in self.connections.values()), return_exceptions=True)
+        for log_ in self._logs.values():
+            log_.close()
+
+    # -- automatic restarts --------------------------------------------------------
+    def _cancel_restart(self, name: str) -> None:
+        task = self._restart_tasks.pop(name, None)
+        if task is not None and not task.done():
+            task.cancel()
+
+    def _schedule_restart(self, name: str, reason: str) -> None:
+        if name in self._restart_tasks and not self._restart_tasks[name].done():
+            return
+        ready_at = self._ready_at.get(name)
+        if ready_at is not None and time.monotonic() - ready_at >= self.stable_after:
+            self._restarts[name] = 0
+        self._restart_tasks[name] = asyncio.get_running_loop().create_task(
+            self._auto_restart(name, reason), name=f"mcp:restart:{name}")
+
+    async def _auto_restart(self, name: str, reason: str) -> None:
+        conn = self.connections.get(name)
+        if conn is None:
+            return
+        limit = len(self.restart_delays)
+        while True:
+            count = self._restarts.get(name, 0)
+            if count >= limit:
+                conn.set_status(Status.FAILED, f"{reason} It was restarted {limit} times and kept failing; "
+                                               "restart it by hand once the problem is fixed.")
+                return
+            self._restarts[name] = count + 1
+            delay = self.restart_delays[count]
+            conn.mark_restarting(f"Restarting in {delay:g} s (attempt {count + 1} of {limit}). {reason}")
+            await asyncio.sleep(delay)
+            if await conn.start():
+                return
+            reason = conn.reason

@@ -1,0 +1,1 @@
+"""Approval dialogs: one modal question per ``ApprovalRequest``, one at a time."""

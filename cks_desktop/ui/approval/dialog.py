@@ -1,0 +1,150 @@
+"""The approval dialog: everything about the call, nothing hidden, Deny first.
+
+Shows the tool's display name and where it comes from, the scopes it needs,
+why it asks (its policy), the full arguments (monospace, scrollable, never
+truncated) and, for built-in graph writes, the dry-run preview. Deny has the
+initial focus; Esc and closing the window are Deny.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase, QShowEvent
+from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QVBoxLayout, QWidget)
+
+from cks_desktop.tools.approval import ApprovalRequest, Decision
+from cks_desktop.ui.dialogs import run_dialog
+from cks_desktop.ui.text import describe_scopes, pretty_json
+
+
+def _label(text: str, *, rich: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText if not rich else Qt.TextFormat.RichText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class ApprovalDialog(QDialog):
+    def __init__(self, request: ApprovalRequest, parent: QWidget | None = None, *, session_title: str = "") -> None:
+        super().__init__(parent)
+        self.request = request
+        self.decision = Decision.DENY
+        self.opened_callback: Callable[[ApprovalDialog], None] | None = None
+        tool = request.tool
+        self.setObjectName("approvalDialog")
+        self.setWindowTitle(f"Allow {tool.display_name}?")
+        self.setAccessibleName("Tool approval")
+        self.setMinimumWidth(520)
+
+        layout = QVBoxLayout(self)
+        heading = _label(f"The assistant wants to run {tool.display_name}")
+        heading.setObjectName("approvalHeading")
+        font = heading.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        font.setBold(True)
+        heading.setFont(font)
+        layout.addWidget(heading)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        source = (f"MCP server “{tool.source[4:]}” (tool {tool.name.rsplit(':', 1)[-1]})"
+                  if tool.source.startswith("mcp:") else f"built-in tool ({tool.name})")
+        self.source_label = _label(source)
+        self.source_label.setObjectName("approvalSource")
+        form.addRow("From:", self.source_label)
+        if session_title:
+            form.addRow("Session:", _label(session_title))
+        scopes = describe_scopes(request.scopes) or ["none"]
+        self.scopes_label = _label("\n".join(scopes))
+        self.scopes_label.setObjectName("approvalScopes")
+        form.addRow("Needs:", self.scopes_label)
+        self.reason_label = _label(f"{request.reason} (policy: {request.policy.value})")
+        self.reason_label.setObjectName("approvalReason")
+        form.addRow("Why ask:", self.reason_label)
+        if request.preview:
+            self.preview_label = _label(request.preview)
+            self.preview_label.setObjectName("approvalPreview")
+            form.addRow("This call:", self.preview_label)
+        else:
+            self.preview_label = None
+        layout.addLayout(form)
+
+        layout.addWidget(_label("Arguments, in full:"))
+        self.arguments_view = QPlainTextEdit()
+        self.arguments_view.setObjectName("approvalArguments")
+        self.arguments_view.setAccessibleName("Arguments")
+        self.arguments_view.setReadOnly(True)
+        self.arguments_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.arguments_view.setPlainText(pretty_json(request.call.arguments))
+        self.arguments_view.setTabChangesFocus(True)
+        self.arguments_view.setMinimumHeight(140)
+        layout.addWidget(self.arguments_view, 1)
+
+        buttons = QDialogButtonBox()
+        self.allow_button = QPushButton("&Allow")
+        self.allow_button.setObjectName("allowButton")
+        self.allow_button.setToolTip("Run this call once.")
+        self.allow_run_button = QPushButton("Allow for this &chat")
+        self.allow_run_button.setObjectName("allowRunButton")
+        self.allow_run_button.setToolTip(f"Run {tool.display_name} without asking again until this reply ends.")
+        self.deny_button = QPushButton("&Deny")
+        self.deny_button.setObjectName("denyButton")
+        self.deny_button.setToolTip("Do not run it; the assistant is told you declined.")
+        for button in (self.allow_button, self.allow_run_button, self.deny_button):
+            button.setAutoDefault(False)
+        buttons.addButton(self.deny_button, QDialogButtonBox.ButtonRole.RejectRole)
+        buttons.addButton(self.allow_run_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(self.allow_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        layout.addWidget(buttons)
+        self.deny_button.setDefault(True)
+        self.allow_button.clicked.connect(lambda: self._answer(Decision.ALLOW))
+        self.allow_run_button.clicked.connect(lambda: self._answer(Decision.ALLOW_FOR_RUN))
+        self.deny_button.clicked.connect(self.reject)
+        self.setTabOrder(self.deny_button, self.allow_run_button)
+        self.setTabOrder(self.allow_run_button, self.allow_button)
+        self.resize(640, 480)
+
+    def _answer(self, decision: Decision) -> None:
+        self.decision = decision
+        self.accept()
+
+    def reject(self) -> None:  # Esc, the close button and Deny all land here
+        self.decision = Decision.DENY
+        super().reject()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt naming)
+        super().showEvent(event)
+        self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        if self.opened_callback is not None:
+            callback, self.opened_callback = self.opened_callback, None
+            callback(self)
+
+
+def dialog_presenter(parent: Callable[[], QWidget | None],
+                     session_title: Callable[[str], str] = lambda _id: "",
+                     on_open: Callable[[ApprovalDialog], None] | None = None,
+                     ) -> Callable[[ApprovalRequest], Awaitable[Decision]]:
+    """The ``present`` coroutine ``GuiApprover`` uses: open the dialog, await the answer.
+
+    ``on_open`` hears about each dialog once it is open (the main window turns
+    it into a signal that tests and the self-test wait on).
+    """
+
+    async def present(request: ApprovalRequest) -> Decision:
+        owner = parent()
+        dialog = ApprovalDialog(request, owner, session_title=session_title(request.session_id))
+        if owner is not None:
+            QApplication.alert(owner)  # flash the taskbar entry when the window is in the background
+        try:
+            if on_open is not None:
+                dialog.opened_callback = on_open
+            await run_dialog(dialog)
+            return dialog.decision
+        finally:
+            dialog.deleteLater()
+
+    return present

@@ -1,0 +1,125 @@
+"""A read-only Markdown view for untrusted text (DESIGN.md "Rendering untrusted text").
+
+- Markdown with HTML disabled: ``<img>``, ``<a>``, ``<script>`` typed by a model
+  or a tool show as literal text.
+- No resources are ever loaded: ``loadResource`` returns nothing, and Markdown
+  images are replaced by a text link ("[image: alt]") the person may click.
+- Links open in the browser only on click, and only http(s)/mailto links.
+- The view sizes itself to its content, so a chat is one scrolling column.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import (QColor, QDesktopServices, QPalette, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument,
+                           QTextFormat, QWheelEvent)
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+
+MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+                     | QTextDocument.MarkdownFeature.MarkdownNoHTML)
+SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+
+
+def set_safe_markdown(document: QTextDocument, text: str) -> None:
+    """Fill ``document`` from Markdown with raw HTML off and images turned into links."""
+    document.setMarkdown(text, MARKDOWN_FEATURES)
+    _replace_images(document)
+
+
+def _replace_images(document: QTextDocument) -> None:
+    found: list[tuple[int, int, str, str]] = []
+    block = document.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid() and fragment.charFormat().isImageFormat():
+                fmt = fragment.charFormat().toImageFormat()
+                alt = fmt.stringProperty(QTextFormat.Property.ImageAltText) or "image"
+                found.append((fragment.position(), fragment.length(), fmt.name(), alt))
+            it += 1
+        block = block.next()
+    if not found:
+        return
+    cursor = QTextCursor(document)
+    for position, length, url, alt in reversed(found):
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        link = QTextCharFormat()
+        link.setAnchor(True)
+        link.setAnchorHref(url)
+        link.setFontUnderline(True)
+        link.setToolTip(url)
+        cursor.insertText(f"[image: {alt}]", link)
+
+
+class MarkdownView(QTextBrowser):
+    """Shows one message; grows to its content height instead of scrolling."""
+
+    linkActivated = Signal(QUrl)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        # Transparent through the palette: a per-widget style sheet costs ~1 ms per message.
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Base, QColor(0, 0, 0, 0))
+        self.setPalette(palette)
+        self.viewport().setAutoFillBackground(False)
+        self.document().setDocumentMargin(2)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self.anchorClicked.connect(self._open)
+        self.highlighted.connect(lambda url: self.setToolTip(url.toString()))
+        self._text = ""
+        self._markdown = True
+
+    # -- content ---------------------------------------------------------------
+    def set_markdown(self, text: str) -> None:
+        if self._markdown and text == self._text:
+            return
+        self._text, self._markdown = text, True
+        set_safe_markdown(self.document(), text)
+        self._fit()
+
+    def set_plain(self, text: str) -> None:
+        if not self._markdown and text == self._text:
+            return
+        self._text, self._markdown = text, False
+        self.setPlainText(text)
+        self._fit()
+
+    def source_text(self) -> str:
+        return self._text
+
+    def loadResource(self, type: int, name: QUrl) -> object:  # noqa: A002,N802 (Qt's signature)
+        return None  # never fetch anything: no remote images, no local files either
+
+    # -- links ---------------------------------------------------------------------
+    def _open(self, url: QUrl) -> None:
+        if url.scheme().lower() in SAFE_SCHEMES:
+            self.linkActivated.emit(url)
+            QDesktopServices.openUrl(url)
+
+    # -- sizing ------------------------------------------------------------------
+    def _fit(self) -> None:
+        height = math.ceil(self.document().size().height()) + 2 * self.frameWidth()
+        if height != self.height():
+            self.setFixedHeight(max(height, 1))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(super().sizeHint().width(), self.height())
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        event.ignore()  # never scrolls itself: let the chat's scroll area have it

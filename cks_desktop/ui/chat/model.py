@@ -1,0 +1,140 @@
+"""What the chat shows, as plain data (Qt-free).
+
+The chat is a flat list of items: messages (the person's, the assistant's,
+notices and errors) and tool-call rows under the assistant message that made
+them. The view observes the model through ``ChatModelListener``; the presenter
+is the only writer. Keeping this free of Qt means the event → row logic is
+tested in microseconds, and the widgets only draw.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class RowState(str, enum.Enum):
+    PENDING_APPROVAL = "pending_approval"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (RowState.PENDING_APPROVAL, RowState.RUNNING)
+
+    @property
+    def failed(self) -> bool:
+        return self in (RowState.ERROR, RowState.INTERRUPTED)
+
+
+STATE_WORDS = {
+    RowState.PENDING_APPROVAL: "waiting for your approval",
+    RowState.RUNNING: "running",
+    RowState.DONE: "done",
+    RowState.ERROR: "error",
+    RowState.DENIED: "denied",
+    RowState.CANCELLED: "cancelled",
+    RowState.INTERRUPTED: "interrupted",
+}
+
+
+@dataclass
+class MessageItem:
+    role: str  # "user" | "assistant" | "notice" | "error"
+    text: str
+    streaming: bool = False
+
+
+@dataclass
+class ToolItem:
+    call_id: str
+    name: str
+    display_name: str
+    source: str  # "builtin" | "mcp:<server>" | "unknown"
+    arguments: dict[str, Any] | None
+    state: RowState = RowState.RUNNING
+    started_at: float | None = None  # time.monotonic() when it began running
+    duration_ms: float | None = None
+    result: str | None = None
+    change_id: str | None = None
+    reverted: bool = False
+    revertable: bool = False  # a built-in tool that changes the graph
+    revert_error: str | None = None
+
+    @property
+    def can_revert(self) -> bool:
+        return self.revertable and self.state is RowState.DONE and bool(self.change_id) and not self.reverted
+
+    def elapsed_ms(self, now: float | None = None) -> float | None:
+        if self.state is RowState.RUNNING and self.started_at is not None:
+            return ((now if now is not None else time.monotonic()) - self.started_at) * 1000
+        return self.duration_ms
+
+
+ChatItem = MessageItem | ToolItem
+
+
+class ChatModelListener(Protocol):
+    def items_reset(self) -> None: ...
+    def item_inserted(self, index: int) -> None: ...
+    def item_changed(self, index: int) -> None: ...
+
+
+@dataclass
+class ChatModel:
+    items: list[ChatItem] = field(default_factory=list)
+    _listeners: list[ChatModelListener] = field(default_factory=list)
+    _by_call: dict[str, int] = field(default_factory=dict)
+
+    def subscribe(self, listener: ChatModelListener) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: ChatModelListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def reset(self, items: list[ChatItem]) -> None:
+        self.items = items
+        self._by_call = {it.call_id: i for i, it in enumerate(items) if isinstance(it, ToolItem)}
+        for listener in list(self._listeners):
+            listener.items_reset()
+
+    def append(self, item: ChatItem) -> int:
+        self.items.append(item)
+        index = len(self.items) - 1
+        if isinstance(item, ToolItem):
+            self._by_call[item.call_id] = index
+        for listener in list(self._listeners):
+            listener.item_inserted(index)
+        return index
+
+    def changed(self, item: ChatItem) -> None:
+        index = self.index_of(item)
+        if index is None:
+            return
+        for listener in list(self._listeners):
+            listener.item_changed(index)
+
+    def index_of(self, item: ChatItem) -> int | None:
+        if isinstance(item, ToolItem):
+            index = self._by_call.get(item.call_id)
+            if index is not None and self.items[index] is item:
+                return index
+        for i in range(len(self.items) - 1, -1, -1):
+            if self.items[i] is item:
+                return i
+        return None
+
+    def tool(self, call_id: str) -> ToolItem | None:
+        index = self._by_call.get(call_id)
+        item = self.items[index] if index is not None else None
+        return item if isinstance(item, ToolItem) else None
+
+    def tools(self) -> list[ToolItem]:
+        return [it for it in self.items if isinstance(it, ToolItem)]

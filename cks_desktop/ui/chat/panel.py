@@ -1,0 +1,239 @@
+"""The chat dock's content: messages, the find bar, notices, and the composer.
+
+It shows one session's ``ChatController`` at a time; switching sessions swaps
+the controller, while chats elsewhere keep running in the background.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
+
+from cks_desktop.ui.chat.chat_view import ChatView
+from cks_desktop.ui.chat.composer import Composer
+from cks_desktop.ui.chat.controller import ChatController
+from cks_desktop.ui.chat.find import find_matches
+from cks_desktop.ui.chat.markdown_view import MarkdownView
+from cks_desktop.ui.chat.message_widget import MessageWidget
+from cks_desktop.ui.chat.model import ChatModel, ToolItem
+from cks_desktop.ui.chat.tool_row import ToolCallRow
+from cks_desktop.ui.tasks import TaskTracker
+
+
+class _FindBar(QFrame):
+    def __init__(self, panel: "ChatPanel") -> None:
+        super().__init__()
+        self.panel = panel
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        self.edit = QLineEdit()
+        self.edit.setObjectName("chatFind")
+        self.edit.setPlaceholderText("Find in this chat (Enter: next, Shift+Enter: previous, Esc: close)")
+        self.edit.setClearButtonEnabled(True)
+        self.count = QLabel()
+        close = QPushButton("Close")
+        close.setAutoDefault(False)
+        close.clicked.connect(self.hide_bar)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.count)
+        layout.addWidget(close)
+        self.edit.textChanged.connect(lambda _t: self.search(0))
+        self.edit.returnPressed.connect(lambda: self.search(+1))
+        self.edit.installEventFilter(self)
+        self._matches: list[int] = []
+        self._position = -1
+
+    def eventFilter(self, obj: object, event: object) -> bool:  # noqa: N802
+        if isinstance(event, QKeyEvent) and event.type() == QKeyEvent.Type.KeyPress:
+            if event.key() == Qt.Key.Key_Escape:
+                self.hide_bar()
+                return True
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                    and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.search(-1)
+                return True
+        return False
+
+    def show_bar(self) -> None:
+        self.show()
+        self.edit.setFocus()
+        self.edit.selectAll()
+
+    def hide_bar(self) -> None:
+        self.hide()
+        self.panel.composer.input.setFocus()
+
+    def search(self, step: int) -> None:
+        needle = self.edit.text()
+        self._matches = find_matches(self.panel.model.items, needle)
+        if not self._matches:
+            self._position = -1
+            self.count.setText("no matches" if needle.strip() else "")
+            return
+        if step == 0:
+            self._position = len(self._matches) - 1  # newest first, like reading upwards
+        else:
+            self._position = (self._position + step) % len(self._matches)
+        self.count.setText(f"{self._position + 1} of {len(self._matches)}")
+        self.panel.reveal(self._matches[self._position], needle)
+
+
+class ChatPanel(QWidget):
+    settingsRequested = Signal(str)  # settings page: "providers", "agent", "mcp"
+    providerChosen = Signal(str, str)
+    useOllamaRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatPanel")
+        self.controller: ChatController | None = None
+        self.model = ChatModel()
+        self.tasks = TaskTracker()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+
+        self.find_bar = _FindBar(self)
+        self.find_bar.hide()
+        layout.addWidget(self.find_bar)
+
+        self.setup_notice = QLabel()
+        self.setup_notice.setObjectName("noProviderNotice")
+        self.setup_notice.setWordWrap(True)
+        self.setup_notice.setTextFormat(Qt.TextFormat.RichText)
+        self.setup_notice.setOpenExternalLinks(False)
+        self.setup_notice.setMargin(10)
+        self.setup_notice.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setup_notice.linkActivated.connect(self._notice_link)
+        layout.addWidget(self.setup_notice)
+
+        self.view = ChatView(self.model)
+        layout.addWidget(self.view, 1)
+
+        self.empty_label = QLabel("Start by asking the assistant something about this session, for example "
+                                  "“Add the people and places from this text: …”.")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setMargin(10)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout.addWidget(self.empty_label)
+
+        self.limit_banner = QFrame()
+        self.limit_banner.setObjectName("limitBanner")
+        self.limit_banner.setFrameShape(QFrame.Shape.StyledPanel)
+        banner = QHBoxLayout(self.limit_banner)
+        banner.setContentsMargins(8, 4, 8, 4)
+        self.limit_label = QLabel("The assistant reached the iteration limit for one reply.")
+        self.limit_label.setWordWrap(True)
+        self.continue_button = QPushButton("Continue")
+        self.continue_button.setObjectName("continueButton")
+        self.continue_button.setAutoDefault(False)
+        banner.addWidget(self.limit_label, 1)
+        banner.addWidget(self.continue_button)
+        self.limit_banner.hide()
+        layout.addWidget(self.limit_banner)
+
+        self.composer = Composer()
+        layout.addWidget(self.composer)
+
+        self.composer.sendClicked.connect(self._send)
+        self.composer.stopClicked.connect(self.stop)
+        self.composer.providerChosen.connect(self.providerChosen)
+        self.continue_button.clicked.connect(self._continue)
+        self.view.revertRequested.connect(self._revert)
+        self.set_setup_notice(None)
+        self._sync()
+
+    # -- which chat --------------------------------------------------------------
+    def set_controller(self, controller: ChatController | None) -> None:
+        if self.controller is controller:
+            return
+        if self.controller is not None:
+            self.controller.unsubscribe(self._sync)
+            self.controller.model.unsubscribe(self)
+        self.controller = controller
+        self.model = controller.model if controller is not None else ChatModel()
+        self.model.subscribe(self)  # for the empty-chat hint
+        self._set_view_model(self.model)
+        if controller is not None:
+            controller.subscribe(self._sync)
+            if not controller.loaded:
+                controller.load()
+        self._sync()
+
+    def _set_view_model(self, model: ChatModel) -> None:
+        self.view.model.unsubscribe(self.view)
+        self.view.model = model
+        model.subscribe(self.view)
+        self.view.items_reset()
+
+    # ChatModelListener (only to toggle the hint)
+    def items_reset(self) -> None:
+        self._sync()
+
+    def item_inserted(self, index: int) -> None:
+        if index == 0:
+            self._sync()
+
+    def item_changed(self, index: int) -> None:
+        pass
+
+    def _sync(self) -> None:
+        controller = self.controller
+        running = controller is not None and controller.running
+        self.composer.set_running(running)
+        self.composer.setEnabled(controller is not None)
+        self.limit_banner.setVisible(controller is not None and controller.limit_reached)
+        self.empty_label.setVisible(controller is not None and not self.model.items)
+        self.view.setVisible(controller is None or bool(self.model.items))
+        if controller is None:
+            self.empty_label.setText("Create or pick a session to chat.")
+            self.empty_label.show()
+
+    # -- actions -------------------------------------------------------------------
+    def _send(self, text: str) -> None:
+        if self.controller is not None:
+            self.view.scroll_to_bottom()
+            self.controller.send(text)
+
+    def _continue(self) -> None:
+        if self.controller is not None:
+            self.controller.continue_()
+
+    def stop(self) -> bool:
+        return self.controller.stop() if self.controller is not None else False
+
+    def _revert(self, item: object) -> None:
+        if self.controller is not None and isinstance(item, ToolItem):
+            self.tasks.spawn(self.controller.revert(item), name="revert")
+
+    def focus_input(self) -> None:
+        self.composer.input.setFocus()
+
+    def show_find(self) -> None:
+        self.find_bar.show_bar()
+
+    def reveal(self, index: int, needle: str) -> None:
+        self.view.scroll_to_index(index)
+        widget = self.view.widget_for(index)
+        if isinstance(widget, ToolCallRow):
+            widget.set_expanded(True)
+        elif isinstance(widget, MessageWidget):
+            view: MarkdownView = widget.view
+            cursor = view.textCursor()
+            cursor.movePosition(cursor.MoveOperation.Start)
+            view.setTextCursor(cursor)
+            view.find(needle)
+
+    # -- set-up notice -------------------------------------------------------------
+    def set_setup_notice(self, html: str | None) -> None:
+        """Shown when no provider is set up (the text comes from ``ui/chat/setup.py``)."""
+        self.setup_notice.setVisible(bool(html))
+        if html:
+            self.setup_notice.setText(html)
+
+    def _notice_link(self, link: str) -> None:
+        if link == "use-ollama":
+            self.useOllamaRequested.emit()
+        elif link.startswith("settings:"):
+            self.settingsRequested.emit(link.split(":", 1)[1])

@@ -1,0 +1,185 @@
+"""Turns agent events and saved transcripts into chat items (Qt-free).
+
+Live: ``handle(event)`` for each event ``ai_chat`` emits. Reopening a session:
+``load(history)`` rebuilds the same items from the transcript's messages and
+per-call records, so rows come back exactly as they were (state, duration,
+change, reverted). The view knows nothing of providers or the registry; the
+presenter asks ``is_revertable(name, source)`` whether a row gets "Revert".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from cks_desktop.agent import events as ev
+from cks_desktop.agent.transcript import SavedMessage
+from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
+
+Revertable = Callable[[str, str], bool]
+
+
+def _state_of(value: str) -> RowState:
+    try:
+        return RowState(value)
+    except ValueError:
+        return RowState.ERROR
+
+
+class ChatPresenter:
+    def __init__(self, model: ChatModel, is_revertable: Revertable = lambda name, source: False) -> None:
+        self.model = model
+        self._is_revertable = is_revertable
+        self._streaming: MessageItem | None = None
+        self.running = False
+        self.limit_reached = False
+        self._last_error: str | None = None
+
+    # -- live events --------------------------------------------------------
+    def add_user(self, text: str) -> None:
+        self.limit_reached = False
+        self._streaming = None
+        self.model.append(MessageItem("user", text))
+
+    def started(self) -> None:
+        self.running = True
+        self.limit_reached = False
+        self._last_error = None
+
+    def handle(self, event: ev.AgentEvent) -> None:
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_turn_started(self, event: ev.TurnStarted) -> None:
+        self._end_stream()
+
+    def _on_text_delta(self, event: ev.TextDelta) -> None:
+        if self._streaming is None:
+            self._streaming = MessageItem("assistant", "", streaming=True)
+            self.model.append(self._streaming)
+        self._streaming.text += event.text
+        self.model.changed(self._streaming)
+
+    def _on_assistant_message(self, event: ev.AssistantMessage) -> None:
+        text = event.message.text
+        if event.notice:
+            self._end_stream()
+            if text and text != self._last_error:
+                self.model.append(MessageItem("notice", text))
+            return
+        if self._streaming is not None:
+            self._streaming.text = text or self._streaming.text
+            self._end_stream()
+        elif text:
+            self.model.append(MessageItem("assistant", text))
+
+    def _end_stream(self) -> None:
+        item, self._streaming = self._streaming, None
+        if item is not None:
+            item.streaming = False
+            self.model.changed(item)
+
+    def _on_tool_call_started(self, event: ev.ToolCallStarted) -> None:
+        self._end_stream()
+        self.model.append(ToolItem(
+            call_id=event.call_id, name=event.name, display_name=event.display_name, source=event.source,
+            arguments=event.arguments, state=RowState.RUNNING, started_at=time.monotonic(),
+            revertable=self._is_revertable(event.name, event.source)))
+
+    def _on_approval_requested(self, event: ev.ApprovalRequested) -> None:
+        item = self.model.tool(event.call_id)
+        if item is not None:
+            item.state = RowState.PENDING_APPROVAL
+            self.model.changed(item)
+
+    def _on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
+        item = self.model.tool(event.call_id)
+        if item is None:
+            return
+        if event.decision == "deny":
+            item.state = RowState.DENIED
+        elif event.decision == "cancelled":
+            item.state = RowState.CANCELLED
+        else:
+            item.state = RowState.RUNNING
+        self.model.changed(item)
+
+    def _on_tool_call_finished(self, event: ev.ToolCallFinished) -> None:
+        item = self.model.tool(event.call_id)
+        if item is None:
+            return
+        item.state = _state_of(event.state)
+        item.duration_ms = event.duration_ms  # the same number the transcript keeps for this row
+        item.result = event.result.content
+        item.change_id = event.change_id
+        self.model.changed(item)
+
+    def _on_error(self, event: ev.ErrorEvent) -> None:
+        self._end_stream()
+        self._last_error = event.message
+        self.model.append(MessageItem("error", event.message))
+
+    def _on_iteration_limit(self, event: ev.IterationLimit) -> None:
+        self.limit_reached = True
+
+    def _on_finished(self, event: ev.Finished) -> None:
+        self._end_stream()
+        self.running = False
+        for item in self.model.tools():  # nothing may look "running" after the turn ended
+            if not item.state.finished:
+                item.state = RowState.CANCELLED
+                self.model.changed(item)
+
+    def cancelled(self) -> None:
+        """The turn was stopped (the loop also sends Finished("cancelled"), this is the backstop)."""
+        self._on_finished(ev.Finished("cancelled"))
+
+    # -- reverts -------------------------------------------------------------
+    def reverted(self, item: ToolItem, ok: bool, error: str | None = None) -> None:
+        item.reverted = ok
+        item.revert_error = None if ok else error
+        self.model.changed(item)
+
+    # -- restoring a saved chat ---------------------------------------------
+    def load(self, history: Sequence[SavedMessage]) -> None:
+        self._streaming = None
+        self.running = False
+        items: list[ChatItem] = []
+        by_call: dict[str, ToolItem] = {}
+        last_notice_limit = False
+        for saved in history:
+            message = saved.message
+            if message.role == "user":
+                items.append(MessageItem("user", message.text))
+                last_notice_limit = False
+            elif message.role == "assistant":
+                if message.text:
+                    items.append(MessageItem("notice" if saved.notice else "assistant", message.text))
+                last_notice_limit = saved.notice and "iteration limit" in message.text
+                records = {c.call_id: c for c in saved.calls}
+                for part in message.tool_calls:
+                    record = records.get(part.id)
+                    source = record.source if record else "unknown"
+                    item = ToolItem(
+                        call_id=part.id, name=part.name,
+                        display_name=record.display_name if record else part.name, source=source,
+                        arguments=part.arguments,
+                        state=_state_of(record.state) if record else RowState.DONE,
+                        duration_ms=record.duration_ms if record else None,
+                        change_id=record.change_id if record else None,
+                        reverted=record.reverted if record else False,
+                        revertable=self._is_revertable(part.name, source))
+                    items.append(item)
+                    by_call[part.id] = item
+            elif message.role == "tool":
+                for result in message.tool_results:
+                    item = by_call.get(result.call_id)
+                    if item is None:
+                        continue
+                    item.result = result.content
+                    if item.state is RowState.DONE and result.is_error:
+                        item.state = RowState.ERROR
+        self.limit_reached = last_notice_limit
+        self.model.reset(items)
+

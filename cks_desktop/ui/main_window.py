@@ -1,0 +1,371 @@
+"""The main window: composition only.
+
+Sessions on the left, the graph in the centre, the chat dock on the right,
+the status bar at the bottom; menus and shortcuts; the quit question. Each
+feature's logic lives in its own folder; this file builds them and connects a
+few app-level signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QUrl, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
+
+from cks_desktop import APP_NAME, __version__
+from cks_desktop.tools.approval import Approver
+from cks_desktop.ui.approval.approver import GuiApprover
+from cks_desktop.ui.approval.dialog import dialog_presenter
+from cks_desktop.ui.bridge import EventBridge
+from cks_desktop.ui.chat.controller import ChatController, ChatServices
+from cks_desktop.ui.chat.panel import ChatPanel
+from cks_desktop.ui.chat.setup import setup_notice_html
+from cks_desktop.ui.dialogs import confirm
+from cks_desktop.ui.graph.object_list import ObjectListView
+from cks_desktop.ui.services import AppServices
+from cks_desktop.ui.sessions.presenter import SessionsPresenter
+from cks_desktop.ui.sessions.sidebar import SessionsSidebar
+from cks_desktop.ui.status import StatusWidgets
+from cks_desktop.ui.tasks import TaskTracker
+
+log = logging.getLogger(__name__)
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+
+
+class MainWindow(QMainWindow):
+    quitRequested = Signal()
+    approvalDialogOpened = Signal(object)  # the ApprovalDialog, once it is on screen
+    settingsDialogOpened = Signal(object)
+
+    def __init__(self, services: AppServices, *, approver: Approver | None = None) -> None:
+        super().__init__()
+        self.services = services
+        self.tasks = TaskTracker()
+        self._quitting = False
+        self._ollama_running: bool | None = None  # None: not probed yet
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(APP_NAME)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
+
+        self.gui_approver = GuiApprover(dialog_presenter(lambda: self, self._session_title,
+                                                         on_open=self.approvalDialogOpened.emit))
+        self.approver: Approver = approver or self.gui_approver
+        self.controllers: dict[str, ChatController] = {}
+
+        # core events → GUI thread
+        self.store_bridge = EventBridge(self)
+        self.store_bridge.attach(services.store.subscribe)
+        self.mcp_bridge = EventBridge(self)
+
+        # centre: the graph (a list of objects until the graph view lands)
+        self.graph_view = ObjectListView(services.store)
+        self.setCentralWidget(self.graph_view)
+
+        # left: sessions
+        self.sessions = SessionsPresenter(services.store)
+        self.sidebar = SessionsSidebar(self.sessions, self.tasks)
+        self.sessions_dock = self._dock("Sessions", "sessionsDock", self.sidebar,
+                                        Qt.DockWidgetArea.LeftDockWidgetArea)
+
+        # right: chat
+        self.chat_panel = ChatPanel()
+        self.chat_panel.tasks = self.tasks
+        self.chat_dock = self._dock("Chat", "chatDock", self.chat_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+
+        # bottom: status
+        self.status = StatusWidgets()
+        self.statusBar().addPermanentWidget(self.status)
+        self.statusBar().setObjectName("statusBar")
+
+        self._build_menus()
+        self._connect()
+        self._apply_ui_settings()
+        self.sessions.refresh()
+        self._restore_layout()
+        self._refresh_provider()
+        self._open_initial_session()
+
+    # -- building ----------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, menu: Any, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
+                name: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if name:
+            action.setObjectName(name)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_session_action = self._action(file_menu, "&New session", self.sidebar.create_session,
+                                               "Ctrl+N", "newSessionAction")
+        file_menu.addSeparator()
+        self.settings_action = self._action(file_menu, "&Settings…", lambda: self.open_settings(),
+                                            "Ctrl+,", "settingsAction")
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        file_menu.addSeparator()
+        quit_action = self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quitAction")
+        quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+
+        edit_menu = bar.addMenu("&Edit")
+        self.find_action = self._action(edit_menu, "&Find in chat…", self._find, "Ctrl+F", "findAction")
+
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.sessions_dock.toggleViewAction())
+        chat_toggle = self.chat_dock.toggleViewAction()
+        chat_toggle.setObjectName("toggleChatAction")
+        view_menu.addAction(chat_toggle)
+
+        chat_menu = bar.addMenu("&Chat")
+        self.send_action = self._action(chat_menu, "&Send", self._send_shortcut, "Ctrl+Return", "sendAction")
+        self.stop_action = self._action(chat_menu, "S&top", self._stop_shortcut, None, "stopAction")
+        self.stop_action.setToolTip("Stop the running answer (Esc)")
+        # Esc only while this window has focus: dialogs keep their own Esc (= Cancel / Deny).
+        self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self._esc.activated.connect(self._stop_shortcut)
+
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "Open the &log folder", self._open_logs)
+        self._action(help_menu, f"&About {APP_NAME}", self._about)
+
+    def _connect(self) -> None:
+        self.store_bridge.event.connect(self.sessions.on_store_event)
+        self.store_bridge.event.connect(self.graph_view.on_store_event)
+        self.sidebar.sessionActivated.connect(self.open_session)
+        self.sidebar.sessionDeleted.connect(self._forget_session)
+        self.chat_panel.settingsRequested.connect(lambda page: self.open_settings(page))
+        self.chat_panel.providerChosen.connect(self._provider_chosen)
+        self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))
+        self.status.providerClicked.connect(lambda: self.open_settings("providers"))
+        self.status.serverClicked.connect(lambda name: self.open_settings("mcp", name))
+        self.mcp_bridge.event.connect(self.status.on_status_event)
+        self.services.providers.subscribe(self._refresh_provider)
+
+    # -- sessions ----------------------------------------------------------------
+    def _session_title(self, session_id: str) -> str:
+        return self.sessions.title_of(session_id)
+
+    def _open_initial_session(self) -> None:
+        last = str(self.services.settings.data["ui"].get("last_session") or "")
+        target = last if self.sessions.get(last) else (self.sessions.sessions[0].id if self.sessions.sessions else "")
+        if target:
+            self.sidebar.select(target)
+        else:
+            self.open_session("")
+
+    def controller_for(self, session_id: str) -> ChatController:
+        controller = self.controllers.get(session_id)
+        if controller is None:
+            s = self.services
+            controller = ChatController(session_id, ChatServices(
+                store=s.store, registry=s.registry, transcripts=s.transcripts, approver=self.approver,
+                providers=s.providers, settings=s.settings))
+            self.controllers[session_id] = controller
+        return controller
+
+    def open_session(self, session_id: str) -> None:
+        self.graph_view.show_session(session_id)
+        self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
+        title = self._session_title(session_id)
+        self.setWindowTitle(f"{title} — {APP_NAME}" if title else APP_NAME)
+        if session_id:
+            self.services.settings.data["ui"]["last_session"] = session_id
+        if self.sidebar.current_id != session_id and session_id:
+            self.sidebar.select(session_id)
+
+    @property
+    def current_session(self) -> str:
+        return self.sidebar.current_id
+
+    def _forget_session(self, session_id: str) -> None:
+        controller = self.controllers.pop(session_id, None)
+        if controller is not None:
+            controller.stop()
+
+    # -- chat ----------------------------------------------------------------------
+    def _send_shortcut(self) -> None:
+        self.chat_panel.composer.submit()
+
+    def _stop_shortcut(self) -> None:
+        if not self.chat_panel.stop() and self.chat_panel.find_bar.isVisible():
+            self.chat_panel.find_bar.hide_bar()
+
+    def _find(self) -> None:
+        if not self.chat_dock.isVisible():
+            self.chat_dock.show()
+        self.chat_panel.show_find()
+
+    def _provider_chosen(self, name: str, model: str) -> None:
+        try:
+            self.services.providers.choose(name, model or None)
+        except (ValueError, OSError) as exc:
+            self.statusBar().showMessage(f"Could not switch the provider: {exc}", 8000)
+
+    def _refresh_provider(self) -> None:
+        holder = self.services.providers
+        self.status.set_provider(holder.label())
+        if holder.configured:
+            self.chat_panel.composer.show_provider(holder.name, holder.model)
+            self.chat_panel.set_setup_notice(None)
+        else:
+            self.chat_panel.composer.show_provider("", "")
+            self.chat_panel.set_setup_notice(setup_notice_html(self._ollama_url(), self._ollama_running))
+
+    def _ollama_url(self) -> str:
+        return str(self.services.settings.provider("ollama").get("base_url") or DEFAULT_OLLAMA_URL)
+
+    # -- background start (after the window is painted) ---------------------------
+    async def start_background(self) -> None:
+        """Import and start what is slow: MCP servers, the Ollama probe."""
+        await asyncio.sleep(0)
+        jobs = [self._start_mcp()]
+        if not self.services.providers.configured:
+            jobs.append(self._probe_ollama())
+        await asyncio.gather(*jobs)
+
+    async def _start_mcp(self) -> None:
+        import importlib
+
+        try:
+            # Imported in a worker thread: the MCP SDK takes ~0.7 s to import.
+            await asyncio.to_thread(importlib.import_module, "cks_desktop.mcp.manager")
+            manager = self.services.start_mcp()
+        except Exception as exc:
+            log.exception("MCP could not start")
+            self.statusBar().showMessage(f"MCP servers could not start: {exc}", 10000)
+            return
+        self.mcp_bridge.attach(manager.subscribe)
+        self.mcp_bridge.event.connect(self._mcp_changed)
+        self.status.set_servers(manager.statuses())
+
+    def _mcp_changed(self, _event: object) -> None:
+        if self.services.mcp is not None:
+            self.status.set_servers(self.services.mcp.statuses())
+
+    async def _probe_ollama(self) -> None:
+        from cks_desktop.llm.factory import detect_ollama
+
+        self._ollama_running = await detect_ollama(self._ollama_url())
+        self._refresh_provider()
+
+    # -- settings ------------------------------------------------------------------
+    def open_settings(self, page: str = "", server: str = "") -> None:
+        from cks_desktop.ui.settings.dialog import SettingsDialog
+
+        existing = self.findChild(SettingsDialog)
+        if existing is not None and existing.isVisible():
+            existing.show_page(page, server)
+            existing.raise_()
+            return
+        dialog = SettingsDialog(self.services, self.tasks, self)
+        dialog.saved.connect(self._settings_saved)
+        dialog.show_page(page, server)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.settingsDialogOpened.emit(dialog)
+
+    def _settings_saved(self) -> None:
+        self.services.apply_tool_policies()
+        self.services.providers.invalidate()
+        self._apply_ui_settings()
+
+    def _apply_ui_settings(self) -> None:
+        ui = self.services.settings.data["ui"]
+        self.chat_panel.composer.input.set_enter_sends(bool(ui.get("enter_sends", True)))
+
+    # -- layout memory ------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        ui = self.services.settings.data["ui"]
+        restored = False
+        for key, restore in (("geometry", self.restoreGeometry), ("window_state", self.restoreState)):
+            value = ui.get(key)
+            if isinstance(value, str) and value:
+                try:
+                    restored = bool(restore(QByteArray(base64.b64decode(value)))) or restored
+                except (ValueError, TypeError):
+                    log.warning("ignoring a saved %s that could not be read", key)
+        if not restored:
+            self.resize(1280, 800)
+            self.resizeDocks([self.sessions_dock, self.chat_dock], [220, 460], Qt.Orientation.Horizontal)
+
+    def save_layout(self) -> None:
+        ui = self.services.settings.data["ui"]
+        ui["geometry"] = base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii")
+        ui["window_state"] = base64.b64encode(bytes(self.saveState().data())).decode("ascii")
+        try:
+            self.services.settings.save()
+        except OSError as exc:
+            log.warning("could not save the window layout: %s", exc)
+
+    # -- quitting ------------------------------------------------------------------
+    def running_chats(self) -> list[ChatController]:
+        return [c for c in self.controllers.values() if c.running]
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self._quitting:
+            event.accept()
+            return
+        event.ignore()  # decided asynchronously; the app quits through quitRequested
+        self.tasks.spawn(self.request_quit(), name="quit")
+
+    async def request_quit(self) -> bool:
+        if self.running_chats():
+            ok = await confirm(self, "Quit", "A chat is still answering. Quit anyway?",
+                               informative="The running answer is stopped; what it wrote so far is kept.",
+                               accept_text="Quit")
+            if not ok:
+                return False
+        self._quitting = True
+        self.quitRequested.emit()
+        return True
+
+    async def shutdown(self) -> None:
+        """Stop chats and dialogs, remember the layout, close servers and clients."""
+        self._quitting = True
+        self.save_layout()
+        self.gui_approver.deny_all()
+        running = [c.task for c in self.controllers.values() if c.task is not None and not c.task.done()]
+        for controller in self.controllers.values():
+            controller.stop()
+        if running:
+            await asyncio.wait(running, timeout=5)
+        await self.tasks.cancel_all()
+        self.store_bridge.detach()
+        self.mcp_bridge.detach()
+        await self.services.aclose()
+        self.hide()
+
+    # -- help ------------------------------------------------------------------------
+    def _open_logs(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.log_dir)))
+
+    def _about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle(f"About {APP_NAME}")
+        box.setText(f"<b>{APP_NAME}</b> {__version__}")
+        box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
+                               f"Settings file: {self.services.settings.path}\n"
+                               f"Data: {self.services.paths.database}\nLogs: {self.services.paths.log_dir}\n\n"
+                               "Licensed under the GPL-3.0-or-later.")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+

@@ -1,0 +1,100 @@
+"""``cks-desktop --self-test``: the real window, one scripted chat turn, a verdict.
+
+Runs in a throwaway data folder, offscreen unless a display platform was
+chosen. A tiny in-process provider (no network, no SDK) answers with a tool
+call to ``add_object`` and then a closing sentence; the test checks that the
+chat shows the tool row as done and that the graph has the new object. The
+result is the exit code: 0, or 1 with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
+from cks_desktop.llm.messages import Message, ToolDef
+from cks_desktop.llm.provider import ProviderConfig, ProviderProfile
+
+OBJECT_NAME = "Self-test object"
+CLOSING = "The self-test object is in the graph."
+TIMEOUT = 20.0
+
+
+class SelfTestProvider:
+    """Two turns: call ``add_object``, then say so."""
+
+    def __init__(self) -> None:
+        self.profile = ProviderProfile(name="selftest", display_name="Self-test", needs_api_key=False,
+                                       can_list_models=False)
+        self.config = ProviderConfig(name="selftest", model="scripted")
+        self.turns = 0
+
+    async def list_models(self) -> list[str]:
+        return ["scripted"]
+
+    async def aclose(self) -> None:
+        return None
+
+    def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
+               response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]:
+        self.turns += 1
+        return self._first(tools) if self.turns == 1 else self._second()
+
+    async def _first(self, tools: list[ToolDef]) -> AsyncIterator[StreamEvent]:
+        name = next((t.name for t in tools if t.name == "add_object"), "add_object")
+        arguments = json.dumps({"type": "Check", "name": OBJECT_NAME, "properties": {"source": "self-test"}})
+        for chunk in ("Adding ", "a test object."):
+            await asyncio.sleep(0)
+            yield TextDelta(chunk)
+        yield ToolCallStart(0, "selftest_1", name)
+        yield ToolCallDelta(0, arguments)
+        yield ToolCallDone(0, "selftest_1", name, json.loads(arguments), arguments)
+        yield Usage(1, 1)
+        yield Finish("tool_calls")
+
+    async def _second(self) -> AsyncIterator[StreamEvent]:
+        await asyncio.sleep(0)
+        yield TextDelta(CLOSING)
+        yield Usage(1, 1)
+        yield Finish("stop")
+
+
+def provider_factory(_name: str, _settings: Any, _secrets: Any) -> SelfTestProvider:
+    return SelfTestProvider()
+
+
+async def run_self_test(window: Any) -> tuple[bool, str]:
+    """Drive the window through one chat turn; (ok, reason)."""
+    from cks_desktop.ui.chat.model import RowState
+
+    services = window.services
+    services.settings.default_provider = "ollama"  # any configured name: the factory ignores it
+    services.providers.invalidate()
+    window.sidebar.create_session()
+    session_id = window.current_session
+    if not session_id:
+        return False, "no session could be created"
+    controller = window.controllers[session_id]
+    task = controller.send("Add a test object, please.")
+    if task is None:
+        return False, "the chat did not start"
+    try:
+        await asyncio.wait_for(task, TIMEOUT)
+    except TimeoutError:
+        return False, f"the chat turn did not finish within {TIMEOUT:.0f} s"
+    window.chat_panel.view.flush()
+    rows = window.chat_panel.view.rows()
+    if not rows:
+        return False, "no tool-call row appeared in the chat"
+    row = rows[-1]
+    if row.objectName() != "toolCallRow" or row.item.state is not RowState.DONE:
+        return False, f"the tool-call row ended as {row.item.state.value}: {row.item.result}"
+    if OBJECT_NAME not in window.graph_view.object_names():
+        return False, "the new object did not appear in the graph view"
+    last = controller.model.items[-1]
+    if getattr(last, "text", "") != CLOSING:
+        return False, "the assistant's closing message is missing"
+    return True, "ok"

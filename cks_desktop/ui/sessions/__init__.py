@@ -1,0 +1,1 @@
+"""The sessions sidebar: list, filter, create, rename, delete with confirmation."""

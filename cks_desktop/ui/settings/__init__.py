@@ -1,0 +1,1 @@
+"""The settings dialog: providers, chat and agent, MCP servers."""

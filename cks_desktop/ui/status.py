@@ -1,0 +1,109 @@
+"""The status bar: the active provider/model, and one light per MCP server.
+
+Each light has the server's colour (ready, starting, failed, stopped) and a
+tooltip with the reason; clicking it opens that server in the settings.
+Events arrive through an ``EventBridge`` (GUI thread), duck-typed so this
+module never imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
+
+COLOURS = {
+    "ready": QColor("#2e9d4f"),
+    "starting": QColor("#e0a030"),
+    "restarting": QColor("#e0a030"),
+    "failed": QColor("#d9534f"),
+    "stopped": QColor("#8a8a8a"),
+}
+WORDS = {"ready": "ready", "starting": "starting…", "restarting": "restarting…", "failed": "failed",
+         "stopped": "stopped"}
+
+
+def dot_icon(colour: QColor, size: int = 12) -> QIcon:
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(colour)
+    painter.setPen(colour.darker(130))
+    painter.drawEllipse(1, 1, size - 2, size - 2)
+    painter.end()
+    return QIcon(pixmap)
+
+
+class ServerLight(QToolButton):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.status = "stopped"
+        self.reason = ""
+        self.setObjectName("mcpStatusLight")
+        self.setAutoRaise(True)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.setIconSize(QSize(12, 12))
+        self.setText(name)
+        self.set_status("stopped", "")
+
+    def set_status(self, status: str, reason: str) -> None:
+        self.status, self.reason = status, reason
+        self.setIcon(dot_icon(COLOURS.get(status, COLOURS["stopped"])))
+        tip = f"MCP server “{self.name}”: {WORDS.get(status, status)}"
+        if reason:
+            tip += f"\n{reason}"
+        self.setToolTip(tip + "\nClick to open it in Settings.")
+        self.setAccessibleName(f"MCP server {self.name}")
+        self.setAccessibleDescription(f"{WORDS.get(status, status)}. {reason}".strip())
+
+
+class StatusWidgets(QWidget):
+    """Lives on the right of the status bar."""
+
+    providerClicked = Signal()
+    serverClicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setSpacing(2)
+        self._servers_box = QHBoxLayout()
+        self._servers_box.setSpacing(0)
+        layout.addLayout(self._servers_box)
+        self.provider_button = QToolButton()
+        self.provider_button.setObjectName("providerStatus")
+        self.provider_button.setAutoRaise(True)
+        self.provider_button.setToolTip("The model the chat uses. Click to change it in Settings.")
+        self.provider_button.clicked.connect(self.providerClicked)
+        layout.addWidget(self.provider_button)
+        self.lights: dict[str, ServerLight] = {}
+
+    def set_provider(self, label: str) -> None:
+        self.provider_button.setText(label)
+        self.provider_button.setAccessibleName(f"Model provider: {label}")
+
+    def set_servers(self, states: list[Any]) -> None:
+        """Rebuild the lights from ``McpManager.statuses()`` rows (name, status, reason, enabled)."""
+        wanted = [s for s in states if getattr(s, "enabled", True) or str(s.status) == "failed"]
+        names = [s.name for s in wanted]
+        for name in list(self.lights):
+            if name not in names:
+                self.lights.pop(name).deleteLater()
+        for state in wanted:
+            light = self.lights.get(state.name)
+            if light is None:
+                light = ServerLight(state.name)
+                light.clicked.connect(lambda _checked=False, n=state.name: self.serverClicked.emit(n))
+                self.lights[state.name] = light
+                self._servers_box.addWidget(light)
+            light.set_status(str(state.status), state.reason)
+
+    def on_status_event(self, event: Any) -> None:
+        light = self.lights.get(getattr(event, "server", ""))
+        if light is not None:
+            light.set_status(str(event.status), event.reason)

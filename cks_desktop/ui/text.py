@@ -1,0 +1,70 @@
+"""Plain-text helpers shared by the chat rows and the approval dialog (Qt-free).
+
+Arguments and results are shown exactly: pretty JSON, never truncated. Only
+the one-line summaries in collapsed rows are shortened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SCOPE_WORDS = {
+    "graph.read": "read this session's graph",
+    "graph.mutate": "change this session's graph",
+    "fs.read": "read files in the folders you allowed",
+    "code.execute": "run code on this computer",
+    "net.fetch": "use the network",
+    "provider.call": "send text to the AI model",
+}
+
+
+def pretty_json(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def summarize_arguments(arguments: Any, limit: int = 100) -> str:
+    """``name="Alice", type="Person", properties={…}`` — a glance, not the full story."""
+    if not isinstance(arguments, dict):
+        return one_line(str(arguments), limit)
+    parts: list[str] = []
+    for key, value in arguments.items():
+        if isinstance(value, str):
+            shown = json.dumps(one_line(value, 40), ensure_ascii=False)
+        elif isinstance(value, dict):
+            shown = "{…}" if value else "{}"
+        elif isinstance(value, list):
+            shown = f"[{len(value)} item{'s' if len(value) != 1 else ''}]"
+        else:
+            shown = json.dumps(value, default=str)
+        parts.append(f"{key}={shown}")
+    return one_line(", ".join(parts), limit)
+
+
+def format_duration(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def describe_scopes(scopes: Any) -> list[str]:
+    out = []
+    for scope in sorted(str(s) for s in scopes):
+        out.append(f"{scope} — {SCOPE_WORDS.get(scope, scope)}")
+    return out

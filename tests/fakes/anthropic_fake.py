@@ -1,0 +1,140 @@
+"""A fake Anthropic Messages API that speaks the real SSE stream.
+
+``POST /v1/messages`` answers each request with the next queued ``Turn``:
+``event:``/``data:`` pairs (``message_start``, a ``ping``, a text block of
+``text_delta``s, ``tool_use`` blocks whose input arrives as ``input_json_delta``
+fragments — an empty one first, as the API does, then the JSON split mid-token —
+``message_delta`` with the stop reason and usage, ``message_stop``). A request
+that forces a tool (``tool_choice: {"type": "tool"}``, how ``respond_json`` asks
+Anthropic for JSON) gets the turn's text as that tool's input, which is what the
+model does. Statuses come with Anthropic's error bodies (and ``retry-after``);
+``error_mid_stream`` sends ``event: error``. ``GET /v1/models`` lists models.
+The fake accepts any ``Authorization: Bearer`` key (STACK.md R5).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from tests.fakes.http import FakeServer, RecordedRequest, Responder, split_text
+from tests.fakes.script import Turn
+
+_ERRORS: dict[int, tuple[str, str]] = {
+    400: ("invalid_request_error", "messages: at least one message is required"),
+    401: ("authentication_error", "invalid x-api-key"),
+    403: ("permission_error", "Your API key does not have permission to use the specified resource."),
+    404: ("not_found_error", "model: {model}"),
+    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    500: ("api_error", "Internal server error"),
+    529: ("overloaded_error", "Overloaded"),
+}
+_STOP = {"length": "max_tokens", "stop": "end_turn", "tool_calls": "tool_use"}
+
+
+def error_body(status: int, model: str, error_type: str | None = None) -> dict[str, Any]:
+    etype, message = _ERRORS.get(status, ("api_error", "Internal server error"))
+    if error_type:
+        etype, message = error_type, error_type.replace("_", " ").capitalize()
+    return {"type": "error", "error": {"type": etype, "message": message.format(model=model)},
+            "request_id": "req_fake" + secrets.token_hex(6)}
+
+
+def _sse(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
+class FakeAnthropic(FakeServer):
+    name = "anthropic"
+    default_model = "claude-test"
+
+    def is_generation(self, request: RecordedRequest) -> bool:
+        return request.method == "POST" and request.path == "/v1/messages"
+
+    def handle(self, request: RecordedRequest, out: Responder) -> None:
+        if request.method == "GET" and request.path == "/v1/models":
+            data = [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                    for m in (self.default_model, "claude-other")]
+            out.json(200, {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+            return
+        if not self.is_generation(request):
+            out.json(404, {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}})
+            return
+        turn = self.next_turn()
+        if turn is None:
+            self.out_of_turns(out)
+            return
+        body = request.body or {}
+        model = str(body.get("model", self.default_model))
+        if turn.status is not None:
+            headers = {"request-id": "req_fake"}
+            if turn.retry_after is not None:
+                headers["retry-after"] = f"{turn.retry_after:g}"
+            out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
+            return
+        self._stream(turn, body, model, out)
+
+    def _stream(self, turn: Turn, body: dict[str, Any], model: str, out: Responder) -> None:
+        out.begin("text/event-stream", {"request-id": "req_fake"})
+        out.send(_sse("message_start", {"type": "message_start", "message": {
+            "id": "msg_fake" + secrets.token_hex(6), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": turn.input_tokens, "output_tokens": 1}}}))
+        out.send(_sse("ping", {"type": "ping"}))
+        choice = body.get("tool_choice") or {}
+        forced = choice.get("name") if choice.get("type") == "tool" else None
+        index = 0
+        if turn.text and forced is None:
+            out.send(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                  "content_block": {"type": "text", "text": ""}}))
+            for chunk in turn.text:
+                out.send(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "text_delta", "text": chunk}}))
+            if self._interrupt(turn, out):
+                return
+            out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+        elif forced is not None:
+            self._tool_block(out, index, "toolu_fake" + secrets.token_hex(6), forced, list(turn.text))
+            index += 1
+            if self._interrupt(turn, out):
+                return
+        elif self._interrupt(turn, out):
+            return
+        for call in turn.tool_calls:
+            raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments or {})
+            call_id = call.id or "toolu_fake" + secrets.token_hex(8)
+            self._tool_block(out, index, call_id, call.name, split_text(raw, turn.split_arguments))
+            index += 1
+        stop = _STOP.get(turn.finish_reason or "", turn.finish_reason) if turn.finish_reason else (
+            "tool_use" if turn.tool_calls or forced else "end_turn")
+        out.send(_sse("message_delta", {"type": "message_delta",
+                                        "delta": {"stop_reason": stop, "stop_sequence": None},
+                                        "usage": {"output_tokens": turn.output_tokens}}))
+        out.send(_sse("message_stop", {"type": "message_stop"}))
+        out.end()
+
+    def _tool_block(self, out: Responder, index: int, call_id: str, name: str, fragments: list[str]) -> None:
+        out.send(_sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": call_id, "name": name, "input": {}}}))
+        for fragment in ["", *fragments]:
+            out.send(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "input_json_delta", "partial_json": fragment}}))
+        out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+
+    def _interrupt(self, turn: Turn, out: Responder) -> bool:
+        """Mid-stream error, cut or stall after the text; True when the response is over."""
+        if turn.error_mid_stream:
+            out.send(_sse("error", {"type": "error", "error": {
+                "type": turn.error_mid_stream, "message": turn.error_mid_stream.replace("_", " ").capitalize()}}))
+            out.end()
+            return True
+        if turn.cut_after_text:
+            out.cut()
+            return True
+        if turn.stall_after_text:
+            out.stall()
+            return True
+        return False

@@ -1,0 +1,134 @@
+"""A fake OpenAI Chat Completions API (``/v1``) that speaks the real SSE stream.
+
+``POST /v1/chat/completions`` answers with ``data: <chunk>`` lines and a final
+``data: [DONE]``: a role chunk, one chunk per text piece, tool calls as
+fragments keyed by ``index`` (the first carries ``id``, ``type`` and the name
+with empty arguments, the rest carry argument pieces split mid-token), a chunk
+with ``finish_reason``, and — when the request asked for
+``stream_options.include_usage`` — a usage chunk with no choices.
+``interleave_calls=True`` streams the fragments of several calls interleaved,
+as parallel calls may arrive. Errors carry OpenAI's ``{"error": {...}}`` bodies
+and ``retry-after``; ``error_mid_stream`` sends an ``{"error": ...}`` data line.
+``GET /v1/models`` lists models. ``base_url`` includes ``/v1``, as the SDK expects.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from tests.fakes.http import FakeServer, RecordedRequest, Responder, split_text
+from tests.fakes.script import Turn
+
+_ERRORS: dict[int, tuple[str, str, str | None]] = {
+    400: ("invalid_request_error", "Invalid request.", None),
+    401: ("invalid_request_error", "Incorrect API key provided: test. You can find your API key at "
+          "https://platform.openai.com/account/api-keys.", "invalid_api_key"),
+    403: ("invalid_request_error", "You are not allowed to sample from this model.", None),
+    404: ("invalid_request_error", "The model `{model}` does not exist or you do not have access to it.",
+          "model_not_found"),
+    429: ("requests", "Rate limit reached for requests. Please try again in 20ms.", "rate_limit_exceeded"),
+    500: ("server_error", "The server had an error while processing your request. Sorry about that!", None),
+    503: ("server_error", "The engine is currently overloaded, please try again later.", None),
+}
+
+
+def error_body(status: int, model: str) -> dict[str, Any]:
+    etype, message, code = _ERRORS.get(status, ("server_error", "Internal error.", None))
+    return {"error": {"message": message.format(model=model), "type": etype, "param": None, "code": code}}
+
+
+class FakeOpenAI(FakeServer):
+    name = "openai"
+    default_model = "gpt-test"
+
+    def __init__(self, *, chunk_delay: float = 0.0, interleave_calls: bool = False) -> None:
+        super().__init__(chunk_delay=chunk_delay)
+        self.interleave_calls = interleave_calls
+
+    @property
+    def base_url(self) -> str:
+        return self.origin + "/v1"
+
+    def is_generation(self, request: RecordedRequest) -> bool:
+        return request.method == "POST" and request.path == "/v1/chat/completions"
+
+    def handle(self, request: RecordedRequest, out: Responder) -> None:
+        if request.method == "GET" and request.path == "/v1/models":
+            out.json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"}
+                for m in (self.default_model, "gpt-other")]})
+            return
+        if not self.is_generation(request):
+            out.json(404, {"error": {"message": "Unknown request URL", "type": "invalid_request_error",
+                                     "param": None, "code": "unknown_url"}})
+            return
+        turn = self.next_turn()
+        if turn is None:
+            self.out_of_turns(out)
+            return
+        body = request.body or {}
+        model = str(body.get("model", self.default_model))
+        if turn.status is not None:
+            headers = {"x-request-id": "req_fake"}
+            if turn.retry_after is not None:
+                headers["retry-after"] = f"{turn.retry_after:g}"
+            out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
+            return
+        self._stream(turn, body, model, out)
+
+    def _stream(self, turn: Turn, body: dict[str, Any], model: str, out: Responder) -> None:
+        ident, created = "chatcmpl-fake" + secrets.token_hex(6), int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            data = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+                    "system_fingerprint": None,
+                    "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+            return f"data: {json.dumps(data)}\n\n"
+
+        out.begin("text/event-stream", {"x-request-id": "req_fake"})
+        out.send(chunk({"role": "assistant", "content": "", "refusal": None}))
+        for piece in turn.text:
+            out.send(chunk({"content": piece}))
+        if turn.error_mid_stream:
+            out.send("data: " + json.dumps({"error": {
+                "message": "The server is overloaded; please try again later.", "type": "server_error",
+                "param": None, "code": None}}) + "\n\n")
+            out.end()
+            return
+        if turn.cut_after_text:
+            out.cut()
+            return
+        if turn.stall_after_text:
+            out.stall()
+            return
+        streams = []
+        for index, call in enumerate(turn.tool_calls):
+            raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments or {})
+            head = {"index": index, "id": call.id or "call_fake" + secrets.token_hex(8), "type": "function",
+                    "function": {"name": call.name, "arguments": ""}}
+            tail = [{"index": index, "function": {"arguments": piece}}
+                    for piece in split_text(raw, turn.split_arguments)]
+            streams.append([head, *tail])
+        for fragment in _order(streams, self.interleave_calls):
+            out.send(chunk({"tool_calls": [fragment]}))
+        finish = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
+        out.send(chunk({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": turn.input_tokens, "completion_tokens": turn.output_tokens,
+                     "total_tokens": turn.input_tokens + turn.output_tokens}
+            out.send("data: " + json.dumps({"id": ident, "object": "chat.completion.chunk", "created": created,
+                                            "model": model, "choices": [], "usage": usage}) + "\n\n")
+        out.send("data: [DONE]\n\n")
+        out.end()
+
+
+def _order(streams: list[list[dict[str, Any]]], interleave: bool) -> list[dict[str, Any]]:
+    if not interleave:
+        return [f for s in streams for f in s]
+    result: list[dict[str, Any]] = []
+    for step in range(max((len(s) for s in streams), default=0)):
+        result += [s[step] for s in streams if step < len(s)]
+    return result

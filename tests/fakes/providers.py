@@ -1,0 +1,62 @@
+"""One door to the four fake servers, for tests that run a scenario on every provider.
+
+    from tests.fakes.providers import PROVIDER_NAMES, make_fake, provider_for
+    from tests.fakes.script import Turn, call_turn, text_turn
+
+    @pytest.mark.parametrize("provider_name", PROVIDER_NAMES)
+    @pytest.mark.asyncio
+    async def test_something(provider_name):
+        with make_fake(provider_name) as fake:          # a started server on 127.0.0.1:<free port>
+            fake.queue(call_turn("add_object", {"name": "Alice"}), text_turn("Done."))
+            provider = provider_for(fake)               # the real adapter + SDK, pointed at the fake
+            try:
+                ...                                     # stream / ai_chat / respond_json
+            finally:
+                await provider.aclose()
+            fake.requests[-1].body                      # what the SDK sent (parsed JSON)
+
+``provider_for`` builds the adapter with api_key "test", ``max_retries=0`` and a
+short timeout unless told otherwise; pass ``max_retries=2`` to let the SDK retry
+(the Ollama and Gemini backoffs are set to a few milliseconds). Wire names in
+``Turn``s are what the model sends; the fakes never check the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cks_desktop.llm.factory import adapter_for
+from cks_desktop.llm.provider import Provider, ProviderConfig
+
+from tests.fakes.anthropic_fake import FakeAnthropic
+from tests.fakes.gemini_fake import FakeGemini
+from tests.fakes.http import FakeServer
+from tests.fakes.ollama_fake import FakeOllama
+from tests.fakes.openai_fake import FakeOpenAI
+
+PROVIDER_NAMES = ["anthropic", "ollama", "openai", "gemini"]
+FAKES: dict[str, type[FakeServer]] = {
+    "anthropic": FakeAnthropic,
+    "ollama": FakeOllama,
+    "openai": FakeOpenAI,
+    "gemini": FakeGemini,
+}
+
+
+def make_fake(name: str, **kwargs: Any) -> FakeServer:
+    """A started fake for provider ``name`` (use it in a ``with`` block to stop it)."""
+    return FAKES[name](**kwargs).start()
+
+
+def provider_config_for(fake: FakeServer, *, model: str | None = None, max_retries: int = 0,
+                        timeout: float = 5.0, api_key: str | None = "test",
+                        options: dict[str, Any] | None = None) -> ProviderConfig:
+    merged: dict[str, Any] = {"retry_initial_delay": 0.005}
+    merged.update(options or {})
+    return ProviderConfig(name=fake.name, model=model or fake.default_model, base_url=fake.base_url,
+                          api_key=api_key, timeout=timeout, max_retries=max_retries, options=merged)
+
+
+def provider_for(fake: FakeServer, **kwargs: Any) -> Provider:
+    """The real adapter for ``fake.name``, talking to ``fake`` (see ``provider_config_for``)."""
+    return adapter_for(provider_config_for(fake, **kwargs))
