@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cks_desktop.graph.sqlite_util import dumps, now_iso
+from cks_desktop.graph.sqlite_util import dumps, now_iso, search_text
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.ids import new_id
 
@@ -47,9 +47,9 @@ def make_relation_ends(n_objects: int, n_relations: int, rng: random.Random) -> 
 
 
 def insert_via_apply(store: GraphStore, session_id: str, objects: list[dict[str, Any]],
-                     ends: list[tuple[int, int, str]]) -> tuple[float, list[str]]:
+                     ends: list[tuple[int, int, str]]) -> tuple[tuple[float, float], list[str]]:
     ids: list[str] = []
-    start = time.perf_counter()
+    start = (time.perf_counter(), time.process_time())
     for i in range(0, len(objects), BATCH):
         chunk = objects[i:i + BATCH]
         created = store.apply(session_id, chunk, "bench").created
@@ -57,29 +57,39 @@ def insert_via_apply(store: GraphStore, session_id: str, objects: list[dict[str,
     for i in range(0, len(ends), BATCH):
         store.apply(session_id, [{"op": "add_relation", "source": ids[s], "target": ids[t], "type": ty}
                                  for s, t, ty in ends[i:i + BATCH]], "bench")
-    return time.perf_counter() - start, ids
+    return elapsed(start), ids
 
 
 def insert_raw(store: GraphStore, session_id: str, objects: list[dict[str, Any]],
-               ends: list[tuple[int, int, str]]) -> float:
-    """The same rows with plain executemany (one transaction per batch, like apply)."""
+               ends: list[tuple[int, int, str]]) -> tuple[float, float]:
+    """The same rows (objects, their full-text rows, relations) with plain executemany,
+    one transaction per batch like apply. Search text and JSON are prepared outside the
+    timed part, which favours raw."""
     now = now_iso()
-    obj_rows = [(new_id("o_"), session_id, o["type"], o["name"], o["name"].casefold(), dumps(o["properties"]),
-                 now, now) for o in objects]
-    rel_rows = [(new_id("r_"), session_id, ty, obj_rows[s][0], obj_rows[t][0], "{}", now) for s, t, ty in ends]
-    start = time.perf_counter()
+    obj_rows = [(n, new_id("o_"), session_id, o["type"], o["name"], o["name"].casefold(), dumps(o["properties"]),
+                 now, now) for n, o in enumerate(objects, start=1)]
+    fts_rows = [(n, o["name"], search_text(o["properties"])) for n, o in enumerate(objects, start=1)]
+    rel_rows = [(new_id("r_"), session_id, ty, obj_rows[s][1], obj_rows[t][1], "{}", now) for s, t, ty in ends]
+    start = (time.perf_counter(), time.process_time())
     with store.connection_lock() as conn:
         for i in range(0, len(obj_rows), BATCH):
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT INTO objects (id, session_id, type, name, name_key, properties, created_at, "
-                             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", obj_rows[i:i + BATCH])
+            conn.executemany("INSERT INTO objects (n, id, session_id, type, name, name_key, properties, created_at, "
+                             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", obj_rows[i:i + BATCH])
+            conn.executemany("INSERT INTO objects_fts (rowid, name, body) VALUES (?, ?, ?)", fts_rows[i:i + BATCH])
             conn.execute("COMMIT")
         for i in range(0, len(rel_rows), BATCH):
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT INTO relations (id, session_id, type, source_id, target_id, properties, "
                              "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rel_rows[i:i + BATCH])
             conn.execute("COMMIT")
-    return time.perf_counter() - start
+    return elapsed(start)
+
+
+def elapsed(start: tuple[float, float]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) since ``start``. SQLite runs in this
+    thread, so CPU time covers all the work and is robust when other jobs share the CPUs."""
+    return time.perf_counter() - start[0], time.process_time() - start[1]
 
 
 def median_ms(fn: Any, args: list[tuple[Any, ...]]) -> float:
@@ -126,12 +136,15 @@ def main(argv: list[str] | None = None) -> int:
         qstore.close()
 
     items = n_objects * 3
-    raw_rate, apply_rate = items / raw_time, items / apply_time
-    ratio = apply_rate / raw_rate
+    ratio_wall = raw_time[0] / apply_time[0]
+    ratio = raw_time[1] / apply_time[1]
     rows = [
-        ("insert, raw executemany", f"{raw_rate:,.0f} rows/s", "", f"{raw_time:.2f} s"),
-        ("insert, GraphStore.apply", f"{apply_rate:,.0f} rows/s", ">= 1/3 of raw",
-         f"{ratio:.2f} of raw {'OK' if ratio >= 1 / 3 else 'MISS'}"),
+        ("insert, raw executemany", f"{items / raw_time[0]:,.0f} rows/s",
+         "", f"wall {raw_time[0]:.2f} s, CPU {raw_time[1]:.2f} s"),
+        ("insert, GraphStore.apply", f"{items / apply_time[0]:,.0f} rows/s", ">= 1/3 of raw",
+         f"wall {apply_time[0]:.2f} s, CPU {apply_time[1]:.2f} s"),
+        ("apply rate / raw rate", f"{ratio:.2f} (CPU), {ratio_wall:.2f} (wall)", ">= 0.33",
+         "OK" if ratio >= 1 / 3 else "MISS"),
         ("neighbors depth 2", f"{t_neighbors:.2f} ms", "< 10 ms", "OK" if t_neighbors < 10 else "MISS"),
         ("search_objects (2 words)", f"{t_search:.2f} ms", "< 10 ms", "OK" if t_search < 10 else "MISS"),
         ("find_path (max_depth 6)", f"{t_path:.2f} ms", "< 10 ms",

@@ -25,9 +25,24 @@ def _encode(value: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+# Consecutive ids share their millisecond and the high 14 characters of their random
+# part, so those texts are cached and only the last two characters are looked up
+# (same output as encoding everything; bulk imports create ids by the hundred thousand).
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+_cached_ms = -1
+_cached_ms_text = ""
+_cached_hi = -1
+_cached_hi_text = ""
+
+
+def _encode_pairs(value: int, pairs: int) -> str:
+    """Same as ``_encode(value, 2 * pairs)``, ten bits per step."""
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(10 * pairs - 10, -1, -10)])
+
+
 def new_id(prefix: str = "") -> str:
     """Return a new id; ``prefix`` (e.g. ``"o_"``) only helps a human reading it."""
-    global _last_ms, _last_rand
+    global _last_ms, _last_rand, _cached_ms, _cached_ms_text, _cached_hi, _cached_hi_text
     with _lock:
         ms = time.time_ns() // 1_000_000
         if ms <= _last_ms:
@@ -37,4 +52,10 @@ def new_id(prefix: str = "") -> str:
             _last_rand = int.from_bytes(os.urandom(10), "big") >> 1  # leave headroom for increments
         _last_ms = ms
         rand = _last_rand
-    return prefix + _encode(ms, 10) + _encode(rand, 16)
+        if ms != _cached_ms:
+            _cached_ms, _cached_ms_text = ms, _encode_pairs(ms, 5)
+        hi = rand >> 10
+        if hi != _cached_hi:
+            _cached_hi, _cached_hi_text = hi, _encode_pairs(hi, 7)
+        text = _cached_ms_text + _cached_hi_text + _PAIRS[rand & 1023]
+    return prefix + text

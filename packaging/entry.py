@@ -5,16 +5,42 @@ be reachable through its arguments: the GUI (no arguments), every CLI subcommand
 (``cks-desktop mcp serve``; an MCP host or the app itself starts it as a subprocess of this binary).
 
 One extra argument exists only here, ``--bundle-info``: it prints, as JSON, what the bundle actually
-contains at run time (version from the bundled package metadata, keyring backends found through
-entry points, the Qt platform plugins). The packaging test and anyone debugging an installed bundle
-need a way to look inside the frozen interpreter, and there is no other one.
+contains at run time: the version from the bundled package metadata, the keyring backends found
+through entry points, the Qt platform plugins, and whether every module of the app and every lazily
+imported SDK imports. The packaging test and anyone debugging an installed bundle need a way to
+look inside the frozen interpreter, and there is no other one.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import multiprocessing
+import pkgutil
 import sys
+
+# Imported lazily by the app (so PyInstaller's analysis may not see them) or only at run time.
+LAZY_IMPORTS = (
+    "anthropic", "openai", "ollama", "google.genai", "mcp", "mcp.client.stdio", "mcp.client.streamable_http",
+    "mcp.server.stdio", "igraph", "jsonschema", "keyring.backends.SecretService", "PySide6.QtWidgets",
+    "PySide6.QtSvg", "qasync",
+)
+
+
+def import_report() -> dict[str, str]:
+    """"ok" or the error, for each lazily imported library and every module of the app."""
+    import cks_desktop
+
+    names = list(LAZY_IMPORTS)
+    names += sorted(m.name for m in pkgutil.walk_packages(cks_desktop.__path__, "cks_desktop."))
+    report: dict[str, str] = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            report[name] = "ok"
+        except Exception as exc:  # report, don't stop: the point is to see every gap at once
+            report[name] = f"{type(exc).__name__}: {exc}"
+    return report
 
 
 def bundle_info() -> dict[str, object]:
@@ -45,6 +71,7 @@ def bundle_info() -> dict[str, object]:
             "chosen": f"{type(chosen).__module__}.{type(chosen).__qualname__}",
         },
         "qt_platform_plugins": plugins,
+        "imports": import_report(),
     }
 
 

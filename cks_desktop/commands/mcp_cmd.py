@@ -1,16 +1,444 @@
-"""`cks-desktop mcp …` (being built)."""
+"""`cks-desktop mcp …`: manage MCP servers, call their tools, serve our graph over MCP.
+
+    mcp list [--json] [--no-probe]          every server, with its status after a probe
+    mcp add NAME [--env K=V]… [--secret-env K=V]… [--scope S]… [--approval P] [--timeout S] -- COMMAND [ARGS…]
+    mcp add NAME --url URL [--header K:V]… [--secret-header K:V]…
+    mcp remove NAME | enable NAME | disable NAME
+    mcp tools NAME [--json]                 connect and list the server's tools
+    mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
+    mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
+    mcp serve [--session ID]                serve a session's graph over stdio
+
+Exit codes as everywhere: 0 success, 1 the operation ran and ended in an error
+(a server that cannot start, a tool's error result), 2 bad usage or input.
+Secret values (``--secret-env``, and ``--env``/``--header`` whose name looks
+secret) go to the keychain; with no keychain they are refused, never written
+in clear: this process ends, so a memory-only secret would be lost at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
 
-from cks_desktop.commands.common import CliError
+from cks_desktop import APP_ID
+from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, add_json_flag, app_paths, \
+    open_store, parse_json_arg, print_json
+
+if TYPE_CHECKING:
+    from cks_desktop.mcp.config import ServerConfig
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.settings import Settings
+
+PROBE_TIMEOUT = 60.0
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for the server")
+    p.add_argument("--secret-env", action="append", default=[], metavar="K=V",
+                   help="environment variable kept in the keychain")
+    p.add_argument("--url", help="a streamable HTTP server instead of a command")
+    p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header for --url")
+    p.add_argument("--secret-header", action="append", default=[], metavar="K:V",
+                   help="HTTP header kept in the keychain")
+    p.add_argument("--scope", action="append", default=[], metavar="S",
+                   help="scope its tools need (graph.read, graph.mutate, fs.read, code.execute, net.fetch, "
+                        "provider.call); default code.execute, or net.fetch for --url")
+    p.add_argument("--approval", choices=("auto", "once", "always"), help="when to ask before a call "
+                   "(default always)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-call timeout (default 120)")
+    p.add_argument("--protocol", choices=("auto", "legacy", "2026-07-28"), help="protocol negotiation "
+                   "(default auto)")
+    p.add_argument("--disabled", action="store_true", help="add it without starting it")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="(being built)")
+    p = sub.add_parser("mcp", help="manage MCP servers and serve the graph over MCP",
+                       description="Manage MCP servers, call their tools, and serve a session's graph over MCP.")
+    msub = p.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND", parser_class=type(p))
+
+    q = msub.add_parser("list", help="list servers with their status (after a probe)")
+    add_json_flag(q)
+    q.add_argument("--no-probe", action="store_true", help="do not connect; show the configuration only")
+
+    q = msub.add_parser("add", help="add a server", usage="%(prog)s NAME [OPTIONS] -- COMMAND [ARGS...] | "
+                        "%(prog)s NAME --url URL [--header K:V]...")
+    _add_options(q)
+    q.add_argument("rest", nargs=argparse.REMAINDER, metavar="NAME [OPTIONS] -- COMMAND [ARGS...]")
+
+    for verb, text in (("remove", "remove a server and its keychain secrets"),
+                       ("enable", "enable a server"), ("disable", "disable a server")):
+        q = msub.add_parser(verb, help=text)
+        q.add_argument("name")
+
+    q = msub.add_parser("tools", help="connect to a server and list its tools")
+    q.add_argument("name")
+    add_json_flag(q)
+
+    q = msub.add_parser("call", help="call one tool of a server (counts as approved)")
+    q.add_argument("name")
+    q.add_argument("tool")
+    q.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    add_json_flag(q)
+
+    q = msub.add_parser("import-claude", help="import the servers of Claude Desktop's config")
+    q.add_argument("path", nargs="?", help="claude_desktop_config.json (default: Claude Desktop's own)")
+    add_json_flag(q)
+
+    q = msub.add_parser("serve", help="serve a session's graph over MCP on stdio (for MCP hosts)")
+    q.add_argument("--session", metavar="ID", help="the session to serve (default: a new one)")
+
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise CliError("this command is not built yet")
+    command = getattr(args, "mcp_command", None)
+    if command is None:
+        raise CliError(f"say what to do: {APP_ID} mcp {{list,add,remove,enable,disable,tools,call,"
+                       "import-claude,serve}} (see --help)")
+    if not getattr(args, "verbose", False):
+        # The SDK logs tracebacks for things we already report in one sentence.
+        for name in ("mcp", "client", "httpx2", "httpcore2"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    handler = {"list": _list, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
+               "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve}[command]
+    return handler(args)
+
+
+# -- shared -----------------------------------------------------------------------------
+def _settings(args: argparse.Namespace) -> "Settings":
+    from cks_desktop.settings import Settings
+
+    settings = Settings.load(app_paths(args).settings_file)
+    if settings.problem:
+        print(f"{APP_ID}: warning: {settings.problem}", file=sys.stderr)
+    return settings
+
+
+def _secrets() -> "SecretStore":
+    from cks_desktop.secrets import SecretStore
+
+    return SecretStore()
+
+
+def _config(settings: "Settings", name: str) -> "ServerConfig":
+    from cks_desktop.mcp.config import ConfigError, parse_server
+
+    if name not in settings.mcp_servers:
+        known = ", ".join(settings.mcp_servers) or "none are configured"
+        raise CliError(f"There is no MCP server named '{name}' ({known}).")
+    try:
+        return parse_server(name, settings.mcp_servers[name])
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _manager(args: argparse.Namespace, settings: "Settings", secrets: "SecretStore | None") -> Any:
+    from cks_desktop.mcp.manager import McpManager
+
+    return McpManager(settings, secrets, None, app_paths(args).mcp_log_dir, startup_timeout=PROBE_TIMEOUT)
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, found, value = item.partition(sep)
+        if not found or not key.strip():
+            raise CliError(f"{what} '{item}' must look like KEY{sep}VALUE.")
+        out[key.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
+# -- list / tools / call ---------------------------------------------------------------------
+def _list(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.config import parse_servers
+
+    settings = _settings(args)
+    configs, problems = parse_servers(settings.mcp_servers)
+    rows: list[dict[str, Any]] = []
+    for name in settings.mcp_servers:
+        if name in problems:
+            rows.append({"name": name, "enabled": False, "transport": "", "target": "", "status": "invalid",
+                         "reason": problems[name], "tools": None, "protocol": None})
+            continue
+        cfg = configs[name]
+        rows.append({"name": name, "enabled": cfg.enabled, "transport": cfg.transport, "target": cfg.describe(),
+                     "status": "enabled" if cfg.enabled else "disabled", "reason": "", "tools": None,
+                     "protocol": None})
+    probe_names = [r["name"] for r in rows if r["enabled"]] if not args.no_probe else []
+    if probe_names:
+        manager = _manager(args, settings, _secrets())
+
+        async def probe_all() -> list[Any]:
+            return await asyncio.gather(*(manager.probe(n) for n in probe_names))
+
+        for name, result in zip(probe_names, asyncio.run(probe_all()), strict=True):
+            row = next(r for r in rows if r["name"] == name)
+            row.update(status="ready" if result.ok else "failed", reason=result.reason,
+                       tools=len([t for t in result.tools if configs[name].tool_enabled(t.name)]) if result.ok
+                       else None, protocol=result.protocol_version)
+    if args.json:
+        print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"No MCP servers are configured. Add one with: {APP_ID} mcp add NAME -- COMMAND [ARGS...]")
+        return EXIT_OK
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        tools = f"{r['tools']} tools" if r["tools"] is not None else ""
+        print(f"{r['name']:<{width}}  {r['status']:<8}  {tools:<9}  {r['transport'] or '-':<5}  {r['target']}")
+        if r["reason"]:
+            print(f"{'':<{width}}  └ {r['reason']}")
+    return EXIT_OK
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.convert import tool_info
+
+    settings = _settings(args)
+    config = _config(settings, args.name)
+    result = asyncio.run(_manager(args, settings, _secrets()).probe(config))
+    if not result.ok:
+        raise CliError(f"Could not connect to MCP server '{args.name}': {result.reason}", EXIT_TOOL_ERROR)
+    tools = [tool_info(t, config) for t in result.tools]
+    skipped = [{"name": s.name, "reason": s.reason} for s in result.skipped]
+    if args.json:
+        print_json({"server": args.name, "protocol": result.protocol_version, "tools": tools, "skipped": skipped})
+        return EXIT_OK
+    print(f"{args.name}: {len(tools)} tools (protocol {result.protocol_version})")
+    for t in tools:
+        flags = [t["policy"]]
+        if not t["enabled"]:
+            flags.append("disabled")
+        if t["annotations"].get("readOnlyHint"):
+            flags.append("read-only")
+        if t["annotations"].get("destructiveHint"):
+            flags.append("destructive")
+        summary = (t["description"].strip().splitlines() or [""])[0]
+        title = f" ({t['title']})" if t["title"] else ""
+        print(f"  {t['name']}{title} [{', '.join(flags)}]" + (f" — {summary}" if summary else ""))
+    for s in skipped:
+        print(f"  {s['name']} [left out] — {s['reason']}")
+    return EXIT_OK
+
+
+def _call(args: argparse.Namespace) -> int:
+    arguments = parse_json_arg(args.args, "--args")
+    if not isinstance(arguments, dict):
+        raise CliError("--args must be a JSON object, e.g. '{\"text\": \"hi\"}'.")
+    settings = _settings(args)
+    config = _config(settings, args.name)
+    if not config.tool_enabled(args.tool):
+        raise CliError(f"The tool '{args.tool}' of MCP server '{args.name}' is disabled in the settings "
+                       "(enabledTools).")
+    result = asyncio.run(_call_async(args, settings, config, arguments))
+    if args.json:
+        print_json(result.to_json())
+    else:
+        stream = sys.stderr if result.is_error else sys.stdout
+        print(result.content, file=stream)
+    return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+async def _call_async(args: argparse.Namespace, settings: "Settings", config: "ServerConfig",
+                      arguments: dict[str, Any]) -> Any:
+    from cks_desktop.mcp.connection import McpConnection
+    from cks_desktop.mcp.convert import internal_name
+    from cks_desktop.mcp.server_log import ServerLog, log_file_name
+    from cks_desktop.tools.approval import Decision, StaticApprover
+    from cks_desktop.tools.context import Run
+    from cks_desktop.tools.registry import ToolRegistry
+    from cks_desktop.tools.types import Caller, ToolCall
+
+    registry = ToolRegistry(None)  # type: ignore[arg-type]  # MCP tools never touch the graph store
+    log = ServerLog(app_paths(args).mcp_log_dir / log_file_name(config.name))
+    conn = McpConnection(config, log=log, registry=registry, secrets=_secrets(), startup_timeout=PROBE_TIMEOUT)
+    try:
+        if not await conn.start():
+            raise CliError(f"Could not connect to MCP server '{config.name}': {conn.reason}", EXIT_TOOL_ERROR)
+        name = internal_name(config.name, args.tool)
+        if registry.get(name) is None:
+            skipped = next((s for s in conn.skipped if s.name == args.tool), None)
+            if skipped is not None:
+                raise CliError(f"The tool '{args.tool}' cannot be used: {skipped.reason}.", EXIT_TOOL_ERROR)
+            names = ", ".join(t.name for t in conn.tools) or "none"
+            raise CliError(f"MCP server '{config.name}' has no tool named '{args.tool}' (its tools: {names}).")
+        run = Run("", Caller.CLI, approver=StaticApprover(Decision.ALLOW))
+        return await registry.invoke(ToolCall("cli-1", name, arguments), run)
+    finally:
+        await conn.stop()
+
+
+# -- editing ---------------------------------------------------------------------------------
+def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
+    """Options may come before or after NAME; everything after ``--`` is the command."""
+    rest = list(args.rest)
+    if "--" in rest:
+        cut = rest.index("--")
+        head, command = rest[:cut], rest[cut + 1:]
+    else:
+        head, command = rest, []
+    from cks_desktop.cli import _Parser  # same one-line usage errors as the main parser
+
+    second = _Parser(prog=f"{APP_ID} mcp add", add_help=False)
+    _add_options(second)
+    second.add_argument("name")
+    second.add_argument("words", nargs="*")
+    try:
+        late = second.parse_args(head)
+    except SystemExit:
+        raise CliError(f"usage: {APP_ID} mcp add NAME [OPTIONS] -- COMMAND [ARGS...]") from None
+    if late.words:
+        if command:
+            raise CliError(f"unexpected arguments before '--': {' '.join(late.words)}")
+        command = late.words
+    for key in ("env", "secret_env", "header", "secret_header", "scope"):
+        setattr(late, key, getattr(args, key) + getattr(late, key))
+    for key in ("url", "approval", "timeout", "protocol"):
+        if getattr(late, key) is None:
+            setattr(late, key, getattr(args, key))
+    late.disabled = late.disabled or args.disabled
+    late.command = command
+    return late
+
+
+def _add(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.config import ConfigError, add_server, find_name, looks_secret, parse_server, store_secret
+
+    opts = _parse_add(args)
+    if opts.url and opts.command:
+        raise CliError("Give either --url or a command after --, not both.")
+    if not opts.url and not opts.command:
+        raise CliError(f"Say what to run after --, e.g. {APP_ID} mcp add files -- npx -y "
+                       "@modelcontextprotocol/server-filesystem ~/notes")
+    if opts.url and (opts.env or opts.secret_env):
+        raise CliError("--env and --secret-env are for servers started with a command, not --url.")
+    if not opts.url and (opts.header or opts.secret_header):
+        raise CliError("--header and --secret-header are for --url servers.")
+    settings = _settings(args)
+    existing = find_name(settings, opts.name)
+    if existing is not None:
+        raise CliError(f"An MCP server named '{existing}' already exists; remove it first or pick another name.")
+
+    section = "headers" if opts.url else "env"
+    plain = _pairs(opts.header, ":", "--header") if opts.url else _pairs(opts.env, "=", "--env")
+    secret = _pairs(opts.secret_header, ":", "--secret-header") if opts.url \
+        else _pairs(opts.secret_env, "=", "--secret-env")
+    secret.update({k: plain.pop(k) for k in [k for k in plain if looks_secret(k)]})
+
+    raw: dict[str, Any] = {"url": opts.url} if opts.url else {"command": opts.command[0], "args": opts.command[1:]}
+    values = {**plain, **{k: "keychain:pending" for k in secret}}
+    if values:
+        raw[section] = values
+    if opts.scope:
+        raw["scopes"] = opts.scope
+    for key, value in (("approval", opts.approval), ("timeout", opts.timeout), ("protocol", opts.protocol)):
+        if value is not None:
+            raw[key] = value
+    if opts.disabled:
+        raw["enabled"] = False
+    try:
+        parse_server(opts.name, raw)  # validate everything before a secret is stored anywhere
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+    if secret:
+        secrets = _secrets()
+        if not secrets.secure:
+            names = ", ".join(secret)
+            raise CliError(f"No secure keychain is available, so {names} cannot be stored persistently, and "
+                           "secrets are never written to the settings file; nothing was changed.")
+        for key, value in secret.items():
+            raw[section][key] = store_secret(secrets, opts.name, section, key, value)
+        if secrets.last_error:
+            raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
+    add_server(settings, opts.name, raw)
+    settings.save()
+    config = parse_server(opts.name, raw)
+    kept = f"; kept in the keychain: {', '.join(secret)}" if secret else ""
+    print(f"Added MCP server '{opts.name}' ({config.transport}: {config.describe()}){kept}.")
+    print(f"Check it with: {APP_ID} mcp tools {opts.name}")
+    return EXIT_OK
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.config import remove_server
+
+    settings = _settings(args)
+    if args.name not in settings.mcp_servers:
+        raise CliError(f"There is no MCP server named '{args.name}'.")
+    remove_server(settings, args.name, _secrets())
+    settings.save()
+    print(f"Removed MCP server '{args.name}'.")
+    return EXIT_OK
+
+
+def _set_enabled(args: argparse.Namespace, enabled: bool) -> int:
+    from cks_desktop.mcp.config import ConfigError, set_enabled
+
+    settings = _settings(args)
+    try:
+        set_enabled(settings, args.name, enabled)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    settings.save()
+    print(f"{'Enabled' if enabled else 'Disabled'} MCP server '{args.name}'.")
+    return EXIT_OK
+
+
+def _enable(args: argparse.Namespace) -> int:
+    return _set_enabled(args, True)
+
+
+def _disable(args: argparse.Namespace) -> int:
+    return _set_enabled(args, False)
+
+
+def _import_claude(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cks_desktop.mcp.claude_import import ClaudeImportError, import_claude
+
+    settings = _settings(args)
+    try:
+        report = import_claude(settings, _secrets(), Path(args.path).expanduser() if args.path else None,
+                               allow_memory_secrets=False)
+    except ClaudeImportError as exc:
+        raise CliError(str(exc)) from None
+    if report.imported:
+        settings.save()
+    if args.json:
+        print_json(report.to_json())
+        return EXIT_OK
+    names = ", ".join(report.imported) or "none"
+    print(f"Imported {len(report.imported)} MCP server(s) from {report.source}: {names}.")
+    for item in report.secrets_stored:
+        print(f"  kept in the keychain: {item}")
+    for name, reason in report.skipped:
+        print(f"  skipped {name}: {reason}")
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from cks_desktop.graph.errors import StoreError
+    from cks_desktop.mcp.server import open_session, serve_stdio, serving_run
+    from cks_desktop.tools.builtin import build_registry
+
+    settings = _settings(args)
+    store = open_store(args)
+    try:
+        try:
+            session = open_session(store, args.session)
+        except StoreError as exc:
+            raise CliError(str(exc)) from None
+        print(f"{APP_ID}: serving session {session.id} ({session.title}) over MCP on stdio", file=sys.stderr,
+              flush=True)
+        registry = build_registry(store, settings)
+        asyncio.run(serve_stdio(registry, serving_run(session.id, tuple(settings.allowed_folders))))
+    finally:
+        store.close()
+    return EXIT_OK
+

@@ -25,7 +25,7 @@ from typing import Any
 from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
-from cks_desktop.graph.sqlite_util import dumps, is_id
+from cks_desktop.graph.sqlite_util import is_id
 from cks_desktop.graph.validation import (
     OpError, SchemaCache, check_fields, check_label, check_name, check_props, check_timestamp,
 )
@@ -81,6 +81,7 @@ class Planner:
         self.failed_labels: dict[str, int] = {}
         self.removed_by: dict[str, int] = {}  # object/relation id -> op index that removed it
         self.removed_names: dict[str, int] = {}  # name key -> op index that removed such an object
+        self.foreign_ids: set[str] = set()  # explicit ids of this batch already used in other sessions
 
     # -- driver -----------------------------------------------------------------------------
 
@@ -110,29 +111,46 @@ class Planner:
         return self.plan
 
     def _prefetch(self, ops: list[Any]) -> None:
+        """Collect every id and name the batch mentions and load them in a few queries."""
         obj_ids: list[str] = []
         rel_ids: list[str] = []
         keys: list[str] = []
+        explicit: dict[str, list[str]] = {"object": [], "relation": []}
+
+        def ref(value: Any) -> None:
+            if type(value) is str and value[:1] != "$":
+                if len(value) == 28 and value[:2] == "o_":
+                    obj_ids.append(value)
+                else:
+                    keys.append(value.strip().casefold())
+
         for op in ops:
-            if not isinstance(op, dict):
+            if type(op) is not dict:
                 continue
-            for field in ("ref", "source", "target"):
-                value = op.get(field)
-                if isinstance(value, str) and not value.startswith("$"):
-                    if is_id(value, "o_"):
-                        obj_ids.append(value)
-                    else:
-                        keys.append(value.strip().casefold())
             kind = op.get("op")
-            name = op.get("name")
-            if kind in ("add_object", "update_object") and isinstance(name, str):
-                keys.append(name.strip().casefold())
-            ident = op.get("id")
-            if isinstance(ident, str):
-                (obj_ids if kind == "add_object" else rel_ids).append(ident)
-            if isinstance(op.get("relation_id"), str):
-                rel_ids.append(op["relation_id"])
+            if kind == "add_relation":
+                ref(op.get("source"))
+                ref(op.get("target"))
+            elif kind == "add_object":
+                name = op.get("name")
+                if type(name) is str:
+                    keys.append(name.strip().casefold())
+                ref(op.get("id"))
+            else:
+                for field in ("ref", "source", "target"):
+                    ref(op.get(field))
+                name = op.get("name")
+                if kind == "update_object" and type(name) is str:
+                    keys.append(name.strip().casefold())
+            for field in ("relation_id", "id"):
+                value = op.get(field)
+                if type(value) is str and value[:2] == "r_":
+                    rel_ids.append(value)
+            if kind in ("add_object", "add_relation") and type(op.get("id")) is str:
+                explicit["object" if kind == "add_object" else "relation"].append(op["id"])
         self.ov.prefetch(obj_ids, rel_ids, keys)
+        if explicit["object"] or explicit["relation"]:  # ids are global: one query, only for imports/reverts
+            self.foreign_ids = self.ov.foreign_ids(explicit["object"], explicit["relation"])
 
     # -- references -------------------------------------------------------------------------
 
@@ -151,7 +169,7 @@ class Planner:
             if not st.alive:
                 raise OpError(f"object {ref} was removed by operation {self.removed_by.get(st.id, '?')}")
             return st
-        st = self.ov.obj(ref) if is_id(ref, "o_") else None
+        st = self.ov.obj(ref) if len(ref) == 28 and ref[:2] == "o_" else None
         if st is not None:
             if st.alive:
                 return st
@@ -202,6 +220,8 @@ class Planner:
             return new_id(prefix)
         if not isinstance(ident, str) or not is_id(ident, prefix):
             raise OpError(f"'id' must be an id made by CKS Desktop ({prefix}…), got {ident!r}")
+        if ident in self.foreign_ids:
+            raise OpError(f"the id {ident} is already used in another session")
         return ident
 
     # -- object ops -------------------------------------------------------------------------
@@ -209,7 +229,7 @@ class Planner:
     def _add_object(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         type_ = check_name(op.get("type"), "type")
         name = check_name(op.get("name"), "name")
-        props = check_props(op.get("properties", {}), "properties")
+        props, props_json = check_props(op.get("properties", {}), "properties")
         label = self._check_label(op)
         on_conflict = op.get("on_conflict", "error")
         if on_conflict not in ("error", "reuse", "update"):
@@ -235,7 +255,6 @@ class Planner:
         created = check_timestamp(op.get("created_at"), "created_at") or self.now
         updated = check_timestamp(op.get("updated_at"), "updated_at") or created
         self.schemas.check("object", type_, props)
-        props_json = dumps(props)
         prior = self.ov.obj(ident) if "id" in op else None
         if prior is not None:
             if prior.alive:
@@ -279,7 +298,7 @@ class Planner:
         st = self.resolve(op.get("ref"))
         name = check_name(op["name"], "name") if "name" in op else st.name
         type_ = check_name(op["type"], "type") if "type" in op else st.type
-        set_props = check_props(op.get("set_properties", {}), "set_properties")
+        set_props, _ = check_props(op.get("set_properties", {}), "set_properties")
         remove = op.get("remove_properties", [])
         if not isinstance(remove, list) or not all(isinstance(k, str) for k in remove):
             raise OpError("'remove_properties' must be a list of property names")
@@ -358,15 +377,14 @@ class Planner:
             raise OpError("; ".join(errors))
         assert src is not None and tgt is not None
         type_ = check_name(op.get("type"), "type")
-        props = check_props(op.get("properties", {}), "properties")
-        label = self._check_label(op)
+        props, props_json = check_props(op.get("properties", {}), "properties")
+        label = self._check_label(op) if "label" in op else None
         ident = self._new_id(op, "r_")
-        created = check_timestamp(op.get("created_at"), "created_at") or self.now
+        created = check_timestamp(op["created_at"], "created_at") if "created_at" in op else self.now
         self.schemas.check("relation", type_, props)
         prior = self.ov.rel(ident) if "id" in op else None
         if prior is not None and prior.alive:
             raise OpError(f"a relation with id {ident} already exists")
-        props_json = dumps(props)
         if prior is not None:  # removed earlier in this batch, now re-added
             prior.type, prior.created_at = type_, created
             prior.set_properties(props, props_json)
@@ -375,7 +393,8 @@ class Planner:
             self.ov.repoint(prior, src.id, tgt.id)
         else:
             self.ov.add_rel(RelState(ident, type_, src.id, tgt.id, props, props_json, created, existed=False))
-        self._set_label(label, "relation", ident)
+        if label is not None:
+            self._set_label(label, "relation", ident)
         self.plan.counts["relations_added"] += 1
         resolved = {"op": "add_relation", "id": ident, "type": type_, "source": src.id, "target": tgt.id,
                     "properties": props}
@@ -391,10 +410,10 @@ class Planner:
         if "properties" in op and ("set_properties" in op or "remove_properties" in op):
             raise OpError("pass either 'properties' or 'set_properties'/'remove_properties', not both")
         if "properties" in op:
-            new_props = check_props(op["properties"], "properties")
+            new_props, _ = check_props(op["properties"], "properties")
         else:
             new_props = dict(st.properties)
-            new_props.update(check_props(op.get("set_properties", {}), "set_properties"))
+            new_props.update(check_props(op.get("set_properties", {}), "set_properties")[0])
             remove = op.get("remove_properties", [])
             if not isinstance(remove, list) or not all(isinstance(k, str) for k in remove):
                 raise OpError("'remove_properties' must be a list of property names")

@@ -125,7 +125,9 @@ class Overlay:
         self._loaded_keys: set[str] = set()
         self._missing_objs: set[str] = set()
         self._missing_rels: set[str] = set()
-        self._rels_by_obj: dict[str, set[str]] = {}  # object id -> ids of alive relations touching it
+        # object id -> ids of alive relations touching it; built on first need (a bulk
+        # insert of relations never needs it, and maintaining it costs a tenth of the batch)
+        self._rels_by_obj: dict[str, set[str]] | None = None
         self._loaded_obj_rels: set[str] = set()
         self.typedefs: dict[tuple[str, str], TypeDef | None] = {}
         self.typedefs_before: dict[tuple[str, str], TypeDef | None] = {}
@@ -222,10 +224,23 @@ class Overlay:
 
     def add_rel(self, st: RelState) -> None:
         self.rels[st.id] = st
-        self._missing_rels.discard(st.id)
-        if st.alive:
-            self._rels_by_obj.setdefault(st.source_id, set()).add(st.id)
-            self._rels_by_obj.setdefault(st.target_id, set()).add(st.id)
+        if self._missing_rels:
+            self._missing_rels.discard(st.id)
+        if st.alive and self._rels_by_obj is not None:
+            self._link(st)
+
+    def _link(self, st: RelState) -> None:
+        assert self._rels_by_obj is not None
+        self._rels_by_obj.setdefault(st.source_id, set()).add(st.id)
+        self._rels_by_obj.setdefault(st.target_id, set()).add(st.id)
+
+    def _by_obj(self) -> dict[str, set[str]]:
+        if self._rels_by_obj is None:
+            self._rels_by_obj = {}
+            for st in self.rels.values():
+                if st.alive:
+                    self._link(st)
+        return self._rels_by_obj
 
     def kill_rel(self, st: RelState) -> None:
         st.alive = False
@@ -235,10 +250,12 @@ class Overlay:
     def repoint(self, st: RelState, source_id: str, target_id: str) -> None:
         self._unlink(st)
         st.source_id, st.target_id = source_id, target_id
-        self._rels_by_obj.setdefault(source_id, set()).add(st.id)
-        self._rels_by_obj.setdefault(target_id, set()).add(st.id)
+        if st.alive and self._rels_by_obj is not None:
+            self._link(st)
 
     def _unlink(self, st: RelState) -> None:
+        if self._rels_by_obj is None:
+            return
         for end in (st.source_id, st.target_id):
             ids = self._rels_by_obj.get(end)
             if ids is not None:
@@ -250,7 +267,7 @@ class Overlay:
             self._load_rels(_REL_SELECT + "source_id = ?", object_id)
             self._load_rels(_REL_SELECT + "target_id = ?", object_id)
             self._loaded_obj_rels.add(object_id)
-        return sorted((self.rels[i] for i in self._rels_by_obj.get(object_id, ())), key=lambda r: r.id)
+        return sorted((self.rels[i] for i in self._by_obj().get(object_id, ())), key=lambda r: r.id)
 
     def foreign_ids(self, object_ids: list[str], relation_ids: list[str]) -> set[str]:
         """Of these ids, those already used in ANOTHER session (ids are global)."""

@@ -32,9 +32,14 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON as stored in the database (NaN/Infinity rejected: not JSON)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not value and isinstance(value, dict):
+        return "{}"
+    return _ENCODER.encode(value)
 
 
 def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
@@ -90,22 +95,25 @@ def split_sql(script: str) -> list[str]:
     return statements
 
 
-def search_text(props: Any) -> str:
+def search_text(props: dict[str, Any]) -> str:
     """Property VALUES flattened to text for the full-text index (keys are left out:
     searching "email" should find an address, not every object that has one)."""
     out: list[str] = []
-    stack = [props]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, dict):
-            stack.extend(reversed(list(value.values())))
-        elif isinstance(value, list):
-            stack.extend(reversed(value))
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(str(value))
+    _collect(props.values(), out)
     return " ".join(out)
+
+
+def _collect(values: Any, out: list[str]) -> None:
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            out.append(value)
+        elif kind is int or kind is float:
+            out.append(str(value))
+        elif kind is dict:
+            _collect(value.values(), out)
+        elif kind is list:
+            _collect(value, out)
 
 
 def json_list(values: Any) -> str:

@@ -7,6 +7,7 @@ say which field, what was wrong, and where inside the properties.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from jsonschema.validators import validator_for
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.sqlite_util import dumps
 
+_LABEL = re.compile(r"\$\S{1,199}")
 MAX_NAME = 2000
 MAX_TYPE = 200
 
@@ -26,6 +28,8 @@ class OpError(Exception):
 
 
 def check_fields(op: dict[str, Any], allowed: set[str]) -> None:
+    if allowed.issuperset(op):
+        return
     unknown = sorted(set(op) - allowed)
     if unknown:
         raise OpError(f"unknown field {unknown[0]!r} for {op.get('op')}; allowed: "
@@ -42,25 +46,25 @@ def check_name(value: Any, field: str) -> str:
     return value
 
 
-def check_props(value: Any, field: str) -> dict[str, Any]:
-    """A JSON object whose values are JSON (no NaN, nothing exotic)."""
+def check_props(value: Any, field: str) -> tuple[dict[str, Any], str]:
+    """A JSON object whose values are JSON (no NaN, nothing exotic), and its JSON text."""
     if not isinstance(value, dict):
         raise OpError(f"'{field}' must be a JSON object")
+    if not value:
+        return value, "{}"
     for key in value:
         if not isinstance(key, str) or not key:
             raise OpError(f"'{field}' has a key that is not a non-empty string: {key!r}")
     try:
-        dumps(value)
+        return value, dumps(value)
     except (TypeError, ValueError) as exc:
         raise OpError(f"'{field}' is not valid JSON: {exc}") from None
-    return value
 
 
 def check_label(value: Any) -> str | None:
     if value is None:
         return None
-    if (not isinstance(value, str) or len(value) < 2 or not value.startswith("$") or len(value) > 200
-            or any(c.isspace() for c in value)):
+    if not isinstance(value, str) or _LABEL.fullmatch(value) is None:
         raise OpError(f"'label' must look like \"$name\" (a $ and no spaces), got {value!r}")
     return value
 

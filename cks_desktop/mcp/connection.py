@@ -370,7 +370,9 @@ class McpConnection:
         finally:
             self._client = None
             self._unregister()
-        if crashed:
+        if crashed and self.config.transport == "http":
+            reason = "The connection to the server was lost."
+        elif crashed:
             await self._drain_stderr()
             reason = f"The server stopped unexpectedly.{self._stderr_hint()}"
         if reason:
@@ -502,6 +504,10 @@ class McpConnection:
             if exc.error.code == CONNECTION_CLOSED:
                 if self._stopping:
                     return ToolOutput(f"The MCP server '{self.name}' was stopped during the call.", is_error=True)
+                self._lost.set()  # the owner task winds down; the manager reconnects
+                if self.config.transport == "http":
+                    return ToolOutput(f"The connection to MCP server '{self.name}' was lost during the call "
+                                      f"to '{tool}'.", is_error=True)
                 if self._pipe is not None:
                     await self._pipe.drained(0.5)
                 return ToolOutput(f"The MCP server '{self.name}' stopped during the call to '{tool}'."

@@ -192,9 +192,7 @@ class McpManager:
         if delete_config:
             remove_server(self.settings, name, self.secrets)
             self.settings.save()
-        log_ = self._logs.pop(name, None)
-        if log_ is not None:
-            log_.close()
+        self._logs.pop(name, None)
 
     async def reload(self) -> None:
         """Bring running servers in line with the settings (after the person edited them)."""
@@ -242,8 +240,6 @@ class McpManager:
         if pending:
             await asyncio.wait(pending)
         await asyncio.gather(*(conn.stop() for conn in self.connections.values()), return_exceptions=True)
-        for log_ in self._logs.values():
-            log_.close()
 
     # -- automatic restarts --------------------------------------------------------
     def _cancel_restart(self, name: str) -> None:

@@ -52,48 +52,35 @@ class ServerLog:
         self.backups = backups
         self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
         self._lock = threading.Lock()
-        self._file: TextIO | None = None
-        self._size = 0
         self._listeners: list[Listener] = []
         self.lines_written = 0
 
     # -- writing -----------------------------------------------------------
-    def _open(self) -> TextIO:
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
-            self._size = self._file.tell()
-        return self._file
-
     def _rotate(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
         for i in range(self.backups, 0, -1):
             src = self.path if i == 1 else self.path.with_name(f"{self.path.name}.{i - 1}")
             if src.exists():
                 os.replace(src, self.path.with_name(f"{self.path.name}.{i}"))
 
     def write_lines(self, lines: list[str]) -> None:
-        """Append lines (thread-safe). A failing disk loses log lines, never the server."""
+        """Append lines (thread-safe). A failing disk loses log lines, never the server.
+
+        The file is opened per batch (one chunk of a flood is one batch), so a
+        log never holds a file open and needs no closing.
+        """
         if not lines:
             return
+        cut = [line if len(line) <= MAX_LINE else line[:MAX_LINE] + " […]" for line in lines]
         with self._lock:
-            for line in lines:
-                line = line if len(line) <= MAX_LINE else line[:MAX_LINE] + " […]"
-                self._tail.append(line)
-                self.lines_written += 1
-                try:
-                    fh = self._open()
-                    fh.write(line + "\n")
-                    self._size += len(line) + 1
-                    if self._size >= self.max_bytes:
-                        self._rotate()
-                except OSError:
-                    pass
+            self._tail.extend(cut)
+            self.lines_written += len(cut)
             try:
-                if self._file is not None:
-                    self._file.flush()
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.path, "a", encoding="utf-8", errors="replace") as fh:
+                    fh.write("\n".join(cut) + "\n")
+                    size = fh.tell()
+                if size >= self.max_bytes:
+                    self._rotate()
             except OSError:
                 pass
 
@@ -123,12 +110,6 @@ class ServerLog:
                 listener()
             except Exception:  # a broken view must not break logging
                 pass
-
-    def close(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
 
     # -- the child's stderr ---------------------------------------------------
     def open_pipe(self) -> "StderrPipe":

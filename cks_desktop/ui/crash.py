@@ -71,6 +71,25 @@ def setup_logging(log_file: Path, redact: Redactor, *, level: int = logging.INFO
     return handler
 
 
+_QT_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def route_qt_messages() -> None:
+    """Send Qt's own warnings to the log instead of stderr (dropping known harmless noise)."""
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
+    qt_log = logging.getLogger("qt")
+    levels = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
+              QtMsgType.QtFatalMsg: logging.CRITICAL}
+
+    def handler(kind: QtMsgType, _context: object, message: str) -> None:
+        if message not in _QT_NOISE:
+            qt_log.log(levels.get(kind, logging.WARNING), "%s", message)
+
+    qInstallMessageHandler(handler)
+
+
 class CrashReporter:
     """The process-wide hook for exceptions nobody caught.
 

@@ -278,6 +278,7 @@ class MainWindow(QMainWindow):
             return
         dialog = SettingsDialog(self.services, self.tasks, self)
         dialog.saved.connect(self._settings_saved)
+        self.mcp_bridge.event.connect(dialog.mcp_page.on_status_event)
         dialog.show_page(page, server)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()

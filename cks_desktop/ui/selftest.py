@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import ProviderConfig, ProviderProfile
 
+HEAVY_MODULES = ("anthropic", "openai", "google.genai", "ollama", "mcp")
 OBJECT_NAME = "Self-test object"
 CLOSING = "The self-test object is in the graph."
 TIMEOUT = 20.0
@@ -60,6 +62,11 @@ class SelfTestProvider:
         yield TextDelta(CLOSING)
         yield Usage(1, 1)
         yield Finish("stop")
+
+
+def heavy_modules_loaded() -> list[str]:
+    """The slow SDKs already imported (start-up must not need any of them)."""
+    return [name for name in HEAVY_MODULES if name in sys.modules]
 
 
 def provider_factory(_name: str, _settings: Any, _secrets: Any) -> SelfTestProvider:

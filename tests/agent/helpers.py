@@ -116,6 +116,10 @@ def build_test_registry(store: Any, gate: Gate | None = None) -> ToolRegistry:
             raise
         return "slow done"
 
+    async def noop(args: dict[str, Any], ctx: ToolContext) -> Any:
+        calls.append(("noop", args, ctx.session_id))
+        return "nothing to do"
+
     async def read(args: dict[str, Any], ctx: ToolContext) -> Any:
         calls.append(("mcp:files:read", args, ctx.session_id))
         return f"contents of {args['path']}"
@@ -133,6 +137,7 @@ def build_test_registry(store: Any, gate: Gate | None = None) -> ToolRegistry:
     registry.register(spec("ask", ask, _obj({"session_id": SESSION, "what": {"type": "string"}}), Policy.ALWAYS,
                            title="Risky thing"))
     registry.register(spec("slow", slow, _obj({})))
+    registry.register(spec("noop", noop, {"type": "object", "properties": {}}))
     registry.register(spec("hidden", echo, _obj({"session_id": SESSION}), exposed=False))
     registry.register(spec("mcp:files:read", read, _obj({"path": {"type": "string"}}, ["path"]),
                            pin_session=False, source="mcp:files", title="Read file"))

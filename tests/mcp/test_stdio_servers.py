@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_desktop.mcp.connection import Status, StatusEvent
+from cks_desktop.mcp.connection import McpConnection, Status, StatusEvent
 from cks_desktop.mcp.manager import McpManager
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import ToolCall
@@ -197,4 +197,13 @@ async def test_startup_timeout(settings, registry, markers, tmp_path):
     conn = manager.connections["toy"]
     assert conn.status is Status.FAILED
     assert "did not finish starting within 1 s" in conn.reason
+
+    # Stop while it is still starting: the start ends at once, as "stopped"
+    manager.startup_timeout = 30.0
+    conn = McpConnection(conn.config, log=conn.log, registry=registry, login_path=no_login_shell)
+    starting = asyncio.create_task(conn.start())
+    await wait_until(lambda: any("starting: " in line for line in conn.stderr_tail()), what="the spawn")
+    await conn.stop()
+    assert await starting is False
+    assert conn.status is Status.STOPPED
     await manager.aclose()

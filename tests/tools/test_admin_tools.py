@@ -34,6 +34,8 @@ async def test_session_lifecycle(store: Any, session_id: str, registry: ToolRegi
     assert missing.is_error
     gone = await call(registry, run, "delete_session", session_id=new["id"])
     assert gone.is_error
+    extra = await call(registry, run, "list_sessions", verbose=True)
+    assert extra.is_error and "'verbose' was unexpected" in extra.content
     blank = await call(registry, run, "create_session", title="")
     assert blank.is_error and "at title" in blank.content
 

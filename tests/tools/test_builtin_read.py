@@ -151,6 +151,8 @@ async def test_list_types_and_changes(registry: ToolRegistry, run: Run, ids: dic
     assert change["id"] and change["summary"] and change["origin"] == "user"
     bad = await call(registry, run, "list_changes", limit=1000)
     assert bad.is_error and "at limit" in bad.content
+    gone = await call(registry, Run("s_missing", Caller.MODEL), "list_types")
+    assert gone.is_error and "s_missing" in gone.content
 
 
 async def test_export_graph(registry: ToolRegistry, run: Run, ids: dict[str, str]) -> None:

@@ -39,7 +39,7 @@ def test_plain_mapping_and_known_collisions() -> None:
     assert len(to_wire(long)) == MAX_LEN and to_wire(long) != to_wire(long + "u")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(internal_name)
 def test_any_name_maps_to_a_valid_stable_name(name: str) -> None:
     wire = to_wire(name)
@@ -49,7 +49,7 @@ def test_any_name_maps_to_a_valid_stable_name(name: str) -> None:
     assert table.internal(wire) == name
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.sets(internal_name, min_size=2, max_size=30))
 def test_distinct_names_never_collide(names: set[str]) -> None:
     wires = {to_wire(n) for n in names}

@@ -24,6 +24,31 @@ def signal_future(signal: Any, predicate: Callable[..., bool] = lambda *a: True)
     return future
 
 
+def model_future(model: Any, predicate: Callable[[Any], bool]) -> asyncio.Future[None]:
+    """A future resolved once ``predicate(model)`` holds after a change to a ``ChatModel``."""
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    class _Listener:
+        def check(self) -> None:
+            if not future.done() and predicate(model):
+                future.set_result(None)
+
+        def items_reset(self) -> None:
+            self.check()
+
+        def item_inserted(self, _index: int) -> None:
+            self.check()
+
+        def item_changed(self, _index: int) -> None:
+            self.check()
+
+    listener = _Listener()
+    model.subscribe(listener)
+    future.add_done_callback(lambda _f: model.unsubscribe(listener))
+    listener.check()
+    return future
+
+
 async def wait(awaitable: Any, timeout: float = 10.0) -> Any:
     return await asyncio.wait_for(awaitable, timeout)
 

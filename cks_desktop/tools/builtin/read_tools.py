@@ -1,4 +1,10 @@
-"""The read-only graph tools (scope graph.read, policy auto, offered to models)."""
+"""The read-only graph tools (scope graph.read, policy auto, offered to models).
+
+Quick lookups run on the event loop (a thread hop would cost more than they
+do); traversals, exports and anything that looks up one object per relation
+(``get_object`` on a hub, ``list_relations``) run on a worker thread, because
+their cost grows with the graph and the GUI shares the loop.
+"""
 
 from __future__ import annotations
 
@@ -39,13 +45,16 @@ async def list_objects(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
 
 async def get_object(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     obj = resolve(ctx, args["ref"])
-    with store_errors():
+
+    def collect() -> dict[str, Any]:  # one lookup per relation end: a hub object may have thousands
         incoming, outgoing = ctx.store.relations_of(ctx.session_id, obj.id)
         ends = Ends(ctx.store, ctx.session_id)
         ends.remember(obj)
         out = [{"id": r.id, "type": r.type, "target": ends(r.target_id), **_props(r.properties)} for r in outgoing]
         inc = [{"id": r.id, "type": r.type, "source": ends(r.source_id), **_props(r.properties)} for r in incoming]
-    return {"object": full(obj, times=True), "outgoing": out, "incoming": inc}
+        return {"object": full(obj, times=True), "outgoing": out, "incoming": inc}
+
+    return await blocking(collect)
 
 
 def _props(properties: dict[str, Any]) -> dict[str, Any]:
@@ -60,21 +69,21 @@ async def search_objects(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
 
 
 async def list_relations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    with store_errors():
+    def collect() -> dict[str, Any]:  # up to two object lookups per relation: off the loop
         relations, cursor = ctx.store.list_relations(
             ctx.session_id, ref=args.get("ref"), type=args.get("type"),
             direction=args.get("direction", "both"), limit=args.get("limit", 50), cursor=args.get("cursor"))
         ends = Ends(ctx.store, ctx.session_id)
-        listed = [ends.relation(r) for r in relations]
-    return {"relations": listed, "next_cursor": cursor}
+        return {"relations": [ends.relation(r) for r in relations], "next_cursor": cursor}
+
+    return await blocking(collect)
 
 
 async def neighbors(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     center = resolve(ctx, args["ref"])
     limit = args.get("limit", 200)
-    with store_errors():
-        objects, relations = ctx.store.neighbors(ctx.session_id, center.id, depth=args.get("depth", 1),
-                                                 limit=limit)
+    objects, relations = await blocking(ctx.store.neighbors, ctx.session_id, center.id,
+                                        depth=args.get("depth", 1), limit=limit)
     others = [brief(o) for o in objects if o.id != center.id]
     return {
         "center": brief(center),
@@ -88,8 +97,7 @@ async def find_path(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     source = resolve(ctx, args["source"])
     target = resolve(ctx, args["target"])
     max_depth = args.get("max_depth", 6)
-    with store_errors():
-        path = ctx.store.find_path(ctx.session_id, source.id, target.id, max_depth=max_depth)
+    path = await blocking(ctx.store.find_path, ctx.session_id, source.id, target.id, max_depth=max_depth)
     if path is None:
         return {"found": False, "source": brief(source), "target": brief(target),
                 "message": f"No path between {source.name!r} and {target.name!r} within {max_depth} hops "

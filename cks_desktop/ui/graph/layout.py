@@ -102,9 +102,62 @@ def compute_layout(n: int, edge_bytes: bytes, seed_bytes: bytes | None = None, n
         scaled = {i: (x / unit, y / unit) for i, (x, y) in fixed.items()}
         coords = _fr(_graph(n, pairs), seed, niter, None, scaled)
         return array("d", [c[0] * unit for c in coords] + [c[1] * unit for c in coords]).tobytes()
-    coords = _fr(_graph(n, pairs), seed, niter, None, {})
-    xs, ys = normalise([c[0] for c in coords], [c[1] for c in coords], pairs)
+    if seed is None:
+        xs, ys = packed_components(n, pairs, niter)
+    else:
+        coords = _fr(_graph(n, pairs), seed, niter, None, {})
+        xs, ys = normalise([c[0] for c in coords], [c[1] for c in coords], pairs)
     return array("d", xs + ys).tobytes()
+
+
+def packed_components(n: int, pairs: list[tuple[int, int]], niter: int = NITER) -> tuple[list[float], list[float]]:
+    """Lay out each connected component on its own, then pack them in rows, largest first.
+
+    A knowledge graph is rarely one component; laid out as one, FR flings the
+    small components to the far edges and fit-to-view shrinks the main one
+    to a dot. Packed, every component is legible at the same scale.
+    """
+    graph = _graph(n, pairs)
+    groups = [sorted(g) for g in graph.connected_components()]
+    xs, ys = [0.0] * n, [0.0] * n
+    blocks: list[tuple[float, list[int], list[float], list[float]]] = []  # (radius, members, xs, ys)
+    singles = [g[0] for g in groups if len(g) == 1]
+    for members in groups:
+        if len(members) == 1:
+            continue
+        if len(members) == 2:
+            bx, by = [-EDGE_LENGTH / 2, EDGE_LENGTH / 2], [0.0, 0.0]
+        else:
+            sub = graph.induced_subgraph(members)
+            coords = _fr(sub, None, niter, None, {})
+            sub_pairs = [tuple(e) for e in sub.get_edgelist()]
+            bx, by = normalise([c[0] for c in coords], [c[1] for c in coords], sub_pairs)
+        radius = max(math.hypot(x, y) for x, y in zip(bx, by)) + EDGE_LENGTH * 0.5
+        blocks.append((radius, members, bx, by))
+    if singles:  # isolated objects: a tidy square block
+        side = math.ceil(math.sqrt(len(singles)))
+        gap = EDGE_LENGTH * 0.8
+        bx = [(k % side - (side - 1) / 2) * gap for k in range(len(singles))]
+        by = [(k // side - (side - 1) / 2) * gap for k in range(len(singles))]
+        blocks.append((side * gap * 0.75 + EDGE_LENGTH * 0.5, singles, bx, by))
+    blocks.sort(key=lambda b: -b[0])
+    total = sum((2 * b[0]) ** 2 for b in blocks)
+    row_width = max(2 * blocks[0][0], math.sqrt(total) * 1.15) if blocks else 0.0
+    cx = cy = row_h = 0.0
+    for radius, members, bx, by in blocks:
+        d = 2 * radius
+        if cx > 0 and cx + d > row_width:
+            cx, cy, row_h = 0.0, cy + row_h, 0.0
+        ox, oy = cx + radius, cy + radius
+        for k, i in enumerate(members):
+            xs[i], ys[i] = bx[k] + ox, by[k] + oy
+        cx += d
+        row_h = max(row_h, d)
+    if n:
+        mx, my = sum(xs) / n, sum(ys) / n
+        xs = [x - mx for x in xs]
+        ys = [y - my for y in ys]
+    return xs, ys
 
 
 def _warm() -> bool:

@@ -39,6 +39,7 @@ class Delta:
     removed_edges: list[int] = field(default_factory=list)
     retyped: bool = False  # a node changed type: per-type buffers need a rebuild
     touched_ids: list[str] = field(default_factory=list)  # objects to flash (added/updated/edge ends)
+    removed_positions: dict[str, tuple[float, float, bool]] = field(default_factory=dict)  # id -> x, y, pinned
 
     @property
     def empty(self) -> bool:
@@ -107,6 +108,14 @@ class GraphModel:
             self._new_edge(rel.id, rel.type, rel.source_id, rel.target_id)
         self._touch_structure()
         self.position_version += 1
+
+    def adopt(self, other: "GraphModel") -> None:
+        """Become ``other`` (built in a worker thread) while keeping this object's identity,
+        which the canvas, renderer and overlay hold on to."""
+        struct, pos = self.structure_version, self.position_version
+        self.__dict__.update(other.__dict__)
+        self.structure_version = max(struct, other.structure_version) + 1
+        self.position_version = max(pos, other.position_version) + 1
 
     def _type_slot(self, name: str) -> int:
         slot = self._type_index.get(name)
@@ -206,6 +215,8 @@ class GraphModel:
         for oid in ev.removed_objects:
             i = self.index.get(oid)
             if i is not None:
+                if self.placed[i]:
+                    delta.removed_positions[oid] = (self.xs[i], self.ys[i], i in self.pinned)
                 delta.removed_edges.extend(self._kill_node(i))
                 delta.removed_nodes.append(i)
         for obj in ev.added_objects:

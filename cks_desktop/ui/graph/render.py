@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
-    QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPalette, QPen, QPolygonF, QTransform,
+    QColor, QFont, QPainter, QPainterPath, QPalette, QPen, QPolygonF, QStaticText, QTransform,
 )
 
 from cks_desktop.ui.graph.model import GraphModel
@@ -276,6 +276,20 @@ class FrameRenderer:
         self.edge_font = QFont(self.font)
         self.edge_font.setPointSizeF(self.font.pointSizeF() * 0.9)
         self.edge_font.setItalic(True)
+        # Text layout is the slow part of a label (3-4x drawing it): keep it laid out.
+        self._texts: dict[tuple[str, bool], QStaticText] = {}
+
+    def static_text(self, text: str, *, edge: bool = False) -> QStaticText:
+        key = (text, edge)
+        st = self._texts.get(key)
+        if st is None:
+            if len(self._texts) > 6000:
+                self._texts.clear()
+            st = QStaticText(text)
+            st.setTextFormat(Qt.TextFormat.PlainText)
+            st.prepare(font=self.edge_font if edge else self.font)
+            self._texts[key] = st
+        return st
 
     def detail(self, vp: Viewport, on_screen: list[int] | None) -> Detail:
         if on_screen is None:
@@ -286,8 +300,12 @@ class FrameRenderer:
         return choose_detail(vp.scale, n, e)
 
     def paint(self, p: QPainter, vp: Viewport, style: Style, *, background: bool = True,
-              force_detail: Detail | None = None) -> Detail:
-        """Draw edges, nodes and (zoomed in) labels for viewport ``vp``."""
+              force_detail: Detail | None = None, vector: bool = False) -> Detail:
+        """Draw edges, nodes and (zoomed in) labels for viewport ``vp``.
+
+        ``vector`` (SVG export): nodes as real circles and labels as text, not
+        wide points and cached glyph runs, so the file is faithful in any viewer.
+        """
         if background:
             p.fillRect(QRectF(0, 0, vp.width, vp.height), style.background)
         on_screen = visible_nodes(self.model, self.grid, self.buffers, vp, 60, MAX_LABELS * 4)
@@ -298,14 +316,19 @@ class FrameRenderer:
         p.setRenderHint(QPainter.RenderHint.Antialiasing, detail.antialias)
         pen = QPen(style.edge_near if detail.node_px >= 8 else style.edge)
         pen.setCosmetic(True)
-        pen.setWidthF(1.2 if detail.antialias and detail.node_px >= 8 else 0)
+        pen.setWidthF(0)  # a hairline: the stroker culls it cheaply; wider pens stroke all 40k segments
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
         if buffers.drawn_edges:
             p.drawPath(buffers.edges)
+        if on_screen is not None and detail.node_px >= 8:
+            self._near_edges(p, style, on_screen)
         if detail.arrows and on_screen is not None:
             self._arrows(p, vp, style, detail, on_screen)
-        self._nodes(p, style, detail)
+        if vector:
+            self._vector_nodes(p, vp, style, detail)
+        else:
+            self._nodes(p, style, detail, on_screen)
         p.restore()
         if on_screen is not None and (detail.labels or detail.edge_labels):
             p.save()
@@ -314,12 +337,37 @@ class FrameRenderer:
             if detail.edge_labels:
                 self._edge_labels(p, vp, style, on_screen)
             if detail.labels:
-                self._labels(p, vp, style, detail, on_screen)
+                self._labels(p, vp, style, detail, on_screen, vector=vector)
             p.restore()
         return detail
 
-    def _nodes(self, p: QPainter, style: Style, detail: Detail) -> None:
+    def _near_edges(self, p: QPainter, style: Style, on_screen: list[int]) -> None:
+        """Zoomed in: the edges of the nodes on screen again, a little heavier."""
         model = self.model
+        xs, ys = model.xs, model.ys
+        path = QPainterPath()
+        for j in self._visible_edges(on_screen):
+            a, b = model.src[j], model.dst[j]
+            path.moveTo(xs[a], ys[a])
+            path.lineTo(xs[b], ys[b])
+        pen = QPen(style.edge_near)
+        pen.setCosmetic(True)
+        pen.setWidthF(1.3)
+        p.setPen(pen)
+        p.drawPath(path)
+
+    def _nodes(self, p: QPainter, style: Style, detail: Detail, on_screen: list[int] | None) -> None:
+        model = self.model
+        polys: Iterable[tuple[int, QPolygonF]]
+        if on_screen is not None:
+            # Zoomed in: wide points are stroked before they are clipped, so hand Qt only those on screen.
+            pts: dict[int, list[QPointF]] = {}
+            xs, ys, ntype = model.xs, model.ys, model.ntype
+            for i in on_screen:
+                pts.setdefault(ntype[i], []).append(QPointF(xs[i], ys[i]))
+            polys = [(t, QPolygonF(v)) for t, v in pts.items()]
+        else:
+            polys = list(self.buffers.polys.items())
         cap = Qt.PenCapStyle.RoundCap if detail.round_nodes else Qt.PenCapStyle.SquareCap
         if detail.round_nodes and detail.node_px >= 6:  # a ring in the background colour separates neighbours
             ring = QPen(style.background)
@@ -327,9 +375,9 @@ class FrameRenderer:
             ring.setCapStyle(cap)
             ring.setWidthF(detail.node_px + 3)
             p.setPen(ring)
-            for poly in self.buffers.polys.values():
+            for _, poly in polys:
                 p.drawPoints(poly)
-        for t, poly in self.buffers.polys.items():
+        for t, poly in polys:
             pen = QPen(style.colour_of(model.type_names[t]))
             pen.setCosmetic(True)
             pen.setCapStyle(cap)
@@ -374,30 +422,48 @@ class FrameRenderer:
         p.drawPath(heads)
         p.restore()
 
-    def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int]) -> None:
+    def _vector_nodes(self, p: QPainter, vp: Viewport, style: Style, detail: Detail) -> None:
+        model = self.model
+        x0, y0, x1, y1 = vp.world_rect(detail.node_px)
+        r = detail.node_px / 2 / vp.scale
+        ring = QPen(style.background)
+        ring.setCosmetic(True)
+        ring.setWidthF(1.5)
+        p.setPen(ring)
+        xs, ys, slot = model.xs, model.ys, self.buffers.node_slot
+        for i in model.nodes():
+            if i < len(slot) and slot[i] >= 0 and x0 <= xs[i] <= x1 and y0 <= ys[i] <= y1:
+                p.setBrush(style.colour_of(model.type_of(i)))
+                p.drawEllipse(QPointF(xs[i], ys[i]), r, r)
+
+    def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int],
+                vector: bool = False) -> None:
         model = self.model
         p.setFont(self.font)
-        fm = QFontMetricsF(self.font)
         halo = QColor(style.background)
-        halo.setAlpha(200)
+        halo.setAlpha(210)
         off = detail.node_px / 2 + 3
         xs, ys, names = model.xs, model.ys, model.names
-        asc = fm.ascent() / 2 - 1
         for i in on_screen:
             sx, sy = vp.to_screen(xs[i], ys[i])
             text = names[i]
             if len(text) > LABEL_MAX_CHARS:
                 text = text[: LABEL_MAX_CHARS - 1] + "…"
-            w = fm.horizontalAdvance(text)
-            p.fillRect(QRectF(sx + off - 2, sy - fm.ascent() / 2 - 2, w + 4, fm.height()), halo)
+            st = self.static_text(text)
+            size = st.size()
+            top = sy - size.height() / 2
+            p.fillRect(QRectF(sx + off - 2, top, size.width() + 4, size.height()), halo)
             p.setPen(style.text)
-            p.drawText(QPointF(sx + off, sy + asc), text)
+            if vector:
+                p.drawText(QRectF(sx + off, top, size.width() + 2, size.height()),
+                           Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+            else:
+                p.drawStaticText(QPointF(sx + off, top), st)
 
     def _edge_labels(self, p: QPainter, vp: Viewport, style: Style, on_screen: list[int]) -> None:
         model = self.model
         p.setFont(self.edge_font)
         p.setPen(mix(style.text, style.background, 0.35))
-        fm = QFontMetricsF(self.edge_font)
         xs, ys = model.xs, model.ys
         for j in self._visible_edges(on_screen)[:MAX_EDGE_LABELS]:
             a, b = model.src[j], model.dst[j]
@@ -405,6 +471,6 @@ class FrameRenderer:
             bx, by = vp.to_screen(xs[b], ys[b])
             if math.hypot(bx - ax, by - ay) < 70:
                 continue
-            text = model.rel_type_of(j)
-            w = fm.horizontalAdvance(text)
-            p.drawText(QPointF((ax + bx) / 2 - w / 2, (ay + by) / 2 - 3), text)
+            st = self.static_text(model.rel_type_of(j), edge=True)
+            size = st.size()
+            p.drawStaticText(QPointF((ax + bx) / 2 - size.width() / 2, (ay + by) / 2 - size.height() - 1), st)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 INVALID_STYLE = "border: 1px solid #d9534f; border-radius: 2px;"
@@ -25,5 +26,5 @@ def error_label() -> QLabel:
 def note_label(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
-    label.setTextFormat(__import__("PySide6.QtCore", fromlist=["Qt"]).Qt.TextFormat.PlainText)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     return label

@@ -52,13 +52,9 @@ from mcp.server.lowlevel.server import NotificationOptions, Server  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged  # noqa: E402
 
-PAGE_SIZE = int(os.environ.get("TOY_PAGE_SIZE", "3"))
-MARKER_DIR = Path(os.environ.get("TOY_MARKER_DIR", "."))
-# A duplicate of the real stdout pipe taken before the SDK diverts fd 1, so a tool
-# can write garbage onto the wire the client reads (what a buggy server does).
-WIRE_FD = os.dup(1)
-
-_OBJ = {"type": "object"}
+# Set in main(): a duplicate of the real stdout pipe taken before the SDK diverts
+# fd 1, so a tool can write garbage onto the wire the client reads.
+WIRE_FD: int | None = None
 
 
 def _tool(name: str, props: dict[str, Any] | None = None, required: list[str] | None = None, **kw: Any) -> types.Tool:
@@ -68,45 +64,57 @@ def _tool(name: str, props: dict[str, Any] | None = None, required: list[str] | 
     return types.Tool(name=name, input_schema=schema, **kw)
 
 
-TOOLS: list[types.Tool] = [
-    _tool("echo", {"text": {"type": "string"}}, ["text"], description="Echo the text back.",
-          title="Echo", annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False)),
-    _tool("add", {"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a", "b"], description="Add two numbers."),
-    _tool("fail", description="Always returns an error result."),
-    _tool("rpc_error", description="Answers with a JSON-RPC error."),
-    _tool("mixed", description="Text, an image, an embedded resource and a resource link."),
-    _tool("slow", {"seconds": {"type": "number"}, "steps": {"type": "integer"}},
-          description="Sleeps, reporting progress in steps."),
-    _tool("hang", description="Never returns."),
-    _tool("wait_for_cancel", {"tag": {"type": "string"}}, ["tag"], description="Waits until cancelled."),
-    _tool("crash", description="Exits the process in the middle of the call."),
-    _tool("flood", {"lines": {"type": "integer"}}, description="Writes many lines to stderr."),
-    _tool("garbage", description="Writes a non-JSON line to stdout, then answers."),
-    _tool("grow", {"name": {"type": "string"}}, ["name"], description="Adds a tool and says the list changed."),
-    _tool("whoami", description="Returns the Authorization header of the HTTP request."),
-    _tool("session_echo", {"session_id": {"type": "string"}}, ["session_id"],
-          description="Returns the session_id it was given (MCP tools are not pinned)."),
-]
-for i in range(int(os.environ.get("TOY_EXTRA_TOOLS", "0"))):
-    TOOLS.append(_tool(f"t{i:02d}", description=f"Numbered tool {i}."))
-if os.environ.get("TOY_BAD_SCHEMA"):
-    TOOLS.append(types.Tool(name="bad_schema", input_schema={"type": "object", "properties": {"x": {"type": 12}}}))
-
-bus = InMemorySubscriptionBus()
+def base_tools() -> list[types.Tool]:
+    return [
+        _tool("echo", {"text": {"type": "string"}}, ["text"], description="Echo the text back.",
+              title="Echo", annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False)),
+        _tool("add", {"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a", "b"],
+              description="Add two numbers."),
+        _tool("fail", description="Always returns an error result."),
+        _tool("rpc_error", description="Answers with a JSON-RPC error."),
+        _tool("mixed", description="Text, an image, an embedded resource and a resource link."),
+        _tool("slow", {"seconds": {"type": "number"}, "steps": {"type": "integer"}},
+              description="Sleeps, reporting progress in steps."),
+        _tool("hang", description="Never returns."),
+        _tool("wait_for_cancel", {"tag": {"type": "string"}}, ["tag"], description="Waits until cancelled."),
+        _tool("crash", description="Exits the process in the middle of the call."),
+        _tool("flood", {"lines": {"type": "integer"}}, description="Writes many lines to stderr."),
+        _tool("garbage", description="Writes a non-JSON line to stdout, then answers."),
+        _tool("grow", {"name": {"type": "string"}}, ["name"], description="Adds a tool and says the list changed."),
+        _tool("whoami", description="Returns the Authorization header of the HTTP request."),
+        _tool("session_echo", {"session_id": {"type": "string"}}, ["session_id"],
+              description="Returns the session_id it was given (MCP tools are not pinned)."),
+    ]
 
 
 def text(value: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=value)])
 
 
-async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-    start = int(params.cursor) if params and params.cursor else 0
-    page = TOOLS[start:start + PAGE_SIZE]
-    nxt = str(start + PAGE_SIZE) if start + PAGE_SIZE < len(TOOLS) else None
-    return types.ListToolsResult(tools=page, next_cursor=nxt)
+def build(*, page_size: int = 3, extra_tools: int = 0, bad_schema: bool = False,
+          marker_dir: Path = Path(".")) -> Server[Any]:
+    """A fresh toy server (its own tool list and event bus): in-process tests build one each."""
+    tools = base_tools()
+    tools += [_tool(f"t{i:02d}", description=f"Numbered tool {i}.") for i in range(extra_tools)]
+    if bad_schema:
+        tools.append(types.Tool(name="bad_schema", input_schema={"type": "object", "properties": {"x": {"type": 12}}}))
+    bus = InMemorySubscriptionBus()
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        start = int(params.cursor) if params and params.cursor else 0
+        page = tools[start:start + page_size]
+        nxt = str(start + page_size) if start + page_size < len(tools) else None
+        return types.ListToolsResult(tools=page, next_cursor=nxt)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await _call(ctx, params, tools, bus, marker_dir)
+
+    return Server("toy", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_subscriptions_listen=ListenHandler(bus))
 
 
-async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def _call(ctx: Any, params: types.CallToolRequestParams, tools: list[types.Tool],
+                bus: InMemorySubscriptionBus, marker_dir: Path) -> types.CallToolResult:
     name, args = params.name, params.arguments or {}
     if name == "echo":
         return text(str(args.get("text", "")))
@@ -141,11 +149,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         await anyio.sleep_forever()
     if name == "wait_for_cancel":
         tag = str(args["tag"])
-        (MARKER_DIR / f"{tag}.started").write_text("started")
+        (marker_dir / f"{tag}.started").write_text("started")
         try:
             await anyio.sleep_forever()
         except anyio.get_cancelled_exc_class():
-            (MARKER_DIR / f"{tag}.cancelled").write_text("cancelled")
+            (marker_dir / f"{tag}.cancelled").write_text("cancelled")
             raise
     if name == "crash":
         await anyio.sleep(0.05)
@@ -157,10 +165,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         sys.stderr.flush()
         return text("flooded")
     if name == "garbage":
-        os.write(WIRE_FD, b"this is not json-rpc\n")
+        if WIRE_FD is not None:
+            os.write(WIRE_FD, b"this is not json-rpc\n")
         return text("after garbage")
     if name == "grow":
-        TOOLS.append(_tool(str(args["name"]), description="A tool added at run time."))
+        tools.append(_tool(str(args["name"]), description="A tool added at run time."))
         await bus.publish(ToolsListChanged())
         await ctx.session.send_tool_list_changed()
         return text("grown")
@@ -169,23 +178,23 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return text(str(request.headers.get("authorization") if request is not None else None))
     if name == "session_echo":
         return text(str(args.get("session_id")))
-    if any(t.name == name for t in TOOLS):
+    if any(t.name == name for t in tools):
         return text(f"{name} ran")
     return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {name}")], is_error=True)
 
 
-def build() -> Server[Any]:
-    return Server("toy", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_subscriptions_listen=ListenHandler(bus))
-
-
 async def main() -> None:
-    (MARKER_DIR / "pid").write_text(str(os.getpid()))
+    global WIRE_FD
+    WIRE_FD = os.dup(1)
+    marker_dir = Path(os.environ.get("TOY_MARKER_DIR", "."))
+    (marker_dir / "pid").write_text(str(os.getpid()))
     if os.environ.get("TOY_GARBAGE_AT_START"):
         os.write(WIRE_FD, b"npm WARN something noisy\nnot json either\n")
     for i in range(int(os.environ.get("TOY_STDERR_FLOOD", "0"))):
         print(f"startup flood {i} " + "y" * 60, file=sys.stderr)
-    server = build()
+    server = build(page_size=int(os.environ.get("TOY_PAGE_SIZE", "3")),
+                   extra_tools=int(os.environ.get("TOY_EXTRA_TOOLS", "0")),
+                   bad_schema=bool(os.environ.get("TOY_BAD_SCHEMA")), marker_dir=marker_dir)
     port = os.environ.get("TOY_HTTP_PORT")
     if port:
         import uvicorn

@@ -1,0 +1,471 @@
+"""The one widget that draws the whole graph, and turns gestures into intents.
+
+Painting: the base picture (edges, nodes, labels) is rendered into a cached
+pixmap a margin larger than the widget. Panning only moves that pixmap (well
+under a millisecond) until the view leaves the margin; while a zoom gesture
+is in flight the old frame is scaled as a preview and the real frame is drawn
+once the wheel rests. Selection, hover and highlights are painted on top each
+frame (``overlay.py``), so clicking never costs a full redraw.
+
+Gestures: the canvas changes only what is purely visual (viewport, hover,
+selection, dragged positions) and emits signals for everything that edits
+the graph (connect, delete, add); the ``GraphView`` owns those through the
+tool registry.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor, QKeyEvent, QMouseEvent, QNativeGestureEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from cks_desktop.ui.graph.model import GraphModel
+from cks_desktop.ui.graph.overlay import OverlayPainter
+from cks_desktop.ui.graph.placement import GRID_CELL
+from cks_desktop.ui.graph.render import FrameRenderer, SceneBuffers, Style, node_diameter
+from cks_desktop.ui.graph.spatial import SpatialGrid
+from cks_desktop.ui.graph.viewport import Viewport
+from cks_desktop.ui.graph.viewstate import ViewState
+
+MARGIN = 0.25  # of the widget size, rendered beyond each edge so small pans need no redraw
+DRAG_THRESHOLD = 4
+SETTLE_MS = 90  # the frame is redrawn this long after the last wheel step
+
+
+class GraphCanvas(QWidget):
+    selectionChanged = Signal()
+    activated = Signal(str)  # double click on a node
+    contextMenuRequested = Signal(QPoint, object, float, float)  # global pos, object id or None, world x, y
+    nodesDragged = Signal(list)  # object ids moved (and pinned) by hand
+    connectRequested = Signal(str, str)  # source id, target id
+    deleteRequested = Signal()
+    addRequested = Signal(float, float)  # world point of a double click on empty space
+    viewportChanged = Signal()
+
+    def __init__(self, model: GraphModel, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("graphCanvas")
+        self.model = model
+        self.state = state
+        self.viewport = Viewport()
+        self.buffers = SceneBuffers()
+        self.grid = SpatialGrid(GRID_CELL)
+        self.renderer = FrameRenderer(model, self.buffers, self.grid)
+        self.overlay = OverlayPainter(model, state)
+        self.style_ = Style.from_palette(self.palette(), [])
+        self._style_types: tuple[str, ...] = ()
+        self.connect_mode = False
+        self.status_text = ""
+        self.empty_text = ""
+        self._frame: QPixmap | None = None
+        self._frame_key: tuple | None = None
+        self._frame_view: tuple[float, float, float, int, int] = (0.0, 0.0, 1.0, 0, 0)  # cx, cy, scale, mx, my
+        self._interacting_until = 0.0
+        self._hover: int | None = None
+        self._press: QPointF | None = None
+        self._press_node: int | None = None
+        self._press_mods = Qt.KeyboardModifier.NoModifier
+        self._press_button = Qt.MouseButton.NoButton
+        self._mode = ""  # "", "pan", "drag", "connect", "band"
+        self._drag_nodes: list[int] = []
+        self._last: QPointF = QPointF()
+        self._cursor: QPointF = QPointF()
+        self._band_end: QPointF | None = None
+        self.last_render_ms = 0.0
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.timeout.connect(self.update)
+        self._anim = QTimer(self)
+        self._anim.setInterval(40)
+        self._anim.timeout.connect(self._animate)
+        self.setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+        self.setAttribute(Qt.WidgetAttribute.WA_AcceptTouchEvents, True)
+        self.grabGesture(Qt.GestureType.PinchGesture)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(200, 150)
+
+    # -- state from the outside ---------------------------------------------
+    def refresh_style(self) -> None:
+        types = tuple(self.model.type_names)
+        self.style_ = Style.from_palette(self.palette(), types)
+        self._style_types = types
+        self.invalidate()
+
+    def ensure_style(self) -> None:
+        if tuple(self.model.type_names) != self._style_types:
+            self.refresh_style()
+
+    def invalidate(self) -> None:
+        """The base frame must be redrawn (geometry, filter or style changed)."""
+        self._frame_key = None
+        self.update()
+
+    def rebuild(self) -> None:
+        """Rebuild buffers and grid from the model (a new session, a filter, a layout)."""
+        mask = self.state.visible_mask(self.model)
+        self.buffers.rebuild(self.model, mask)
+        self.grid.rebuild(self.model.xs, self.model.ys, self.placed_nodes())
+        self.ensure_style()
+        self.invalidate()
+
+    def placed_nodes(self) -> list[int]:
+        """The grid holds every placed node, hidden ones too (placement must avoid them);
+        hit tests filter with the visibility mask."""
+        model = self.model
+        return [i for i in model.nodes() if model.placed[i]]
+
+    def adopt(self, buffers: SceneBuffers, grid: SpatialGrid) -> None:
+        """Take geometry built in a worker thread (same objects stay referenced elsewhere)."""
+        version = self.buffers.version
+        self.buffers.__dict__.update(buffers.__dict__)
+        self.buffers.version = max(version, buffers.version) + 1
+        self.grid.__dict__.update(grid.__dict__)
+        self.ensure_style()
+        self.invalidate()
+
+    def flash_running(self) -> None:
+        if not self._anim.isActive():
+            self._anim.start()
+
+    def _animate(self) -> None:
+        if not self.state.expire_flashes(time.monotonic()):
+            self._anim.stop()
+        self.update()
+
+    def fit(self, indices: list[int] | None = None, *, max_scale: float = 1.5) -> None:
+        bounds = self.model.bounds(indices)
+        self.viewport.fit(bounds, max_scale=max_scale)
+        self.view_moved()
+
+    def center_on_indices(self, indices: list[int]) -> None:
+        """Bring these nodes into view: centre them; zoom out only if they do not fit."""
+        bounds = self.model.bounds(indices)
+        if bounds is None:
+            return
+        x0, y0, x1, y1 = bounds
+        vp = self.viewport
+        if (x1 - x0) * vp.scale > vp.width * 0.8 or (y1 - y0) * vp.scale > vp.height * 0.8:
+            vp.fit(bounds, max_scale=vp.scale)
+        elif len(indices) == 1 and vp.scale < 0.6:
+            vp.scale = 0.9  # one object: close enough to read its neighbourhood
+        vp.center_on((x0 + x1) / 2, (y0 + y1) / 2)
+        self.view_moved()
+
+    def view_moved(self) -> None:
+        self.update()
+        self.viewportChanged.emit()
+
+    def node_at(self, pos: QPointF) -> int | None:
+        vp = self.viewport
+        wx, wy = vp.to_world(pos.x(), pos.y())
+        radius = max(node_diameter(vp.scale) / 2 + 3, 6) / vp.scale
+        mask = self.state.visible_mask(self.model)
+        return self.grid.nearest(wx, wy, radius, self.model.xs, self.model.ys, mask)
+
+    # -- painting -------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self.viewport.resize(self.width(), self.height())
+        self._frame_key = None
+        super().resizeEvent(event)
+        self.viewportChanged.emit()
+
+    def _render_frame(self) -> None:
+        vp = self.viewport
+        dpr = self.devicePixelRatioF()
+        mx, my = int(vp.width * MARGIN), int(vp.height * MARGIN)
+        w, h = int(vp.width) + 2 * mx, int(vp.height) + 2 * my
+        if self._frame is None or self._frame.width() != int(w * dpr) or self._frame.height() != int(h * dpr):
+            self._frame = QPixmap(int(w * dpr), int(h * dpr))
+            self._frame.setDevicePixelRatio(dpr)
+        started = time.perf_counter()
+        painter = QPainter(self._frame)
+        big = Viewport(w, h, vp.scale, vp.cx, vp.cy)
+        self.renderer.paint(painter, big, self.style_)
+        painter.end()
+        self.last_render_ms = (time.perf_counter() - started) * 1000
+        self._frame_view = (vp.cx, vp.cy, vp.scale, mx, my)
+        self._frame_key = self._key()
+
+    def _key(self) -> tuple:
+        vp = self.viewport
+        return (self.buffers.version, id(self.style_), vp.scale, vp.width, vp.height, self.devicePixelRatioF())
+
+    def _blit(self, p: QPainter) -> bool:
+        """Draw the cached frame at the current pan offset; False if it does not cover the view."""
+        if self._frame is None or self._frame_key != self._key():
+            return False
+        cx, cy, scale, mx, my = self._frame_view
+        vp = self.viewport
+        ox = -mx + (cx - vp.cx) * scale
+        oy = -my + (cy - vp.cy) * scale
+        if not (-2 * mx <= ox <= 0 and -2 * my <= oy <= 0):
+            return False
+        p.drawPixmap(QPointF(ox, oy), self._frame)
+        return True
+
+    def _preview(self, p: QPainter) -> bool:
+        """While a zoom is in flight: the old frame, scaled. Cheap and good enough for 90 ms."""
+        if self._frame is None or self._frame_key is None or time.monotonic() > self._interacting_until:
+            return False
+        cx, cy, s0, mx, my = self._frame_view
+        vp = self.viewport
+        k = vp.scale / s0
+        w2 = (vp.width + 2 * mx) / 2
+        h2 = (vp.height + 2 * my) / 2
+        p.fillRect(self.rect(), self.style_.background)
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        p.translate((cx - vp.cx) * vp.scale + vp.width / 2 - w2 * k, (cy - vp.cy) * vp.scale + vp.height / 2 - h2 * k)
+        p.scale(k, k)
+        p.drawPixmap(QPointF(0, 0), self._frame)
+        p.restore()
+        self._settle.start(SETTLE_MS)
+        return True
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self.ensure_style()
+        p = QPainter(self)
+        if not self._blit(p):
+            if not self._preview(p):
+                self._render_frame()
+                self._blit(p)
+        mask = self.state.visible_mask(self.model)
+        self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask)
+        self._paint_gesture(p)
+        self._paint_texts(p)
+        p.end()
+
+    def _paint_gesture(self, p: QPainter) -> None:
+        if self._mode == "connect" and self._press_node is not None:
+            vp = self.viewport
+            a = QPointF(*vp.to_screen(self.model.xs[self._press_node], self.model.ys[self._press_node]))
+            pen = QPen(self.style_.selection, 2, Qt.PenStyle.DashLine)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            p.setPen(pen)
+            p.drawLine(a, self._cursor)
+        elif self._mode == "band" and self._press is not None and self._band_end is not None:
+            fill = QColor(self.style_.selection)
+            fill.setAlpha(40)
+            p.setPen(QPen(self.style_.selection, 1))
+            p.setBrush(fill)
+            p.drawRect(QRectF(self._press, self._band_end).normalized())
+
+    def _paint_texts(self, p: QPainter) -> None:
+        text = self.status_text or (self.empty_text if self.model.node_count == 0 else "")
+        if not text:
+            return
+        fm = p.fontMetrics()
+        width = min(self.width() - 40, fm.horizontalAdvance(text) + 28)
+        if self.model.node_count == 0 and not self.status_text:
+            rect = QRectF(20, 0, self.width() - 40, self.height())
+            p.setPen(self.style_.edge_near)
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+            return
+        rect = QRectF((self.width() - width) / 2, 12, width, fm.height() + 12)
+        bg = QColor(self.style_.text)
+        bg.setAlpha(200)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(bg)
+        p.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+        p.setPen(self.style_.background)
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, fm.elidedText(text, Qt.TextElideMode.ElideRight, int(width - 20)))
+
+    # -- gestures ---------------------------------------------------------------
+    def _zoom(self, factor: float, at: QPointF) -> None:
+        if self.viewport.zoom_at(factor, at.x(), at.y()):
+            self._interacting_until = time.monotonic() + SETTLE_MS / 1000
+            self.view_moved()
+
+    def zoom_by(self, factor: float) -> None:
+        self._zoom(factor, QPointF(self.width() / 2, self.height() / 2))
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        pixel = event.pixelDelta()
+        if not pixel.isNull() and not (event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            self.viewport.pan_pixels(pixel.x(), pixel.y())  # a touchpad scrolls the picture
+            self.view_moved()
+        else:
+            steps = event.angleDelta().y() or event.angleDelta().x()
+            self._zoom(1.0015 ** steps, event.position())
+        event.accept()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.NativeGesture:
+            gesture = event  # QNativeGestureEvent: touchpad pinch on macOS / Wayland
+            assert isinstance(gesture, QNativeGestureEvent)
+            if gesture.gestureType() == Qt.NativeGestureType.ZoomNativeGesture:
+                self._zoom(1.0 + gesture.value(), gesture.position())
+                return True
+        if event.type() == QEvent.Type.Gesture:
+            pinch = event.gesture(Qt.GestureType.PinchGesture)  # type: ignore[attr-defined]
+            if pinch is not None:
+                self._zoom(pinch.scaleFactor(), pinch.centerPoint() - QPointF(self.mapToGlobal(QPoint(0, 0))))
+                return True
+        return super().event(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self.setFocus(Qt.FocusReason.MouseFocusReason)
+        pos = event.position()
+        self._press, self._last, self._cursor = pos, pos, pos
+        self._press_node = self.node_at(pos)
+        self._press_mods = event.modifiers()
+        self._press_button = event.button()
+        self._mode = ""
+        event.accept()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        self._cursor = pos
+        if self._press is None:
+            hover = self.node_at(pos)
+            if hover != self._hover:
+                self._hover = hover
+                self.setCursor(Qt.CursorShape.PointingHandCursor if hover is not None else Qt.CursorShape.ArrowCursor)
+                self.update()
+            return
+        if not self._mode:
+            if (pos - self._press).manhattanLength() < DRAG_THRESHOLD:
+                return
+            self._mode = self._start_mode()
+        delta = pos - self._last
+        self._last = pos
+        if self._mode == "pan":
+            self.viewport.pan_pixels(delta.x(), delta.y())
+            self.view_moved()
+        elif self._mode == "drag":
+            self._drag_by(delta.x() / self.viewport.scale, delta.y() / self.viewport.scale)
+        elif self._mode == "band":
+            self._band_end = pos
+            self.update()
+        elif self._mode == "connect":
+            self._hover = self.node_at(pos)
+            self.update()
+
+    def _start_mode(self) -> str:
+        mods = self._press_mods
+        if self._press_node is not None:
+            if (self._press_button == Qt.MouseButton.RightButton or self.connect_mode
+                    or mods & Qt.KeyboardModifier.AltModifier):
+                return "connect"
+            if self._press_button == Qt.MouseButton.LeftButton:
+                oid = self.model.node_id(self._press_node)
+                if oid not in self.state.selection:
+                    self.state.select(oid, additive=bool(mods & (Qt.KeyboardModifier.ControlModifier
+                                                                 | Qt.KeyboardModifier.ShiftModifier)))
+                    self.selectionChanged.emit()
+                self._drag_nodes = self.model.indices_of(self.state.selection)
+                return "drag"
+        if self._press_button == Qt.MouseButton.LeftButton and mods & Qt.KeyboardModifier.ShiftModifier:
+            return "band"
+        return "pan"
+
+    def _drag_by(self, dx: float, dy: float) -> None:
+        model = self.model
+        for i in self._drag_nodes:
+            model.xs[i] += dx
+            model.ys[i] += dy
+            self.grid.move(i, model.xs[i], model.ys[i])
+        model.position_version += 1
+        self.buffers.move(model, self._drag_nodes)
+        self.update()
+        self.viewportChanged.emit()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        mode, node, mods, start = self._mode, self._press_node, self._press_mods, self._press
+        pos = event.position()
+        self._press, self._mode = None, ""
+        if mode == "drag" and self._drag_nodes:
+            for i in self._drag_nodes:
+                self.model.pinned.add(i)
+            self.nodesDragged.emit([self.model.node_id(i) for i in self._drag_nodes])
+            self._drag_nodes = []
+        elif mode == "connect":
+            target = self.node_at(pos)
+            if node is not None and target is not None and target != node:
+                self.connectRequested.emit(self.model.node_id(node), self.model.node_id(target))
+            self.update()
+        elif mode == "band" and start is not None:
+            self._select_band(start, pos, additive=bool(mods & Qt.KeyboardModifier.ControlModifier))
+        elif not mode and event.button() == Qt.MouseButton.LeftButton:
+            additive = bool(mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier))
+            if node is None and additive:
+                return
+            self.state.select(self.model.node_id(node) if node is not None else None, additive=additive)
+            self.selectionChanged.emit()
+            self.update()
+        elif not mode and event.button() == Qt.MouseButton.RightButton:
+            if node is not None and self.model.node_id(node) not in self.state.selection:
+                self.state.select(self.model.node_id(node))
+                self.selectionChanged.emit()
+                self.update()
+            wx, wy = self.viewport.to_world(pos.x(), pos.y())
+            oid = self.model.node_id(node) if node is not None else None
+            self.contextMenuRequested.emit(event.globalPosition().toPoint(), oid, wx, wy)
+
+    def _select_band(self, start: QPointF, end: QPointF, *, additive: bool) -> None:
+        self._band_end = None
+        vp = self.viewport
+        x0, y0 = vp.to_world(min(start.x(), end.x()), min(start.y(), end.y()))
+        x1, y1 = vp.to_world(max(start.x(), end.x()), max(start.y(), end.y()))
+        mask = self.state.visible_mask(self.model)
+        xs, ys = self.model.xs, self.model.ys
+        hits = [self.model.node_id(i) for i in self.grid.in_rect(x0, y0, x1, y1)
+                if x0 <= xs[i] <= x1 and y0 <= ys[i] <= y1 and (mask is None or mask[i])]
+        self.state.select_many((self.state.selection + hits) if additive else hits)
+        self.selectionChanged.emit()
+        self.update()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        node = self.node_at(event.position())
+        if node is not None:
+            self.activated.emit(self.model.node_id(node))
+        elif event.button() == Qt.MouseButton.LeftButton:
+            wx, wy = self.viewport.to_world(event.position().x(), event.position().y())
+            self.addRequested.emit(wx, wy)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        if self._hover is not None and self._press is None:
+            self._hover = None
+            self.update()
+        super().leaveEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        step = 60.0
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(1.25)
+        elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
+            self.zoom_by(0.8)
+        elif key in (Qt.Key.Key_0, Qt.Key.Key_Home, Qt.Key.Key_F):
+            self.fit()
+        elif key == Qt.Key.Key_Left:
+            self.viewport.pan_pixels(step, 0)
+            self.view_moved()
+        elif key == Qt.Key.Key_Right:
+            self.viewport.pan_pixels(-step, 0)
+            self.view_moved()
+        elif key == Qt.Key.Key_Up:
+            self.viewport.pan_pixels(0, step)
+            self.view_moved()
+        elif key == Qt.Key.Key_Down:
+            self.viewport.pan_pixels(0, -step)
+            self.view_moved()
+        elif key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
+            self.deleteRequested.emit()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.state.primary:
+            self.activated.emit(self.state.primary)
+        elif key == Qt.Key.Key_Escape:
+            self.state.select(None)
+            self.state.clear_marks()
+            self.selectionChanged.emit()
+            self.update()
+        else:
+            super().keyPressEvent(event)

@@ -1,0 +1,430 @@
+"""The inspector: one object's type, name, properties, relations and history, all editable.
+
+Every edit goes through ``GraphEditor`` (the tool registry, origin "user"),
+so it is validated like a model's write, recorded, and undone with Ctrl+Z.
+The inspector never patches its own display after an edit: the store's
+change event comes back through the view, which calls ``refresh``, so what is
+shown is always what was written.
+
+Property values: text that parses as a JSON number, boolean, null, list or
+object is stored as that; anything else is stored as text (so typing 42
+stores a number, "42" with quotes stores text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
+    QListWidget, QListWidgetItem, QMenu, QPushButton, QScrollArea, QSizePolicy, QTableWidget, QTableWidgetItem,
+    QToolButton, QVBoxLayout, QWidget,
+)
+
+from cks_desktop.graph.model import Change, Object, Relation
+from cks_desktop.ui.graph.editor import EditResult, GraphEditor
+from cks_desktop.ui.graph.legend import swatch
+
+ROLE_ID = Qt.ItemDataRole.UserRole + 1
+Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
+NameOf = Callable[[str], tuple[str, str]]  # object id -> (name, type)
+
+
+def value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def parse_value(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value
+
+
+def _when(at: str) -> str:
+    try:
+        stamp = datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return at
+    return stamp.strftime("%d %b %H:%M")
+
+
+def _section(text: str) -> QLabel:
+    label = QLabel(text)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    label.setContentsMargins(0, 8, 0, 0)
+    return label
+
+
+class Inspector(QFrame):
+    askAbout = Signal(str)  # object id
+    navigate = Signal(str)  # object id
+    focusRequested = Signal(str)
+    deleteRequested = Signal(str)
+    pinToggled = Signal(str)
+    message = Signal(str)
+    closed = Signal()
+
+    def __init__(self, store: Any, editor: GraphEditor, spawn: Spawn, name_of: NameOf,
+                 colour_of: Callable[[str], QColor], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("graphInspector")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.store = store
+        self.editor = editor
+        self.spawn = spawn
+        self.name_of = name_of
+        self.colour_of = colour_of
+        self.object: Object | None = None
+        self.incoming: list[Relation] = []
+        self.outgoing: list[Relation] = []
+        self.history: list[Change] = []
+        self.types: list[str] = []
+        self.pinned = False
+        self._filling = False
+        self._load_gen = 0
+        self._build()
+
+    # -- layout -----------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        head.setContentsMargins(10, 8, 6, 4)
+        self.dot = QLabel()
+        self.title = QLabel()
+        self.title.setObjectName("inspectorTitle")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.title.setWordWrap(True)
+        self.close_button = QToolButton()
+        self.close_button.setObjectName("inspectorClose")
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Close the inspector")
+        self.close_button.setAutoRaise(True)
+        self.close_button.clicked.connect(self.closed)
+        head.addWidget(self.dot)
+        head.addWidget(self.title, 1)
+        head.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        outer.addLayout(head)
+
+        actions = QHBoxLayout()
+        actions.setContentsMargins(10, 0, 10, 4)
+        self.ask_button = QPushButton("Ask about this")
+        self.ask_button.setObjectName("askAboutButton")
+        self.ask_button.setToolTip("Put a reference to this object into the chat input")
+        self.ask_button.clicked.connect(lambda: self.object and self.askAbout.emit(self.object.id))
+        self.focus_button = QPushButton("Focus")
+        self.focus_button.setObjectName("inspectorFocus")
+        self.focus_button.setToolTip("Show only this object's neighbourhood")
+        self.focus_button.clicked.connect(lambda: self.object and self.focusRequested.emit(self.object.id))
+        self.pin_button = QPushButton("Pin")
+        self.pin_button.setObjectName("inspectorPin")
+        self.pin_button.clicked.connect(lambda: self.object and self.pinToggled.emit(self.object.id))
+        for b in (self.ask_button, self.focus_button, self.pin_button):
+            actions.addWidget(b)
+        actions.addStretch(1)
+        outer.addLayout(actions)
+
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget()
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(10, 0, 10, 10)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("inspectorName")
+        self.name_edit.editingFinished.connect(self._name_done)
+        self.type_edit = QComboBox()
+        self.type_edit.setObjectName("inspectorType")
+        self.type_edit.setEditable(True)
+        self.type_edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.type_edit.lineEdit().editingFinished.connect(self._type_done)
+        self.type_edit.activated.connect(lambda _: self._type_done())
+        form.addRow("Name", self.name_edit)
+        form.addRow("Type", self.type_edit)
+        lay.addLayout(form)
+
+        lay.addWidget(_section("Properties"))
+        self.props = QTableWidget(0, 2)
+        self.props.setObjectName("inspectorProperties")
+        self.props.setHorizontalHeaderLabels(["Property", "Value"])
+        self.props.verticalHeader().hide()
+        self.props.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.props.horizontalHeader().setStretchLastSection(True)
+        self.props.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.props.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed
+                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.props.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self.props.itemChanged.connect(self._prop_changed)
+        lay.addWidget(self.props)
+        add_row = QHBoxLayout()
+        self.new_key = QLineEdit()
+        self.new_key.setObjectName("inspectorNewKey")
+        self.new_key.setPlaceholderText("property")
+        self.new_value = QLineEdit()
+        self.new_value.setObjectName("inspectorNewValue")
+        self.new_value.setPlaceholderText("value")
+        self.new_value.returnPressed.connect(self._add_property)
+        self.add_prop = QToolButton()
+        self.add_prop.setObjectName("inspectorAddProperty")
+        self.add_prop.setText("+")
+        self.add_prop.setToolTip("Add this property")
+        self.add_prop.clicked.connect(self._add_property)
+        self.remove_prop = QToolButton()
+        self.remove_prop.setObjectName("inspectorRemoveProperty")
+        self.remove_prop.setText("−")
+        self.remove_prop.setToolTip("Remove the selected property")
+        self.remove_prop.clicked.connect(self._remove_property)
+        for w in (self.new_key, self.new_value, self.add_prop, self.remove_prop):
+            add_row.addWidget(w)
+        lay.addLayout(add_row)
+
+        self.out_label = _section("Outgoing relations")
+        self.out_list = self._relation_list("inspectorOutgoing")
+        self.in_label = _section("Incoming relations")
+        self.in_list = self._relation_list("inspectorIncoming")
+        for w in (self.out_label, self.out_list, self.in_label, self.in_list):
+            lay.addWidget(w)
+        lay.addWidget(_section("History"))
+        self.history_list = QListWidget()
+        self.history_list.setObjectName("inspectorHistory")
+        self.history_list.setMaximumHeight(160)
+        lay.addWidget(self.history_list)
+        bottom = QHBoxLayout()
+        bottom.addStretch(1)
+        self.delete_button = QPushButton("Delete object")
+        self.delete_button.setObjectName("inspectorDelete")
+        self.delete_button.setToolTip("Delete this object and its relations (Ctrl+Z brings it back)")
+        self.delete_button.clicked.connect(lambda: self.object and self.deleteRequested.emit(self.object.id))
+        bottom.addWidget(self.delete_button)
+        lay.addLayout(bottom)
+        self.status = QLabel()
+        self.status.setObjectName("inspectorStatus")
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+        lay.addStretch(1)
+        self.setMinimumWidth(280)
+
+    def _relation_list(self, name: str) -> QListWidget:
+        lst = QListWidget()
+        lst.setObjectName(name)
+        lst.setMaximumHeight(150)
+        lst.setToolTip("Double-click to go to the other object; right-click to change or remove")
+        lst.itemDoubleClicked.connect(lambda item: self.navigate.emit(item.data(ROLE_ID + 1)))
+        lst.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        lst.customContextMenuRequested.connect(lambda pos, lst=lst: self._relation_menu(lst, pos))
+        return lst
+
+    # -- loading ----------------------------------------------------------------
+    async def load(self, object_id: str) -> bool:
+        """Read the object, its relations and history (in a worker thread) and show them."""
+        self._load_gen += 1
+        gen = self._load_gen
+        session = self.editor.session_id
+        if session is None:
+            return False
+
+        def read() -> tuple[Object, list[Relation], list[Relation], list[Change]]:
+            obj = self.store.get_object(session, object_id)
+            incoming, outgoing = self.store.relations_of(session, object_id)
+            return obj, incoming, outgoing, self.store.changes_touching(session, object_id, 30)
+
+        try:
+            obj, incoming, outgoing, history = await asyncio.to_thread(read)
+        except Exception:  # gone meanwhile (deleted by a tool): nothing to show
+            if gen == self._load_gen:
+                self.object = None
+                self.hide()
+            return False
+        if gen != self._load_gen:
+            return False
+        self.object, self.incoming, self.outgoing, self.history = obj, incoming, outgoing, history
+        self._fill()
+        return True
+
+    def refresh(self) -> None:
+        if self.object is not None:
+            self.spawn(self.load(self.object.id))
+
+    def set_types(self, types: list[str]) -> None:
+        self.types = types
+
+    def set_pinned(self, pinned: bool) -> None:
+        self.pinned = pinned
+        self.pin_button.setText("Unpin" if pinned else "Pin")
+        self.pin_button.setToolTip("Let the layout move this object again" if pinned else
+                                   "Keep this object where it is when the graph is laid out again")
+
+    def _fill(self) -> None:
+        obj = self.object
+        if obj is None:
+            return
+        self._filling = True
+        try:
+            self.dot.setPixmap(swatch(self.colour_of(obj.type), 16).pixmap(16, 16))
+            self.title.setText(obj.name)
+            self.title.setToolTip(f"{obj.type} · {obj.id}")
+            if not self.name_edit.hasFocus():
+                self.name_edit.setText(obj.name)
+            self.type_edit.clear()
+            self.type_edit.addItems(sorted(set(self.types) | {obj.type}, key=str.casefold))
+            self.type_edit.setCurrentText(obj.type)
+            self.props.setRowCount(0)
+            for key, value in obj.properties.items():
+                row = self.props.rowCount()
+                self.props.insertRow(row)
+                k = QTableWidgetItem(key)
+                k.setData(ROLE_ID, key)
+                v = QTableWidgetItem(value_text(value))
+                v.setData(ROLE_ID, key)
+                v.setToolTip(value_text(value))
+                self.props.setItem(row, 0, k)
+                self.props.setItem(row, 1, v)
+            self.props.setFixedHeight(min(260, 28 + 26 * max(1, self.props.rowCount())))
+            self._fill_relations(self.out_list, self.outgoing, outgoing=True)
+            self._fill_relations(self.in_list, self.incoming, outgoing=False)
+            self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
+            self.in_label.setText(f"Incoming relations ({len(self.incoming)})")
+            self.history_list.clear()
+            for change in self.history:
+                text = f"{_when(change.at)} · {change.origin} · {change.summary or 'change'}"
+                if change.reverts:
+                    text += " (undo)"
+                item = QListWidgetItem(text)
+                item.setToolTip(change.id)
+                self.history_list.addItem(item)
+            if not self.history:
+                self.history_list.addItem("No recorded changes.")
+        finally:
+            self._filling = False
+
+    def _fill_relations(self, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
+        lst.clear()
+        for rel in relations:
+            other = rel.target_id if outgoing else rel.source_id
+            name, type_ = self.name_of(other)
+            text = f"{rel.type} → {name} ({type_})" if outgoing else f"{name} ({type_}) → {rel.type}"
+            item = QListWidgetItem(text)
+            item.setData(ROLE_ID, rel.id)
+            item.setData(ROLE_ID + 1, other)
+            item.setToolTip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}" if rel.properties else rel.id)
+            lst.addItem(item)
+        if not relations:
+            lst.addItem(QListWidgetItem("None"))
+        lst.setFixedHeight(min(150, 6 + 22 * max(1, lst.count())))
+
+    # -- edits --------------------------------------------------------------------
+    def _report(self, result: EditResult) -> None:
+        self.status.setText("" if result.ok else result.message)
+        self.message.emit(result.message)
+
+    async def _edit(self, coro: Coroutine[Any, Any, EditResult]) -> EditResult:
+        result = await coro
+        self._report(result)
+        if not result.ok:
+            self._fill()  # show the stored value again
+        return result
+
+    def _name_done(self) -> None:
+        obj = self.object
+        text = self.name_edit.text().strip()
+        if obj is None or self._filling or text == obj.name:
+            return
+        if not text:
+            self.name_edit.setText(obj.name)
+            return
+        self.spawn(self._edit(self.editor.update_object(obj.id, name=text)))
+
+    def _type_done(self) -> None:
+        obj = self.object
+        text = self.type_edit.currentText().strip()
+        if obj is None or self._filling or not text or text == obj.type:
+            return
+        self.spawn(self._edit(self.editor.update_object(obj.id, type_name=text)))
+
+    def _prop_changed(self, item: QTableWidgetItem) -> None:
+        obj = self.object
+        if obj is None or self._filling:
+            return
+        old_key = item.data(ROLE_ID)
+        row = item.row()
+        key_item, value_item = self.props.item(row, 0), self.props.item(row, 1)
+        if key_item is None or value_item is None:
+            return
+        key = key_item.text().strip()
+        value = parse_value(value_item.text())
+        if not key:
+            self._fill()
+            return
+        if key != old_key:
+            coro = self.editor.update_object(obj.id, set_properties={key: obj.properties.get(old_key)},
+                                             remove_properties=[old_key])
+        elif obj.properties.get(key) == value and value_text(value) == value_text(obj.properties.get(key)):
+            return
+        else:
+            coro = self.editor.update_object(obj.id, set_properties={key: value})
+        self.spawn(self._edit(coro))
+
+    def _add_property(self) -> None:
+        obj = self.object
+        key = self.new_key.text().strip()
+        if obj is None or not key:
+            self.new_key.setFocus()
+            return
+        value = parse_value(self.new_value.text())
+        self.new_key.clear()
+        self.new_value.clear()
+        self.spawn(self._edit(self.editor.update_object(obj.id, set_properties={key: value})))
+
+    def _remove_property(self) -> None:
+        obj = self.object
+        rows = sorted({i.row() for i in self.props.selectedItems()})
+        keys = [self.props.item(r, 0).data(ROLE_ID) for r in rows if self.props.item(r, 0) is not None]
+        if obj is None or not keys:
+            self.status.setText("Select a property to remove.")
+            return
+        self.spawn(self._edit(self.editor.update_object(obj.id, remove_properties=keys)))
+
+    def _relation_menu(self, lst: QListWidget, pos: Any) -> None:
+        item = lst.itemAt(pos)
+        if item is None or item.data(ROLE_ID) is None:
+            return
+        rel = next((r for r in self.incoming + self.outgoing if r.id == item.data(ROLE_ID)), None)
+        if rel is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Go to the other object", lambda: self.navigate.emit(item.data(ROLE_ID + 1)))
+        menu.addAction("Change type…", lambda: self.spawn(self.retype_relation(rel)))
+        menu.addAction("Remove relation", lambda: self.spawn(self._edit(self.editor.remove_relation(rel.id))))
+        menu.popup(lst.viewport().mapToGlobal(pos))
+
+    async def retype_relation(self, rel: Relation) -> None:
+        from cks_desktop.ui.dialogs import run_dialog
+
+        dialog = QInputDialog(self)
+        dialog.setObjectName("relationTypeDialog")
+        dialog.setWindowTitle("Relation type")
+        dialog.setLabelText("New type for this relation:")
+        dialog.setTextValue(rel.type)
+        if await run_dialog(dialog) and dialog.textValue().strip() and dialog.textValue().strip() != rel.type:
+            await self._edit(self.editor.retype_relation(rel.id, rel.source_id, rel.target_id,
+                                                         dialog.textValue().strip(), rel.properties))
+        dialog.deleteLater()

@@ -1,0 +1,160 @@
+"""What is drawn on top of the cached frame, fresh on every paint.
+
+Selection, hover, search matches, the path, tool-call marks and the fading
+glow of the latest change are small sets, so they are cheap to draw every
+frame; keeping them out of the cached frame means clicking or hovering never
+costs a full redraw of 20k nodes. Drawn in screen coordinates (crisp rings
+whatever the zoom).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+
+from cks_desktop.ui.graph.model import GraphModel
+from cks_desktop.ui.graph.render import Style, mix, node_diameter
+from cks_desktop.ui.graph.viewport import Viewport
+from cks_desktop.ui.graph.viewstate import ViewState
+
+MAX_OVERLAY_ITEMS = 3000
+
+
+class OverlayPainter:
+    def __init__(self, model: GraphModel, state: ViewState) -> None:
+        self.model = model
+        self.state = state
+        self.font = QFont()
+        self.bold = QFont(self.font)
+        self.bold.setBold(True)
+
+    def _ring(self, p: QPainter, vp: Viewport, i: int, colour: QColor, width: float, grow: float) -> None:
+        sx, sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
+        r = node_diameter(vp.scale) / 2 + grow
+        pen = QPen(colour)
+        pen.setWidthF(width)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawEllipse(QPointF(sx, sy), r, r)
+
+    def _label(self, p: QPainter, vp: Viewport, style: Style, i: int, *, bold: bool = False,
+               with_type: bool = False) -> None:
+        model = self.model
+        sx, sy = vp.to_screen(model.xs[i], model.ys[i])
+        text = model.names[i] or "(unnamed)"
+        if len(text) > 48:
+            text = text[:47] + "…"
+        if with_type:
+            text = f"{text}  ·  {model.type_of(i)}"
+        font = self.bold if bold else self.font
+        fm = QFontMetricsF(font)
+        off = node_diameter(vp.scale) / 2 + 5
+        rect = QRectF(sx + off - 4, sy - fm.height() / 2 - 2, fm.horizontalAdvance(text) + 8, fm.height() + 4)
+        bg = QColor(style.background)
+        bg.setAlpha(235)
+        p.setPen(QPen(mix(style.text, style.background, 0.7), 1))
+        p.setBrush(bg)
+        p.drawRoundedRect(rect, 4, 4)
+        p.setFont(font)
+        p.setPen(style.text)
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _edges(self, p: QPainter, vp: Viewport, edges: Iterable[int], colour: QColor, width: float) -> None:
+        model = self.model
+        path = QPainterPath()
+        for j in edges:
+            if not model.ealive[j]:
+                continue
+            a, b = model.src[j], model.dst[j]
+            path.moveTo(*vp.to_screen(model.xs[a], model.ys[a]))
+            path.lineTo(*vp.to_screen(model.xs[b], model.ys[b]))
+        pen = QPen(colour)
+        pen.setWidthF(width)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawPath(path)
+
+    def _edge_types(self, p: QPainter, vp: Viewport, style: Style, edges: Iterable[int]) -> None:
+        model = self.model
+        p.setFont(self.font)
+        fm = QFontMetricsF(self.font)
+        for j in edges:
+            a, b = model.src[j], model.dst[j]
+            ax, ay = vp.to_screen(model.xs[a], model.ys[a])
+            bx, by = vp.to_screen(model.xs[b], model.ys[b])
+            if math.hypot(bx - ax, by - ay) < 40:
+                continue
+            text = model.rel_type_of(j)
+            w = fm.horizontalAdvance(text)
+            rect = QRectF((ax + bx) / 2 - w / 2 - 3, (ay + by) / 2 - fm.height() / 2, w + 6, fm.height())
+            bg = QColor(style.background)
+            bg.setAlpha(220)
+            p.fillRect(rect, bg)
+            p.setPen(mix(style.text, style.background, 0.25))
+            p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def paint(self, p: QPainter, vp: Viewport, style: Style, now: float, *, hover: int | None = None,
+              mask: bytearray | None = None) -> None:
+        model, state = self.model, self.state
+        index = model.index
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+
+        def shown(oid: str) -> int | None:
+            i = index.get(oid)
+            if i is None or not model.placed[i] or (mask is not None and not mask[i]):
+                return None
+            return i
+
+        if state.path_edges:
+            edges = [model.rel_index[r] for r in state.path_edges if r in model.rel_index]
+            self._edges(p, vp, edges, style.path, 4.0)
+        # the latest change, fading out
+        glow = QColor(style.flash)
+        for oid in list(state.flashes)[:MAX_OVERLAY_ITEMS]:
+            i = shown(oid)
+            strength = state.flash_strength(oid, now)
+            if i is None or strength <= 0:
+                continue
+            glow.setAlphaF(0.25 + 0.75 * strength)
+            self._ring(p, vp, i, glow, 3.0 + 3.0 * strength, 3.0 + 4.0 * strength)
+        for oid in list(state.marked)[:MAX_OVERLAY_ITEMS]:
+            i = shown(oid)
+            if i is not None:
+                self._ring(p, vp, i, style.mark, 3.0, 4.0)
+        current = state.current_match
+        for oid in state.search_matches[:MAX_OVERLAY_ITEMS]:
+            i = shown(oid)
+            if i is not None and oid != current:
+                self._ring(p, vp, i, style.match, 2.5, 3.5)
+        for oid in state.path_nodes:
+            i = shown(oid)
+            if i is not None:
+                self._ring(p, vp, i, style.path, 3.0, 3.0)
+        if hover is not None and model.alive[hover]:
+            edges = model.incident_edges(hover)[:60]
+            self._edges(p, vp, edges, mix(style.selection, style.background, 0.35), 2.0)
+            self._edge_types(p, vp, style, edges)
+            self._ring(p, vp, hover, style.selection, 2.0, 3.0)
+        selected = [i for i in (shown(o) for o in state.selection[:MAX_OVERLAY_ITEMS]) if i is not None]
+        for i in selected:
+            self._ring(p, vp, i, style.selection, 3.5, 3.5)
+        if current is not None:
+            i = shown(current)
+            if i is not None:
+                self._ring(p, vp, i, style.match, 4.0, 6.0)
+                self._label(p, vp, style, i, bold=True)
+        for i in selected[:50]:
+            self._label(p, vp, style, i, bold=True)
+        for oid in state.path_nodes[:100]:
+            i = shown(oid)
+            if i is not None and oid not in state.selection:
+                self._label(p, vp, style, i)
+        if hover is not None and model.alive[hover]:
+            self._label(p, vp, style, hover, with_type=True)
+        p.restore()

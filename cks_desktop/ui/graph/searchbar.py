@@ -1,0 +1,100 @@
+"""The search field: full-text search over the session (the store's FTS5 index).
+
+Typing searches after a short pause (so a fast typist does not run a query
+per key); Enter goes to the next match, Shift+Enter to the previous one, Esc
+clears. The bar only collects the query and shows "3 of 12"; the view runs
+the search and moves the highlight.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+DEBOUNCE_MS = 220
+
+
+class SearchField(QLineEdit):
+    stepRequested = Signal(int)
+    cleared = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.stepRequested.emit(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
+            return
+        if event.key() == Qt.Key.Key_Escape:
+            self.clear()
+            self.cleared.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class SearchBar(QWidget):
+    queryChanged = Signal(str)  # after the debounce (or at once on Enter with a new query)
+    stepRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("graphSearchBar")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.field = SearchField()
+        self.field.setObjectName("graphSearch")
+        self.field.setPlaceholderText("Search the graph…")
+        self.field.setClearButtonEnabled(True)
+        self.field.setMinimumWidth(180)
+        self.field.setToolTip("Full-text search over names and properties. Enter: next match, Shift+Enter: previous")
+        self.count = QLabel("")
+        self.count.setObjectName("graphSearchCount")
+        self.count.setMinimumWidth(56)
+        self.count.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.prev = QToolButton()
+        self.prev.setObjectName("graphSearchPrev")
+        self.prev.setText("‹")
+        self.prev.setToolTip("Previous match (Shift+Enter)")
+        self.next = QToolButton()
+        self.next.setObjectName("graphSearchNext")
+        self.next.setText("›")
+        self.next.setToolTip("Next match (Enter)")
+        for w in (self.field, self.count, self.prev, self.next):
+            layout.addWidget(w)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self._fire)
+        self._sent = ""
+        self.field.textChanged.connect(lambda _: self._timer.start())
+        self.field.stepRequested.connect(self._step)
+        self.field.cleared.connect(self._fire)
+        self.prev.clicked.connect(lambda: self._step(-1))
+        self.next.clicked.connect(lambda: self._step(1))
+        self.set_result(0, -1)
+
+    def _fire(self) -> None:
+        self._timer.stop()
+        text = self.field.text().strip()
+        if text != self._sent:
+            self._sent = text
+            self.queryChanged.emit(text)
+
+    def _step(self, step: int) -> None:
+        if self.field.text().strip() != self._sent:
+            self._fire()  # Enter on a fresh query searches first; the view then shows match 1
+            return
+        self.stepRequested.emit(step)
+
+    def set_result(self, total: int, position: int) -> None:
+        if not self._sent:
+            self.count.setText("")
+        elif total == 0:
+            self.count.setText("no match")
+        else:
+            self.count.setText(f"{position + 1} of {total}")
+        self.prev.setEnabled(total > 1)
+        self.next.setEnabled(total > 1)
+
+    def focus(self) -> None:
+        self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.field.selectAll()

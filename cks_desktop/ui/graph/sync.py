@@ -1,0 +1,343 @@
+"""Keeping the picture in step with the store: opening, live changes, layouts, saving.
+
+Opening a session reads every object and relation, the saved positions, and
+builds the model and the draw buffers in a worker thread, so even 20k objects
+never stall the window (the GIL is handed back every few ms). With saved
+positions the first frame is the person's own picture; without, a quick
+rough layout is drawn first and the full one replaces it when the worker
+process has it.
+
+Live changes are applied in the next event-loop turn: removed things
+vanish, new nodes are placed beside their neighbours and settled locally
+(nothing else moves), and what changed glows for a moment. While a session
+is being (re)built, events are queued and applied after it; applying an
+event twice is harmless (an "added" object already known counts as updated).
+
+Positions are saved shortly after they change (debounced, in a thread): all
+of them after a layout, just the moved ones after a drag or a placement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from cks_desktop.graph.events import GraphChanged, SessionEvent
+from cks_desktop.ui.graph.canvas import GraphCanvas
+from cks_desktop.ui.graph.layout import NITER, LayoutRunner
+from cks_desktop.ui.graph.model import Delta, GraphModel
+from cks_desktop.ui.graph.placement import GRID_CELL, place_new, settle
+from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.ui.graph.render import SceneBuffers
+from cks_desktop.ui.graph.spatial import SpatialGrid
+
+log = logging.getLogger(__name__)
+
+QUICK_LAYOUT_FROM = 2000  # graphs this big get a rough layout drawn before the full one
+QUICK_NITER = 30
+BIG_BATCH = 1500  # more new objects than this (and > 30% of the graph) → a full layout
+MAX_FLASH = 2000
+GRAVEYARD = 20_000  # positions of recently removed objects, for an undo that brings them back
+SAVE_DELAY_S = 1.5
+
+Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
+
+
+def _build_geometry(model: GraphModel, mask: bytearray | None) -> tuple[SceneBuffers, SpatialGrid]:
+    buffers = SceneBuffers()
+    buffers.rebuild(model, mask)
+    grid = SpatialGrid(GRID_CELL)
+    grid.rebuild(model.xs, model.ys, [i for i in model.nodes() if model.placed[i]])
+    return buffers, grid
+
+
+class GraphSync:
+    def __init__(self, store: Any, canvas: GraphCanvas, positions: PositionStore | None,
+                 runner: LayoutRunner, spawn: Spawn, changed: Callable[[Delta | None], None]) -> None:
+        self.store = store
+        self.canvas = canvas
+        self.model = canvas.model
+        self.state = canvas.state
+        self.positions = positions
+        self.runner = runner
+        self.spawn = spawn
+        self.changed = changed  # called after the picture changed (legend, status, inspector follow)
+        self.busy = False
+        self.layout_running = False
+        self._gen = 0
+        self._layout_gen = 0
+        self._queued: list[GraphChanged] = []
+        self._dirty: set[str] = set()
+        self._save_handle: asyncio.TimerHandle | None = None
+        self._graveyard: dict[str, tuple[float, float, bool]] = {}
+        self.requested_positions: dict[str, tuple[float, float]] = {}  # from "add object here"
+        self.opened = asyncio.Event()  # set when the current session's first picture is drawn
+        self.laid_out = asyncio.Event()  # set when no layout is pending
+
+    @property
+    def session_id(self) -> str | None:
+        return self.model.session_id
+
+    # -- opening ------------------------------------------------------------------
+    async def open(self, session_id: str | None) -> None:
+        self._gen += 1
+        gen = self._gen
+        self._layout_gen += 1
+        await self.flush()
+        self.opened.clear()
+        self.laid_out.clear()
+        self._queued.clear()
+        self._graveyard.clear()
+        self.state.reset()
+        if not session_id:
+            self.model.reset(None)
+            self.canvas.rebuild()
+            self.canvas.status_text = ""
+            self.opened.set()
+            self.laid_out.set()
+            self.changed(None)
+            return
+        self.busy = True
+        self.canvas.status_text = "Opening…"
+        self.canvas.update()
+        positions = self.positions
+
+        def read() -> tuple[GraphModel, SceneBuffers, SpatialGrid]:
+            objects = self.store.all_objects(session_id)
+            relations = self.store.all_relations(session_id)
+            saved = positions.load(session_id) if positions is not None else {}
+            model = GraphModel()
+            model.load(session_id, objects, relations, saved)
+            del objects, relations
+            buffers, grid = _build_geometry(model, None)
+            return model, buffers, grid
+
+        try:
+            model, buffers, grid = await asyncio.to_thread(read)
+        except Exception as exc:  # a deleted session or a broken file: say so, show nothing
+            if gen == self._gen:
+                self.busy = False
+                self.model.reset(None)
+                self.canvas.rebuild()
+                self.canvas.status_text = f"Could not open this session's graph: {exc}"
+                self.opened.set()
+                self.laid_out.set()
+                self.changed(None)
+            return
+        if gen != self._gen:
+            return
+        self.model.adopt(model)
+        self.canvas.adopt(buffers, grid)
+        self.busy = False
+        unplaced = self.model.unplaced()
+        if self.model.node_count and len(unplaced) == self.model.node_count:
+            self.canvas.status_text = f"Laying out {self.model.node_count:,} objects…"
+            self.canvas.fit()
+            self.start_relayout(quick_first=self.model.node_count >= QUICK_LAYOUT_FROM)
+        else:
+            self.canvas.status_text = ""
+            if len(unplaced) > BIG_BATCH and len(unplaced) > 0.3 * self.model.node_count:
+                self.start_relayout()  # many objects arrived while the session was closed
+            elif unplaced:
+                self._place(unplaced)
+                self.canvas.rebuild()
+            if not self.layout_running:
+                self.laid_out.set()
+        self._drain()
+        self.opened.set()
+        self.changed(None)
+
+    def _drain(self) -> None:
+        queued, self._queued = self._queued, []
+        for ev in queued:
+            self._apply(ev)
+
+    # -- live changes -----------------------------------------------------------------
+    def on_event(self, event: object) -> Delta | None:
+        if isinstance(event, SessionEvent):
+            if event.kind == "deleted" and event.session.id == self.session_id:
+                self.spawn(self.open(None))
+            return None
+        if not isinstance(event, GraphChanged) or event.session_id != self.session_id:
+            return None
+        if self.busy:
+            self._queued.append(event)
+            return None
+        return self._apply(event)
+
+    def _apply(self, ev: GraphChanged) -> Delta:
+        model, canvas, state = self.model, self.canvas, self.state
+        delta = model.apply_event(ev)
+        if delta.empty:
+            return delta
+        if delta.removed_nodes or delta.removed_edges:
+            for i in delta.removed_nodes:
+                canvas.grid.remove(i)
+            self._graveyard.update(delta.removed_positions)
+            while len(self._graveyard) > GRAVEYARD:
+                self._graveyard.pop(next(iter(self._graveyard)))
+            canvas.buffers.remove(model, delta.removed_nodes, delta.removed_edges)
+            state.prune(model)
+        fresh = [i for i in delta.added_nodes if not model.placed[i]]
+        restored = self._restore(fresh)
+        for i in restored:
+            canvas.grid.insert(i, model.xs[i], model.ys[i])
+        todo = [i for i in fresh if not model.placed[i]]
+        if len(todo) > BIG_BATCH and len(todo) > 0.3 * model.node_count:
+            self.start_relayout()
+        elif todo:
+            self._place(todo)
+        mask = state.visible_mask(model)
+        if delta.retyped or delta.updated_edges or state.focused or model.needs_compaction() \
+                or canvas.buffers.fragmented:
+            if model.needs_compaction():
+                model.compact()
+            canvas.rebuild()
+        else:
+            canvas.buffers.add(model, mask, delta.added_nodes, delta.added_edges)
+            if delta.updated_nodes:
+                canvas.buffers.version += 1  # names changed: labels in the cached frame are stale
+        if delta.touched_ids and len(delta.touched_ids) <= MAX_FLASH:
+            state.flash(delta.touched_ids, time.monotonic())
+            canvas.flash_running()
+        canvas.ensure_style()
+        canvas.invalidate()
+        self.changed(delta)
+        return delta
+
+    def _restore(self, fresh: list[int]) -> list[int]:
+        out = []
+        for i in fresh:
+            oid = self.model.ids[i]
+            saved = self.requested_positions.pop(oid, None) if oid else None
+            if saved is None and oid is not None and oid in self._graveyard:
+                x, y, pinned = self._graveyard.pop(oid)
+                if pinned:
+                    self.model.pinned.add(i)
+                saved = (x, y)
+            if saved is not None:
+                self.model.set_position(i, saved[0], saved[1])
+                out.append(i)
+                self._dirty.add(oid)  # type: ignore[arg-type]
+        if out:
+            self._schedule_save()
+        return out
+
+    def _place(self, nodes: list[int]) -> None:
+        vp = self.canvas.viewport
+        placed = place_new(self.model, nodes, self.canvas.grid, (vp.cx, vp.cy))
+        settle(self.model, placed, self.canvas.grid)
+        self.mark_moved(placed)
+
+    # -- layouts ----------------------------------------------------------------------
+    def start_relayout(self, *, quick_first: bool = False) -> Any:
+        self.layout_running = True
+        self.laid_out.clear()
+        return self.spawn(self.relayout(quick_first=quick_first))
+
+    async def relayout(self, *, quick_first: bool = False) -> bool:
+        """Lay out the whole graph in the worker; pinned objects stay put. True if applied."""
+        self._layout_gen += 1
+        gen = self._layout_gen
+        model = self.model
+        self.layout_running = True
+        self.laid_out.clear()
+        try:
+            passes = [QUICK_NITER, NITER] if quick_first else [NITER]
+            for k, niter in enumerate(passes):
+                ids = [model.ids[i] for i in model.nodes()]
+                slot_of = {oid: k_ for k_, oid in enumerate(ids)}
+                edges: list[int] = []
+                for j in model.edges():
+                    a, b = model.ids[model.src[j]], model.ids[model.dst[j]]
+                    if a is not None and b is not None:
+                        edges.append(slot_of[a])
+                        edges.append(slot_of[b])
+                fixed = {slot_of[model.ids[i]]: (model.xs[i], model.ys[i])  # type: ignore[index]
+                         for i in model.pinned if model.alive[i] and model.placed[i]}
+                xs, ys = await self.runner.layout(len(ids), edges, fixed=fixed or None, niter=niter)
+                if gen != self._layout_gen:
+                    return False
+                await self._apply_layout(ids, xs, ys, final=k == len(passes) - 1)
+                if gen != self._layout_gen:
+                    return False
+            return True
+        finally:
+            if gen == self._layout_gen:
+                self.layout_running = False
+                self.canvas.status_text = ""
+                self.canvas.update()
+                self.laid_out.set()
+
+    async def _apply_layout(self, ids: list[str | None], xs: list[float], ys: list[float], *, final: bool) -> None:
+        model = self.model
+        index = model.index
+        for k, oid in enumerate(ids):
+            i = index.get(oid) if oid is not None else None
+            if i is not None and i not in model.pinned:
+                model.xs[i], model.ys[i] = xs[k], ys[k]
+                model.placed[i] = 1
+        model.position_version += 1
+        late = model.unplaced()  # objects that arrived during the layout
+        self.busy = True
+        try:
+            mask = self.state.visible_mask(model)
+            buffers, grid = await asyncio.to_thread(_build_geometry, model, mask)
+        finally:
+            self.busy = False
+        self.canvas.adopt(buffers, grid)
+        if late:
+            self._place(late)
+            self.canvas.rebuild()
+        self.canvas.fit()
+        self._drain()
+        self.opened.set()
+        if final:
+            self._save_all()
+        self.changed(None)
+
+    # -- saving -------------------------------------------------------------------------
+    def mark_moved(self, nodes: list[int]) -> None:
+        for i in nodes:
+            oid = self.model.ids[i]
+            if oid is not None:
+                self._dirty.add(oid)
+        self._schedule_save()
+
+    def _schedule_save(self) -> None:
+        if self.positions is None or self._save_handle is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._save_handle = loop.call_later(SAVE_DELAY_S, lambda: self.spawn(self.flush()))
+
+    def _rows(self, ids: list[str]) -> list[tuple[str, float, float, bool]]:
+        model = self.model
+        rows = []
+        for oid in ids:
+            i = model.index.get(oid)
+            if i is not None and model.placed[i]:
+                rows.append((oid, model.xs[i], model.ys[i], i in model.pinned))
+        return rows
+
+    async def flush(self) -> None:
+        """Write positions that changed since the last save (now)."""
+        if self._save_handle is not None:
+            self._save_handle.cancel()
+            self._save_handle = None
+        if self.positions is None or not self._dirty or self.session_id is None:
+            self._dirty.clear()
+            return
+        rows = self._rows(sorted(self._dirty))
+        self._dirty.clear()
+        await asyncio.to_thread(self.positions.save, self.session_id, rows)
+
+    def _save_all(self) -> None:
+        if self.positions is None or self.session_id is None:
+            return
+        self._dirty.clear()
+        rows = self.model.positions_snapshot()
+        session, positions = self.session_id, self.positions
+        self.spawn(asyncio.to_thread(positions.save, session, rows, replace=True))

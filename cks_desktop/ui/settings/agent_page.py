@@ -1,0 +1,155 @@
+"""Settings → Chat & agent: the iteration cap, per-tool approval policies, the
+folders ``read_text_file`` may read, and how Enter behaves in the chat.
+
+A policy chosen here persists across restarts ("always allow" that does not
+forget itself); "Reset remembered choices" puts every tool back to its
+default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
+                               QHBoxLayout, QHeaderView, QListWidget, QPushButton, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from cks_desktop.settings import Settings
+from cks_desktop.ui.settings.widgets import note_label
+
+if TYPE_CHECKING:
+    from cks_desktop.tools.registry import ToolRegistry
+
+POLICIES = ("auto", "once", "always")
+POLICY_WORDS = {"auto": "never ask", "once": "ask once per reply", "always": "ask for every call"}
+
+
+class AgentPage(QWidget):
+    changed = Signal()
+
+    def __init__(self, settings: Settings, registry: "ToolRegistry") -> None:
+        super().__init__()
+        self.setObjectName("agentPage")
+        layout = QVBoxLayout(self)
+
+        chat = QGroupBox("Chat")
+        chat_form = QFormLayout(chat)
+        self.cap = QSpinBox()
+        self.cap.setObjectName("iterationCap")
+        self.cap.setRange(1, 200)
+        self.cap.setValue(settings.max_iterations)
+        self.cap.setToolTip("How many model turns one reply may use before it stops and offers Continue.")
+        chat_form.addRow("Model turns per reply:", self.cap)
+        self.enter_sends = QCheckBox("Enter sends the message (Shift+Enter starts a new line)")
+        self.enter_sends.setObjectName("enterSends")
+        self.enter_sends.setChecked(bool(settings.data["ui"].get("enter_sends", True)))
+        chat_form.addRow(self.enter_sends)
+        layout.addWidget(chat)
+
+        tools = QGroupBox("When to ask before a tool runs")
+        tools_layout = QVBoxLayout(tools)
+        self.table = QTableWidget(0, 3)
+        self.table.setObjectName("toolPolicyTable")
+        self.table.setHorizontalHeaderLabels(["Tool", "Default", "Policy"])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.policy_boxes: dict[str, QComboBox] = {}
+        overrides = settings.tool_policies
+        for spec in registry.specs():
+            if not spec.llm_exposed:
+                continue
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            name_item = QTableWidgetItem(spec.display_name)
+            name_item.setToolTip(f"{spec.name}\n{spec.description[:300]}")
+            self.table.setItem(row, 0, name_item)
+            self.table.setItem(row, 1, QTableWidgetItem(spec.default_policy.value))
+            box = QComboBox()
+            box.addItem(f"default ({spec.default_policy.value})", "")
+            for policy in POLICIES:
+                box.addItem(f"{policy} — {POLICY_WORDS[policy]}", policy)
+            box.setCurrentIndex(max(0, box.findData(overrides.get(spec.name, ""))))
+            box.currentIndexChanged.connect(lambda _i: self.changed.emit())
+            self.table.setCellWidget(row, 2, box)
+            self.policy_boxes[spec.name] = box
+        # Overrides for tools not registered right now (an MCP server that is off) are kept as they are.
+        self._other_overrides = {k: v for k, v in overrides.items() if k not in self.policy_boxes}
+        tools_layout.addWidget(self.table)
+        reset_row = QHBoxLayout()
+        self.reset_button = QPushButton("Reset remembered choices")
+        self.reset_button.setObjectName("resetPolicies")
+        self.reset_button.setAutoDefault(False)
+        self.reset_button.setToolTip("Put every tool back to its default policy (applied when you save).")
+        self.reset_button.clicked.connect(self.reset_policies)
+        reset_row.addWidget(self.reset_button)
+        reset_row.addStretch(1)
+        tools_layout.addLayout(reset_row)
+        layout.addWidget(tools, 1)
+
+        folders = QGroupBox("Folders the assistant may read files from (read_text_file)")
+        folders_layout = QVBoxLayout(folders)
+        self.folders = QListWidget()
+        self.folders.setObjectName("allowedFolders")
+        for folder in settings.data["agent"]["allowed_folders"]:
+            if isinstance(folder, str) and folder:
+                self.folders.addItem(folder)
+        folders_layout.addWidget(self.folders)
+        buttons = QHBoxLayout()
+        self.add_folder_button = QPushButton("Add folder…")
+        self.add_folder_button.setAutoDefault(False)
+        self.remove_folder_button = QPushButton("Remove")
+        self.remove_folder_button.setAutoDefault(False)
+        buttons.addWidget(self.add_folder_button)
+        buttons.addWidget(self.remove_folder_button)
+        buttons.addStretch(1)
+        folders_layout.addLayout(buttons)
+        folders_layout.addWidget(note_label("Files outside these folders are refused, symbolic links included."))
+        layout.addWidget(folders)
+
+        self.cap.valueChanged.connect(lambda _v: self.changed.emit())
+        self.enter_sends.toggled.connect(lambda _v: self.changed.emit())
+        self.add_folder_button.clicked.connect(self.choose_folder)
+        self.remove_folder_button.clicked.connect(self._remove_folder)
+        self._folder_dialog: QFileDialog | None = None
+
+    def reset_policies(self) -> None:
+        for box in self.policy_boxes.values():
+            box.setCurrentIndex(0)
+        self._other_overrides = {}
+        self.changed.emit()
+
+    def choose_folder(self) -> None:
+        dialog = QFileDialog(self, "Allow a folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(self.add_folder)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self._folder_dialog = dialog
+        dialog.open()  # never exec(): the chat keeps running behind it
+
+    def add_folder(self, folder: str) -> None:
+        folder = str(Path(folder).expanduser())
+        if folder and not self.folders.findItems(folder, Qt.MatchFlag.MatchExactly):
+            self.folders.addItem(folder)
+            self.changed.emit()
+
+    def _remove_folder(self) -> None:
+        for item in self.folders.selectedItems():
+            self.folders.takeItem(self.folders.row(item))
+        self.changed.emit()
+
+    def errors(self) -> list[str]:
+        return []
+
+    def save(self, settings: Settings) -> None:
+        settings.max_iterations = self.cap.value()
+        settings.data["ui"]["enter_sends"] = self.enter_sends.isChecked()
+        policies = dict(self._other_overrides)
+        for name, box in self.policy_boxes.items():
+            if box.currentData():
+                policies[name] = box.currentData()
+        settings.data["agent"]["tool_policies"] = policies
+        settings.data["agent"]["allowed_folders"] = [self.folders.item(i).text() for i in range(self.folders.count())]

@@ -1,0 +1,105 @@
+"""The settings dialog (``settingsDialog``): Providers, Chat & agent, MCP servers.
+
+Providers and Chat & agent are saved together with Save, and only when every
+field is valid (problems are listed as you type). MCP servers apply their
+changes immediately. The settings file's path is shown, so the file a person
+edits by hand is never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QListWidget, QStackedWidget, QVBoxLayout,
+                               QWidget)
+
+from cks_desktop.ui.settings.agent_page import AgentPage
+from cks_desktop.ui.settings.mcp_page import McpPage
+from cks_desktop.ui.settings.providers_page import ProvidersPage
+from cks_desktop.ui.settings.widgets import error_label, note_label
+from cks_desktop.ui.tasks import TaskTracker
+
+if TYPE_CHECKING:
+    from cks_desktop.ui.services import AppServices
+
+PAGES = ("providers", "agent", "mcp")
+TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers"}
+
+
+class SettingsDialog(QDialog):
+    saved = Signal()
+
+    def __init__(self, services: "AppServices", tasks: TaskTracker, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.setObjectName("settingsDialog")
+        self.setWindowTitle("Settings")
+        self.resize(860, 640)
+        layout = QVBoxLayout(self)
+        body = QHBoxLayout()
+        self.nav = QListWidget()
+        self.nav.setObjectName("settingsPages")
+        self.nav.setFixedWidth(160)
+        self.stack = QStackedWidget()
+        self.providers_page = ProvidersPage(services.settings, services.secrets, tasks)
+        self.agent_page = AgentPage(services.settings, services.registry)
+        self.mcp_page = McpPage(services, tasks)
+        for key, page in zip(PAGES, (self.providers_page, self.agent_page, self.mcp_page)):
+            self.nav.addItem(TITLES[key])
+            self.stack.addWidget(page)
+        body.addWidget(self.nav)
+        body.addWidget(self.stack, 1)
+        layout.addLayout(body, 1)
+
+        self.errors_label = error_label()
+        layout.addWidget(self.errors_label)
+        footer = QHBoxLayout()
+        path = note_label(f"Settings file: {services.settings.path}")
+        path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        footer.addWidget(path, 1)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("settingsSave")
+        footer.addWidget(self.buttons)
+        layout.addLayout(footer)
+
+        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        self.providers_page.changed.connect(self.validate)
+        self.agent_page.changed.connect(self.validate)
+        self.nav.setCurrentRow(0)
+        self.validate()
+
+    def show_page(self, page: str, server: str = "") -> None:
+        if page in PAGES:
+            self.nav.setCurrentRow(PAGES.index(page))
+        if server:
+            self.mcp_page.select(server)
+
+    def errors(self) -> list[str]:
+        return self.providers_page.errors() + self.agent_page.errors()
+
+    def validate(self) -> list[str]:
+        problems = self.errors()
+        self.errors_label.setText("\n".join(problems))
+        self.errors_label.setVisible(bool(problems))
+        self.save_button.setEnabled(not problems)
+        return problems
+
+    def save(self) -> bool:
+        if self.validate():
+            return False
+        settings = self.services.settings
+        self.providers_page.save(settings)
+        self.agent_page.save(settings)
+        try:
+            settings.save()
+        except OSError as exc:
+            self.errors_label.setText(f"The settings could not be saved: {exc}")
+            self.errors_label.show()
+            return False
+        self.saved.emit()
+        self.accept()
+        return True

@@ -1,0 +1,294 @@
+"""Add or edit one MCP server: transport, command or URL, env/headers with
+secrets, scopes, approval, timeout, and which tools are enabled.
+
+Every field is checked as you type; Save stays off until the entry is valid.
+"Test connection" starts the server with the form's values (saved or not),
+lists its tools with a checkbox each (enabled tools) and their annotations,
+then stops it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout,
+                               QGridLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QScrollArea,
+                               QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from cks_desktop.mcp.config import ConfigError
+from cks_desktop.tools.types import Scope
+from cks_desktop.ui.settings.mcp_form import ServerForm
+from cks_desktop.ui.settings.pairs_table import PairsTable
+from cks_desktop.ui.settings.widgets import error_label, mark, note_label
+from cks_desktop.ui.text import SCOPE_WORDS
+from cks_desktop.ui.tasks import TaskTracker
+
+if TYPE_CHECKING:
+    from cks_desktop.ui.services import AppServices
+
+HINTS = (("read_only_hint", "read-only"), ("destructive_hint", "destructive"), ("idempotent_hint", "idempotent"),
+         ("open_world_hint", "open world"))
+
+
+def tool_hints(tool: Any) -> str:
+    """The annotations a server gave a tool, in words ("read-only, idempotent")."""
+    annotations = getattr(tool, "annotations", None)
+    if annotations is None:
+        return ""
+    return ", ".join(word for attr, word in HINTS if getattr(annotations, attr, None))
+
+
+class McpServerEditor(QDialog):
+    saved = Signal(str)  # the server's name
+
+    def __init__(self, services: "AppServices", tasks: TaskTracker, form: ServerForm | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.services = services
+        self.tasks = tasks
+        self.form = form or ServerForm()
+        self.setObjectName("mcpServerEditor")
+        self.setWindowTitle("Edit MCP server" if self.form.original_name else "Add MCP server")
+        self.resize(640, 720)
+        outer = QVBoxLayout(self)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        body = QWidget()
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        layout = QVBoxLayout(body)
+
+        top = QFormLayout()
+        self.name_edit = QLineEdit(self.form.name)
+        self.name_edit.setObjectName("mcpName")
+        self.name_edit.setPlaceholderText("e.g. github")
+        top.addRow("Name:", self.name_edit)
+        self.transport_box = QComboBox()
+        self.transport_box.setObjectName("mcpTransport")
+        self.transport_box.addItem("Command on this computer (stdio)", "stdio")
+        self.transport_box.addItem("Remote URL (streamable HTTP)", "http")
+        self.transport_box.setCurrentIndex(0 if self.form.transport == "stdio" else 1)
+        top.addRow("Runs as:", self.transport_box)
+        layout.addLayout(top)
+
+        self.stack = QStackedWidget()
+        stdio = QWidget()
+        stdio_form = QFormLayout(stdio)
+        stdio_form.setContentsMargins(0, 0, 0, 0)
+        self.command_edit = QLineEdit(self.form.command)
+        self.command_edit.setObjectName("mcpCommand")
+        self.command_edit.setPlaceholderText("npx, uvx, python, /path/to/server …")
+        stdio_form.addRow("Command:", self.command_edit)
+        self.args_edit = QLineEdit(self.form.args_text)
+        self.args_edit.setObjectName("mcpArgs")
+        self.args_edit.setPlaceholderText('-y @modelcontextprotocol/server-memory   (quote "with spaces")')
+        stdio_form.addRow("Arguments:", self.args_edit)
+        self.cwd_edit = QLineEdit(self.form.cwd)
+        self.cwd_edit.setPlaceholderText("optional working folder")
+        stdio_form.addRow("Folder:", self.cwd_edit)
+        self.env_table = PairsTable("variable", "mcpEnv")
+        self.env_table.set_pairs(self.form.env)
+        stdio_form.addRow("Environment:", self.env_table)
+        http = QWidget()
+        http_form = QFormLayout(http)
+        http_form.setContentsMargins(0, 0, 0, 0)
+        self.url_edit = QLineEdit(self.form.url)
+        self.url_edit.setObjectName("mcpUrl")
+        self.url_edit.setPlaceholderText("https://example.com/mcp")
+        http_form.addRow("URL:", self.url_edit)
+        self.headers_table = PairsTable("header", "mcpHeaders")
+        self.headers_table.set_pairs(self.form.headers)
+        http_form.addRow("Headers:", self.headers_table)
+        self.stack.addWidget(stdio)
+        self.stack.addWidget(http)
+        layout.addWidget(self.stack)
+
+        rules = QGroupBox("Permissions")
+        rules_form = QFormLayout(rules)
+        scopes = QGridLayout()
+        self.scope_boxes: dict[str, QCheckBox] = {}
+        for i, scope in enumerate(Scope):
+            box = QCheckBox(scope.value)
+            box.setToolTip(SCOPE_WORDS.get(scope.value, ""))
+            box.setChecked(scope.value in self.form.scopes)
+            self.scope_boxes[scope.value] = box
+            scopes.addWidget(box, i // 3, i % 3)
+        rules_form.addRow("Scopes a chat must grant:", scopes)
+        self.approval_box = QComboBox()
+        self.approval_box.setObjectName("mcpApproval")
+        for value, words in (("always", "ask for every call"), ("once", "ask once per reply"),
+                             ("auto", "never ask")):
+            self.approval_box.addItem(f"{value} — {words}", value)
+        self.approval_box.setCurrentIndex(max(0, self.approval_box.findData(self.form.approval)))
+        rules_form.addRow("Approval:", self.approval_box)
+        self.timeout_spin = QDoubleSpinBox()
+        self.timeout_spin.setRange(1, 3600)
+        self.timeout_spin.setDecimals(0)
+        self.timeout_spin.setSuffix(" s")
+        self.timeout_spin.setValue(self.form.timeout)
+        self.timeout_spin.setToolTip("How long one call may take; progress from the server restarts the clock.")
+        rules_form.addRow("Timeout:", self.timeout_spin)
+        self.enabled_box = QCheckBox("Start this server with the app")
+        self.enabled_box.setChecked(self.form.enabled)
+        rules_form.addRow(self.enabled_box)
+        layout.addWidget(rules)
+
+        tools = QGroupBox("Tools")
+        tools_layout = QVBoxLayout(tools)
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setObjectName("mcpTestConnection")
+        self.test_button.setAutoDefault(False)
+        self.test_result = note_label("Test the connection to see the server's tools and choose which to offer.")
+        self.test_result.setObjectName("mcpTestResult")
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
+        tools_layout.addLayout(test_row)
+        self.tools_tree = QTreeWidget()
+        self.tools_tree.setObjectName("mcpTools")
+        self.tools_tree.setHeaderLabels(["Tool", "Hints", "Description"])
+        self.tools_tree.setRootIsDecorated(False)
+        self.tools_tree.setMinimumHeight(140)
+        tools_layout.addWidget(self.tools_tree)
+        if self.form.enabled_tools is not None:
+            for name in self.form.enabled_tools:
+                self._add_tool_item(name, "", "", True)
+        layout.addWidget(tools)
+
+        self.errors_label = error_label()
+        outer.addWidget(self.errors_label)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName("mcpSave")
+        buttons.accepted.connect(self._save)
+        buttons.rejected.connect(self.reject)
+        outer.addWidget(buttons)
+
+        for edit in (self.name_edit, self.command_edit, self.args_edit, self.cwd_edit, self.url_edit):
+            edit.textChanged.connect(self.validate)
+        self.transport_box.currentIndexChanged.connect(self._transport_changed)
+        self.env_table.changed.connect(self.validate)
+        self.headers_table.changed.connect(self.validate)
+        for box in self.scope_boxes.values():
+            box.toggled.connect(self.validate)
+        self.tools_tree.itemChanged.connect(lambda *_: self.validate())
+        self.test_button.clicked.connect(lambda: self.tasks.spawn(self.test_connection(), name="mcp-probe"))
+        self._transport_changed(initial=True)
+
+    # -- form ⇄ widgets ---------------------------------------------------------------
+    def _transport_changed(self, *_args: Any, initial: bool = False) -> None:
+        transport = self.transport_box.currentData()
+        self.stack.setCurrentIndex(0 if transport == "stdio" else 1)
+        if not initial and not self.form.original_name:
+            # A new server's default scopes follow its kind: a command runs code, a URL uses the network.
+            default = Scope.CODE_EXECUTE.value if transport == "stdio" else Scope.NET_FETCH.value
+            for value, box in self.scope_boxes.items():
+                box.setChecked(value == default)
+        self.validate()
+
+    def collect(self) -> ServerForm:
+        form = self.form
+        form.name = self.name_edit.text()
+        form.transport = self.transport_box.currentData()
+        form.command = self.command_edit.text()
+        form.args_text = self.args_edit.text()
+        form.cwd = self.cwd_edit.text()
+        form.url = self.url_edit.text()
+        form.env = self.env_table.pairs()
+        form.headers = self.headers_table.pairs()
+        form.scopes = {v for v, box in self.scope_boxes.items() if box.isChecked()}
+        form.approval = self.approval_box.currentData()
+        form.timeout = float(self.timeout_spin.value())
+        form.enabled = self.enabled_box.isChecked()
+        form.enabled_tools = self._enabled_tools()
+        return form
+
+    def _enabled_tools(self) -> list[str] | None:
+        count = self.tools_tree.topLevelItemCount()
+        if count == 0:
+            return self.form.enabled_tools
+        checked = [self.tools_tree.topLevelItem(i).text(0) for i in range(count)
+                   if self.tools_tree.topLevelItem(i).checkState(0) == Qt.CheckState.Checked]
+        return None if len(checked) == count else checked
+
+    def validate(self, *_args: Any) -> list[str]:
+        form = self.collect()
+        problems = form.errors(self.services.settings)
+        name_problem = next((p for p in problems if "name" in p.lower()), None)
+        mark(self.name_edit, name_problem)
+        if form.transport == "stdio":
+            mark(self.command_edit, next((p for p in problems if "command" in p.lower()), None))
+            mark(self.args_edit, next((p for p in problems if "arguments" in p.lower()), None))
+            mark(self.url_edit, None)
+        else:
+            mark(self.url_edit, next((p for p in problems if "url" in p.lower()), None))
+            mark(self.command_edit, None)
+        self.errors_label.setText("\n".join(problems))
+        self.errors_label.setVisible(bool(problems))
+        self.save_button.setEnabled(not problems)
+        self.test_button.setEnabled(not problems)
+        return problems
+
+    # -- test connection ----------------------------------------------------------------
+    def _add_tool_item(self, name: str, hints: str, description: str, checked: bool) -> None:
+        item = QTreeWidgetItem([name, hints, " ".join(description.split())[:200]])
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        item.setToolTip(2, description)
+        self.tools_tree.addTopLevelItem(item)
+
+    async def test_connection(self) -> bool:
+        form = self.collect()
+        try:
+            config = form.probe_config()
+        except ConfigError as exc:
+            self.test_result.setText(str(exc))
+            return False
+        manager = self.services.mcp
+        if manager is None:
+            self.test_result.setText("MCP support is still starting; try again in a moment.")
+            return False
+        self.test_button.setEnabled(False)
+        self.test_result.setText("Starting the server…")
+        try:
+            result = await manager.probe(config, keep_log=False)
+        finally:
+            self.test_button.setEnabled(True)
+        if not result.ok:
+            tail = "\n".join(result.stderr[-5:])
+            self.test_result.setText(f"It did not work: {result.reason}" + (f"\n{tail}" if tail else ""))
+            return False
+        enabled = set(form.enabled_tools) if form.enabled_tools is not None else None
+        self.tools_tree.blockSignals(True)
+        self.tools_tree.clear()
+        for tool in result.tools:
+            self._add_tool_item(tool.name, tool_hints(tool), tool.description or "",
+                                enabled is None or tool.name in enabled)
+        self.tools_tree.blockSignals(False)
+        for i in range(3):
+            self.tools_tree.resizeColumnToContents(i)
+        skipped = f"; {len(result.skipped)} skipped (invalid)" if result.skipped else ""
+        server = f" ({result.server_name})" if result.server_name else ""
+        self.test_result.setText(f"Connected{server}: {len(result.tools)} tools{skipped}. "
+                                 "Untick the ones the assistant should not see.")
+        self.validate()
+        return True
+
+    # -- saving ------------------------------------------------------------------------------
+    def _save(self) -> None:
+        if self.validate():
+            return
+        form = self.collect()
+        settings = self.services.settings
+        name = form.name.strip()
+        original = form.original_name
+        base = settings.mcp_servers.get(original) if original else None
+        entry = form.to_entry(base if isinstance(base, dict) else None, self.services.secrets)
+        if original and original != name:
+            settings.mcp_servers.pop(original, None)
+        settings.mcp_servers[name] = entry
+        settings.save()
+        self.saved.emit(name)
+        self.accept()
+

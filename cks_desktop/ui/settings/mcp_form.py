@@ -1,0 +1,175 @@
+"""The MCP server editor's data (Qt-free): form ⇄ settings entry, and validation.
+
+The entry keeps the Claude Desktop shape plus this app's keys
+(``cks_desktop.mcp.config``). Editing rewrites only the keys the form owns;
+any other key in the entry (a newer version's, or one written by hand) is
+kept. Secret values typed in the form go to the keychain on save and the
+file gets a ``keychain:`` reference; a secret left untouched keeps its
+reference.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, find_name, is_secret_ref,
+                                    looks_secret, parse_server, store_secret)
+from cks_desktop.tools.types import Scope
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.settings import Settings
+
+OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
+              "scopes", "approval", "enabledTools", "timeout")
+PLACEHOLDER = "secret-placeholder"
+
+
+@dataclass
+class Pair:
+    key: str
+    value: str = ""  # what was typed; empty with ``ref`` = keep the stored secret
+    secret: bool = False
+    ref: str | None = None  # the keychain reference already in the file
+
+
+@dataclass
+class ServerForm:
+    name: str = ""
+    transport: str = "stdio"  # "stdio" | "http"
+    command: str = ""
+    args_text: str = ""
+    cwd: str = ""
+    url: str = ""
+    env: list[Pair] = field(default_factory=list)
+    headers: list[Pair] = field(default_factory=list)
+    scopes: set[str] = field(default_factory=lambda: {Scope.CODE_EXECUTE.value})
+    approval: str = "always"
+    timeout: float = DEFAULT_TIMEOUT
+    enabled: bool = True
+    enabled_tools: list[str] | None = None
+    original_name: str | None = None  # None: a new server
+
+    @classmethod
+    def from_entry(cls, name: str, raw: dict[str, Any]) -> "ServerForm":
+        config = parse_server(name, raw)
+
+        def pairs(values: dict[str, str]) -> list[Pair]:
+            return [Pair(k, "", True, v) if is_secret_ref(v) else Pair(k, v, False) for k, v in values.items()]
+
+        return cls(name=name, transport=config.transport, command=config.command,
+                   args_text=shlex.join(config.args), cwd=config.cwd or "", url=config.url,
+                   env=pairs(config.env), headers=pairs(config.headers), scopes={s.value for s in config.scopes},
+                   approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
+                   enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
+                   original_name=name)
+
+    # -- checking --------------------------------------------------------------------
+    def args(self) -> list[str]:
+        return shlex.split(self.args_text)
+
+    def _pairs_problem(self, pairs: list[Pair], what: str) -> str | None:
+        seen: set[str] = set()
+        for pair in pairs:
+            key = pair.key.strip()
+            if not key:
+                return f"Every {what} needs a name."
+            if key in seen:
+                return f"The {what} {key} is listed twice."
+            seen.add(key)
+            if pair.secret and not pair.value and not pair.ref:
+                return f"Type the secret value of {what} {key}."
+        return None
+
+    def errors(self, settings: "Settings") -> list[str]:
+        problems: list[str] = []
+        name = self.name.strip()
+        if name:
+            existing = find_name(settings, name)
+            if existing is not None and existing != self.original_name:
+                problems.append(f"An MCP server named “{existing}” already exists.")
+        if self.transport == "stdio":
+            if not self.command.strip():
+                problems.append("Type the command that starts the server (for example npx or uvx).")
+            try:
+                self.args()
+            except ValueError as exc:
+                problems.append(f"The arguments cannot be read: {exc}.")
+            problem = self._pairs_problem(self.env, "environment variable")
+        else:
+            problem = self._pairs_problem(self.headers, "header")
+        if problem:
+            problems.append(problem)
+        if not problems:
+            try:
+                self.to_config(secrets=None)
+            except ConfigError as exc:
+                problems.append(str(exc))
+        return problems
+
+    # -- building ----------------------------------------------------------------------
+    def _values(self, pairs: list[Pair], section: str, secrets: "SecretStore | None") -> dict[str, str]:
+        out: dict[str, str] = {}
+        for pair in pairs:
+            key = pair.key.strip()
+            if pair.secret:
+                if pair.value:
+                    out[key] = (store_secret(secrets, self.name.strip(), section, key, pair.value)
+                                if secrets is not None else PLACEHOLDER)
+                else:
+                    out[key] = pair.ref or ""
+            else:
+                out[key] = pair.value
+        return out
+
+    def owned(self, secrets: "SecretStore | None") -> dict[str, Any]:
+        """The keys this form writes (secrets stored when ``secrets`` is given)."""
+        entry: dict[str, Any] = {}
+        if self.transport == "stdio":
+            entry["command"] = self.command.strip()
+            entry["args"] = self.args()
+            env = self._values(self.env, "env", secrets)
+            if env:
+                entry["env"] = env
+            if self.cwd.strip():
+                entry["cwd"] = self.cwd.strip()
+        else:
+            entry["url"] = self.url.strip()
+            headers = self._values(self.headers, "headers", secrets)
+            if headers:
+                entry["headers"] = headers
+        entry["enabled"] = self.enabled
+        entry["scopes"] = sorted(self.scopes)
+        entry["approval"] = self.approval
+        entry["timeout"] = self.timeout
+        if self.enabled_tools is not None:
+            entry["enabledTools"] = list(self.enabled_tools)
+        return entry
+
+    def to_entry(self, base: dict[str, Any] | None, secrets: "SecretStore | None") -> dict[str, Any]:
+        """``base`` with the form's keys replaced (unknown keys kept)."""
+        entry = {k: v for k, v in (base or {}).items() if k not in OWNED_KEYS}
+        entry.update(self.owned(secrets))
+        return entry
+
+    def to_config(self, secrets: "SecretStore | None") -> ServerConfig:
+        return parse_server(self.name.strip(), self.to_entry(None, secrets))
+
+    def probe_config(self) -> ServerConfig:
+        """A config with typed secrets in clear, for "Test connection" (never saved)."""
+        def plain(pairs: list[Pair]) -> dict[str, str]:
+            return {p.key.strip(): (p.value if p.value or not p.ref else p.ref) for p in pairs}
+
+        entry = self.owned(None)
+        if self.transport == "stdio" and self.env:
+            entry["env"] = plain(self.env)
+        if self.transport == "http" and self.headers:
+            entry["headers"] = plain(self.headers)
+        entry.pop("enabledTools", None)  # list every tool, to choose from
+        return parse_server(self.name.strip() or "test", entry)
+
+
+def suggests_secret(key: str) -> bool:
+    return looks_secret(key)

@@ -1,0 +1,293 @@
+"""Settings → MCP servers: the list with live status, and what to do with each.
+
+Changes here apply at once (a server is started, restarted or stopped to
+match), unlike the other pages, which wait for Save: a server's state is
+visible in the status bar and people expect the list to be the truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QMessageBox, QPlainTextEdit,
+                               QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from cks_desktop.mcp.config import ConfigError, parse_servers, remove_server, set_enabled
+from cks_desktop.ui.dialogs import confirm, run_dialog
+from cks_desktop.ui.settings.mcp_editor import McpServerEditor
+from cks_desktop.ui.settings.mcp_form import ServerForm
+from cks_desktop.ui.settings.widgets import note_label
+from cks_desktop.ui.status import COLOURS, WORDS, dot_icon
+from cks_desktop.ui.tasks import TaskTracker
+
+if TYPE_CHECKING:
+    from cks_desktop.ui.services import AppServices
+
+TAIL_LINES = 200
+
+
+class McpPage(QWidget):
+    changed = Signal()
+
+    def __init__(self, services: "AppServices", tasks: TaskTracker) -> None:
+        super().__init__()
+        self.services = services
+        self.tasks = tasks
+        self.setObjectName("mcpPage")
+        layout = QVBoxLayout(self)
+        layout.addWidget(note_label("Changes to servers apply right away. Servers use the same "
+                                    "“mcpServers” entries as Claude Desktop."))
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        self.list = QTreeWidget()
+        self.list.setObjectName("mcpServerList")
+        self.list.setAccessibleName("MCP servers")
+        self.list.setHeaderLabels(["Server", "Status", "Tools", "Runs"])
+        self.list.setRootIsDecorated(False)
+        self.list.header().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        splitter.addWidget(self.list)
+
+        details = QWidget()
+        details_layout = QVBoxLayout(details)
+        details_layout.setContentsMargins(0, 0, 0, 0)
+        self.reason_label = note_label()
+        self.reason_label.setObjectName("mcpReason")
+        self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        details_layout.addWidget(self.reason_label)
+        self.log_label = note_label()
+        self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        details_layout.addWidget(self.log_label)
+        self.stderr_view = QPlainTextEdit()
+        self.stderr_view.setObjectName("mcpStderr")
+        self.stderr_view.setAccessibleName("The server's recent error output")
+        self.stderr_view.setReadOnly(True)
+        self.stderr_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.stderr_view.setPlaceholderText("The server's error output (last 200 lines) shows here.")
+        self.stderr_view.setMaximumBlockCount(TAIL_LINES)
+        details_layout.addWidget(self.stderr_view)
+        splitter.addWidget(details)
+        splitter.setSizes([220, 200])
+        layout.addWidget(splitter, 1)
+
+        buttons = QHBoxLayout()
+        self.add_button = self._button("Add…", "mcpAdd", buttons)
+        self.edit_button = self._button("Edit…", "mcpEdit", buttons)
+        self.toggle_button = self._button("Disable", "mcpToggle", buttons)
+        self.restart_button = self._button("Restart", "mcpRestart", buttons)
+        self.remove_button = self._button("Remove…", "mcpRemove", buttons)
+        buttons.addStretch(1)
+        self.import_button = self._button("Import from Claude Desktop…", "mcpImport", buttons)
+        layout.addLayout(buttons)
+
+        self.add_button.clicked.connect(lambda: self.open_editor(None))
+        self.edit_button.clicked.connect(lambda: self.open_editor(self.current()))
+        self.toggle_button.clicked.connect(lambda: self.tasks.spawn(self.toggle(self.current()), name="mcp-toggle"))
+        self.restart_button.clicked.connect(lambda: self.tasks.spawn(self.restart(self.current()), name="mcp-restart"))
+        self.remove_button.clicked.connect(lambda: self.tasks.spawn(self.remove(self.current()), name="mcp-remove"))
+        self.import_button.clicked.connect(lambda: self.tasks.spawn(self.import_claude(), name="mcp-import"))
+        self.list.currentItemChanged.connect(lambda *_: self._show_details())
+        self.list.itemDoubleClicked.connect(lambda item, _col: self.open_editor(item.text(0)))
+        self.refresh()
+
+    def _button(self, text: str, name: str, row: QHBoxLayout) -> QPushButton:
+        button = QPushButton(text)
+        button.setObjectName(name)
+        button.setAutoDefault(False)
+        row.addWidget(button)
+        return button
+
+    # -- the list ----------------------------------------------------------------------
+    def _rows(self) -> list[Any]:
+        manager = self.services.mcp
+        if manager is not None:
+            return manager.statuses()
+        configs, problems = parse_servers(self.services.settings.mcp_servers)
+        rows = []
+        for name in self.services.settings.mcp_servers:
+            config = configs.get(name)
+            rows.append(_Row(name, config.enabled if config else False, "failed" if name in problems else "stopped",
+                             problems.get(name, "MCP support is starting…"), 0,
+                             config.transport if config else "", config.describe() if config else ""))
+        return rows
+
+    def refresh(self) -> None:
+        current = self.current()
+        self.list.clear()
+        for state in self._rows():
+            status = str(state.status)
+            shown = WORDS.get(status, status) if state.enabled or status == "failed" else "disabled"
+            item = QTreeWidgetItem([state.name, shown, str(state.tools) if state.tools else "",
+                                    state.target])
+            item.setIcon(1, dot_icon(COLOURS.get(status if state.enabled else "stopped", COLOURS["stopped"])))
+            item.setToolTip(1, state.reason or shown)
+            item.setData(0, Qt.ItemDataRole.UserRole, state)
+            self.list.addTopLevelItem(item)
+            if state.name == current:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.topLevelItemCount():
+            self.list.setCurrentItem(self.list.topLevelItem(0))
+        self._show_details()
+
+    def on_status_event(self, _event: object) -> None:
+        self.refresh()
+
+    def current(self) -> str:
+        item = self.list.currentItem()
+        return item.text(0) if item is not None else ""
+
+    def select(self, name: str) -> None:
+        for i in range(self.list.topLevelItemCount()):
+            if self.list.topLevelItem(i).text(0) == name:
+                self.list.setCurrentItem(self.list.topLevelItem(i))
+                return
+
+    def _show_details(self) -> None:
+        item = self.list.currentItem()
+        has = item is not None
+        for button in (self.edit_button, self.toggle_button, self.restart_button, self.remove_button):
+            button.setEnabled(has)
+        if item is None:
+            self.reason_label.setText("No MCP servers yet. Add one, or import the ones Claude Desktop uses."
+                                      if not self.list.topLevelItemCount() else "")
+            self.log_label.setText("")
+            self.stderr_view.setPlainText("")
+            return
+        state = item.data(0, Qt.ItemDataRole.UserRole)
+        status = str(state.status)
+        self.toggle_button.setText("Disable" if state.enabled else "Enable")
+        self.restart_button.setEnabled(state.enabled and self.services.mcp is not None)
+        self.reason_label.setText(f"{state.name}: {WORDS.get(status, status) if state.enabled else 'disabled'}"
+                                  + (f" — {state.reason}" if state.reason else ""))
+        manager = self.services.mcp
+        if manager is not None:
+            self.log_label.setText(f"Log file: {manager.log_path(state.name)}")
+            self.stderr_view.setPlainText("\n".join(manager.stderr_tail(state.name, TAIL_LINES)))
+            bar = self.stderr_view.verticalScrollBar()
+            bar.setValue(bar.maximum())
+
+    # -- actions -----------------------------------------------------------------------------
+    def open_editor(self, name: str | None) -> McpServerEditor | None:
+        form = None
+        if name:
+            raw = self.services.settings.mcp_servers.get(name)
+            try:
+                form = ServerForm.from_entry(name, raw if isinstance(raw, dict) else {})
+            except ConfigError as exc:
+                self.reason_label.setText(f"This entry cannot be edited here: {exc} Fix it in "
+                                          f"{self.services.settings.path}.")
+                return None
+        editor = McpServerEditor(self.services, self.tasks, form, self)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        editor.saved.connect(lambda saved_name: self.tasks.spawn(self._after_edit(saved_name, name),
+                                                                  name="mcp-apply"))
+        editor.open()
+        return editor
+
+    async def _after_edit(self, name: str, old_name: str | None) -> None:
+        manager = self.services.mcp
+        if manager is not None:
+            if old_name and old_name != name:
+                await manager.remove(old_name, delete_config=False)
+            self.refresh()
+            await manager.reload()
+        self.refresh()
+        self.select(name)
+        self.changed.emit()
+
+    async def toggle(self, name: str) -> None:
+        if not name:
+            return
+        raw = self.services.settings.mcp_servers.get(name)
+        enabled = not (isinstance(raw, dict) and raw.get("enabled", not raw.get("disabled", False)))
+        try:
+            set_enabled(self.services.settings, name, enabled)
+        except ConfigError as exc:
+            self.reason_label.setText(str(exc))
+            return
+        self.services.settings.save()
+        if self.services.mcp is not None:
+            await self.services.mcp.reload()
+        self.refresh()
+
+    async def restart(self, name: str) -> None:
+        if name and self.services.mcp is not None:
+            await self.services.mcp.restart(name)
+            self.refresh()
+
+    async def remove(self, name: str) -> bool:
+        if not name:
+            return False
+        ok = await confirm(self.window(), "Remove MCP server", f"Remove the MCP server “{name}”?",
+                           informative="Its entry and the secrets saved for it are deleted; its tools disappear "
+                                       "from the chat.", accept_text="Remove", destructive=True)
+        if not ok:
+            return False
+        if self.services.mcp is not None:
+            await self.services.mcp.remove(name)
+        else:
+            remove_server(self.services.settings, name, self.services.secrets)
+            self.services.settings.save()
+        self.refresh()
+        return True
+
+    async def import_claude(self, path: Path | None = None) -> Any:
+        from cks_desktop.mcp.claude_import import ClaudeImportError, find_config, import_claude
+
+        if path is None and find_config() is None:
+            picked = await self._pick_file()
+            if not picked:
+                return None
+            path = Path(picked)
+        try:
+            report = import_claude(self.services.settings, self.services.secrets, path)
+        except ClaudeImportError as exc:
+            await self._tell("Import from Claude Desktop", str(exc))
+            return None
+        if report.imported:
+            self.services.settings.save()
+            if self.services.mcp is not None:
+                await self.services.mcp.reload()
+        self.refresh()
+        lines = [f"From {report.source}:"]
+        lines.append(f"Imported: {', '.join(report.imported)}." if report.imported else "Nothing new was imported.")
+        lines += [f"Skipped {name}: {why}." for name, why in report.skipped]
+        if report.secrets_stored:
+            where = "the keychain" if self.services.secrets.secure else "memory for this run only"
+            lines.append(f"Secret values moved to {where}: {', '.join(report.secrets_stored)}.")
+        await self._tell("Import from Claude Desktop", "\n".join(lines))
+        return report
+
+    async def _pick_file(self) -> str:
+        dialog = QFileDialog(self, "Claude Desktop config", str(Path.home()), "JSON files (*.json)")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        try:
+            if await run_dialog(dialog) and dialog.selectedFiles():
+                return dialog.selectedFiles()[0]
+            return ""
+        finally:
+            dialog.deleteLater()
+
+    async def _tell(self, title: str, text: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("mcpReport")
+        try:
+            await run_dialog(box)
+        finally:
+            box.deleteLater()
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A list row before the MCP manager exists (the fields of ``ServerState``)."""
+
+    name: str
+    enabled: bool
+    status: str
+    reason: str
+    tools: int
+    transport: str
+    target: str
+
