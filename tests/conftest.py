@@ -53,10 +53,44 @@ def _qapp():
     return app
 
 
-def pytest_asyncio_loop_factories(config, item):  # pytest-asyncio 1.5 hook
+# Every qasync loop a test used stays referenced until the session ends. A closed loop
+# still owns Qt timers (qasync leaves a cancelled call_later's timer registered until it
+# fires, e.g. an HTTP client's read timeout); if the garbage collector happens to run in
+# another thread (a fake server's, an executor's) and frees the loop there, Qt cannot
+# unregister those timers ("QObject::~QObject: Timers cannot be stopped from another
+# thread") and the next one that fires crashes the process. Kept alive, the stopped
+# loop's timers just fire once more in the main thread and are killed.
+_LOOPS: list = []
+
+
+def _new_qasync_loop():
+    import sys
+
     import qasync
 
-    return {"qasync": lambda: qasync.QEventLoop(_qapp())}
+    class _Loop(qasync.QEventLoop):
+        """qasync's run_forever skips asyncio's async-generator hooks, so an async generator
+        abandoned mid-iteration (an SDK stream after an error or a Stop) is finalized by the
+        garbage collector without a loop: its ``finally: await ...`` fails with "async
+        generator ignored GeneratorExit". With the hooks, the loop closes it in a task, and
+        ``shutdown_asyncgens`` closes the rest when the test ends."""
+
+        def run_forever(self):
+            previous = sys.get_asyncgen_hooks()
+            sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
+                                   finalizer=self._asyncgen_finalizer_hook)
+            try:
+                return super().run_forever()
+            finally:
+                sys.set_asyncgen_hooks(*previous)
+
+    loop = _Loop(_qapp())
+    _LOOPS.append(loop)
+    return loop
+
+
+def pytest_asyncio_loop_factories(config, item):  # pytest-asyncio 1.5 hook
+    return {"qasync": _new_qasync_loop}
 
 
 @pytest.fixture

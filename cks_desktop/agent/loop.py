@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +156,25 @@ def _state(result: ToolResult) -> ev.CallState:
     return "error"
 
 
+# Tool definitions per registry and granted scopes, dropped whenever the registry changes
+# (an MCP server's tools refreshed, a tool registered): building them deep-copies every
+# schema, which would otherwise be most of the loop's own cost per chat.
+_TOOL_DEFS: "weakref.WeakKeyDictionary[ToolRegistry, dict[frozenset[Scope], tuple[list[ToolDef], dict[str, str]]]]" \
+    = weakref.WeakKeyDictionary()
+
+
 def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str, str]]:
-    """The tools offered to the model (wire-named, session pinned away) and wire → internal names."""
+    """The tools offered to the model (wire-named, session pinned away) and wire → internal names.
+
+    The result is shared between calls: treat the ``ToolDef``s as read-only.
+    """
+    cache = _TOOL_DEFS.get(registry)
+    if cache is None:
+        cache = _TOOL_DEFS[registry] = {}
+        registry.subscribe(cache.clear)
+    hit = cache.get(run.granted_scopes)
+    if hit is not None:
+        return hit
     offered = registry.offered(run)
     table = registry.wire_names(offered)
     defs: list[ToolDef] = []
@@ -165,6 +183,7 @@ def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str
         wire = to_wire(spec.name)
         back[wire] = table.internal(wire) or spec.name
         defs.append(ToolDef(wire, spec.description, model_schema(spec)))
+    cache[run.granted_scopes] = (defs, back)
     return defs, back
 
 
@@ -240,7 +259,7 @@ def _notice(chat: _Chat, text: str) -> None:
 async def ai_chat(
     session_id: str,
     messages: Sequence[Message],
-    prompt: str,
+    prompt: str | None,
     *,
     provider: Provider,
     registry: ToolRegistry,
@@ -256,6 +275,8 @@ async def ai_chat(
 ) -> list[Message]:
     """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
 
+    ``prompt`` None continues the conversation as it is, without a new user
+    message (Retry after an error, Continue after the iteration limit).
     ``instructions`` None reads the session's own instructions from the store.
     ``transcript`` given: the prompt and every turn are saved as they finish.
     ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
@@ -271,7 +292,8 @@ async def ai_chat(
     tools, wire_back = tool_defs(registry, run)
     if system_prompt is None:
         system_prompt = _build_prompt(store, session_id, instructions, [wire_back[t.name] for t in tools])
-    chat.save([Message.user(prompt)])
+    if prompt is not None:
+        chat.save([Message.user(prompt)])
 
     while chat.iterations < max_iterations:
         chat.iterations += 1

@@ -150,10 +150,14 @@ class TextPrinter:
         self.reason: str | None = None
         self._mid_line = False
 
-    def _line(self, text: str) -> None:
+    def _end_line(self) -> None:
         if self._mid_line:
             self.out.write("\n")
+            self.out.flush()
             self._mid_line = False
+
+    def _line(self, text: str) -> None:
+        self._end_line()
         self.out.write(text + "\n")
         self.out.flush()
 
@@ -172,14 +176,12 @@ class TextPrinter:
         elif isinstance(event, ev.AssistantMessage) and event.notice:
             self._line(event.message.text)
         elif isinstance(event, ev.ErrorEvent):
-            if self._mid_line:
-                self._line("")
+            self._end_line()
             if event.kind != "repeated_failure":  # that one is already shown as the notice
                 print(f"cks-desktop: {event.message}", file=self.err, flush=True)
         elif isinstance(event, ev.Finished):
             self.reason = event.reason
-            if self._mid_line:
-                self._line("")
+            self._end_line()
 
 
 def _outcome(event: Any) -> str:

@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
     command = getattr(args, "mcp_command", None)
     if command is None:
         raise CliError(f"say what to do: {APP_ID} mcp {{list,add,remove,enable,disable,tools,call,"
-                       "import-claude,serve}} (see --help)")
+                       "import-claude,serve} (see --help)")
     if not getattr(args, "verbose", False):
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
@@ -273,6 +273,13 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
 
 
 # -- editing ---------------------------------------------------------------------------------
+class _AddParser(argparse.ArgumentParser):
+    """Parses what follows NAME; its usage errors are one line, exit 2, like every other."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError(f"{message}; put the command after --: {APP_ID} mcp add NAME [OPTIONS] -- COMMAND [ARGS...]")
+
+
 def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
     """Options may come before or after NAME; everything after ``--`` is the command."""
     rest = list(args.rest)
@@ -281,16 +288,11 @@ def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
         head, command = rest[:cut], rest[cut + 1:]
     else:
         head, command = rest, []
-    from cks_desktop.cli import _Parser  # same one-line usage errors as the main parser
-
-    second = _Parser(prog=f"{APP_ID} mcp add", add_help=False)
+    second = _AddParser(prog=f"{APP_ID} mcp add", add_help=False)
     _add_options(second)
     second.add_argument("name")
     second.add_argument("words", nargs="*")
-    try:
-        late = second.parse_args(head)
-    except SystemExit:
-        raise CliError(f"usage: {APP_ID} mcp add NAME [OPTIONS] -- COMMAND [ARGS...]") from None
+    late = second.parse_args(head)
     if late.words:
         if command:
             raise CliError(f"unexpected arguments before '--': {' '.join(late.words)}")

@@ -82,6 +82,9 @@ class Planner:
         self.removed_by: dict[str, int] = {}  # object/relation id -> op index that removed it
         self.removed_names: dict[str, int] = {}  # name key -> op index that removed such an object
         self.foreign_ids: set[str] = set()  # explicit ids of this batch already used in other sessions
+        # id -> index of the last op that wrote it; checked against the type schemas at the end
+        self.written_objs: dict[str, int] = {}
+        self.written_rels: dict[str, int] = {}
 
     # -- driver -----------------------------------------------------------------------------
 
@@ -106,9 +109,30 @@ class Planner:
                 continue
             self.plan.resolved.append(resolved)
             self.plan.inverses.append(inverse)
+        errors += self._schema_errors()
         if errors:
-            raise ValidationFailed(errors)
+            raise ValidationFailed(sorted(errors, key=lambda e: e["index"]))
         return self.plan
+
+    def _schema_errors(self) -> list[dict[str, Any]]:
+        """Property schemas hold for the batch's END state: every object and relation it
+        wrote must match the schema its type has when the batch is done. (Checking op by
+        op would reject batches whose end state is fine — e.g. the revert of "define a
+        schema, remove an object that does not fit it".)"""
+        if not self.schemas.active:
+            return []
+        errors: dict[int, str] = {}
+        for kind, written, states in (("object", self.written_objs, self.ov.objs),
+                                      ("relation", self.written_rels, self.ov.rels)):
+            for ident, index in written.items():
+                st = states[ident]
+                if not st.alive or index in errors:
+                    continue
+                try:
+                    self.schemas.check(kind, st.type, st.properties)
+                except OpError as exc:
+                    errors[index] = str(exc)
+        return [{"index": i, "message": m} for i, m in errors.items()]
 
     def _prefetch(self, ops: list[Any]) -> None:
         """Collect every id and name the batch mentions and load them in a few queries."""
@@ -246,15 +270,15 @@ class Planner:
                          "outcome": "reused"}, [])
             inverse = self._merge_props(existing, props, None, i)
             self._set_label(label, "object", existing.id)
-            self.plan.counts["objects_updated"] += 1
+            # Nothing new in the properties: the same as a reuse (no write, nothing to undo).
+            self.plan.counts["objects_updated" if inverse else "objects_reused"] += 1
             return ({"op": "add_object", "id": existing.id, "type": existing.type, "name": existing.name,
-                     "properties": props, "outcome": "updated"}, inverse)
+                     "properties": props, "outcome": "updated" if inverse else "reused"}, inverse)
         if existing is not None:
             raise OpError(f"an object {existing.type} {existing.name!r} already exists ({existing.id})")
         ident = self._new_id(op, "o_")
         created = check_timestamp(op.get("created_at"), "created_at") or self.now
         updated = check_timestamp(op.get("updated_at"), "updated_at") or created
-        self.schemas.check("object", type_, props)
         prior = self.ov.obj(ident) if "id" in op else None
         if prior is not None:
             if prior.alive:
@@ -266,6 +290,7 @@ class Planner:
             prior.dirty = True
         else:
             self.ov.add_obj(ObjState(ident, type_, name, props, props_json, created, updated, existed=False))
+        self.written_objs[ident] = i
         self._set_label(label, "object", ident)
         self.plan.counts["objects_added"] += 1
         resolved = {"op": "add_object", "id": ident, "type": type_, "name": name, "properties": props}
@@ -282,7 +307,7 @@ class Planner:
         for key in remove or ():
             new.pop(key, None)
         changed = [k for k in set(old) | set(new) if old.get(k, _MISSING) != new.get(k, _MISSING)]
-        self.schemas.check("object", st.type, new)
+        self.written_objs[st.id] = i
         if not changed:
             return []
         inverse = {"op": "update_object", "ref": st.id, "updated_at": st.updated_at,
@@ -305,7 +330,7 @@ class Planner:
         both = sorted(set(set_props) & set(remove))
         if both:
             raise OpError(f"property {both[0]!r} is both set and removed")
-        if not any(f in op for f in ("name", "type", "set_properties", "remove_properties")):
+        if not any(f in op for f in ("name", "type", "set_properties", "remove_properties", "updated_at")):
             raise OpError("update_object needs at least one of name, type, set_properties, remove_properties")
         updated_at = check_timestamp(op.get("updated_at"), "updated_at")
         if (type_.casefold(), name.casefold()) != st.conflict_key:
@@ -316,8 +341,8 @@ class Planner:
         new_props.update(set_props)
         for key in remove:
             new_props.pop(key, None)
-        self.schemas.check("object", type_, new_props)
         # validated: now mutate
+        self.written_objs[st.id] = i
         old_name, old_type, old_updated = st.name, st.type, st.updated_at
         inverse: dict[str, Any] = {"op": "update_object", "ref": st.id, "updated_at": old_updated}
         if name != old_name:
@@ -381,7 +406,6 @@ class Planner:
         label = self._check_label(op) if "label" in op else None
         ident = self._new_id(op, "r_")
         created = check_timestamp(op["created_at"], "created_at") if "created_at" in op else self.now
-        self.schemas.check("relation", type_, props)
         prior = self.ov.rel(ident) if "id" in op else None
         if prior is not None and prior.alive:
             raise OpError(f"a relation with id {ident} already exists")
@@ -393,6 +417,7 @@ class Planner:
             self.ov.repoint(prior, src.id, tgt.id)
         else:
             self.ov.add_rel(RelState(ident, type_, src.id, tgt.id, props, props_json, created, existed=False))
+        self.written_rels[ident] = i
         if label is not None:
             self._set_label(label, "relation", ident)
         self.plan.counts["relations_added"] += 1
@@ -419,7 +444,7 @@ class Planner:
                 raise OpError("'remove_properties' must be a list of property names")
             for key in remove:
                 new_props.pop(key, None)
-        self.schemas.check("relation", type_, new_props)
+        self.written_rels[st.id] = i
         inverse = {"op": "update_relation", "relation_id": st.id, "source": st.source_id,
                    "target": st.target_id, "type": st.type, "properties": dict(st.properties)}
         resolved: dict[str, Any] = {"op": "update_relation", "relation_id": st.id}

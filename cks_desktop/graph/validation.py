@@ -101,6 +101,11 @@ class SchemaCache:
             raise OpError(f"'properties_schema' is not a valid JSON Schema: {exc.message}"
                           + (f" (at {where})" if where else "")) from None
 
+    @property
+    def active(self) -> bool:
+        """True if any type of the session has (had, in this batch) a property schema."""
+        return any(td is not None and td.properties_schema is not None for td in self._typedefs.values())
+
     def check(self, kind: str, type_name: str, props: dict[str, Any]) -> None:
         if not self._typedefs:
             return

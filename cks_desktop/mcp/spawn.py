@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,15 @@ def reset_cache() -> None:
     _resolved = False
 
 
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """Kill the shell and whatever its profile started (they share its new session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    await proc.wait()
+
+
 async def _ask_login_shell(shell: str, timeout: float) -> str | None:
     script = f"printf '%s%s%s' '{_START}' \"$PATH\" '{_END}'"
     try:
@@ -66,12 +76,10 @@ async def _ask_login_shell(shell: str, timeout: float) -> str | None:
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except (TimeoutError, asyncio.TimeoutError):
-        proc.kill()
-        await proc.wait()
+        await _kill_group(proc)
         return None
     except asyncio.CancelledError:
-        proc.kill()
-        await proc.wait()
+        await _kill_group(proc)
         raise
     text = out.decode("utf-8", "replace")
     # Interactive shells may print banners around our marker; take what is between.

@@ -150,6 +150,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.store_bridge.event.connect(self.sessions.on_store_event)
         self.store_bridge.event.connect(self.graph_view.on_store_event)
+        self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
+        self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.sidebar.sessionActivated.connect(self.open_session)
         self.sidebar.sessionDeleted.connect(self._forget_session)
         self.chat_panel.settingsRequested.connect(lambda page: self.open_settings(page))
@@ -183,7 +185,7 @@ class MainWindow(QMainWindow):
         return controller
 
     def open_session(self, session_id: str) -> None:
-        self.graph_view.show_session(session_id)
+        self.graph_view.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
         title = self._session_title(session_id)
         self.setWindowTitle(f"{title} — {APP_NAME}" if title else APP_NAME)
@@ -202,6 +204,11 @@ class MainWindow(QMainWindow):
             controller.stop()
 
     # -- chat ----------------------------------------------------------------------
+    def _show_objects(self, ids: list[str]) -> None:
+        """A tool-call row was clicked: show the objects it read or wrote in the graph."""
+        self.graph_view.highlight_objects(ids)
+        self.graph_view.center_on(ids)
+
     def _send_shortcut(self) -> None:
         self.chat_panel.composer.submit()
 
@@ -350,6 +357,7 @@ class MainWindow(QMainWindow):
         if running:
             await asyncio.wait(running, timeout=5)
         await self.tasks.cancel_all()
+        await self.graph_view.aclose()
         self.store_bridge.detach()
         self.mcp_bridge.detach()
         await self.services.aclose()

@@ -310,3 +310,37 @@ async def test_event_json_shapes(registry, stub_store) -> None:
         json.dumps(data)
     finished = ev.event_to_json(rec.of(ev.ToolCallFinished)[0])
     assert finished["result"]["content"] and finished["state"] == "done"
+
+
+async def test_tool_definitions_follow_registry_changes(registry, stub_store) -> None:
+    from cks_desktop.tools.types import Policy, Scope, ToolSpec
+
+    provider = ScriptedProvider([text_turn("one"), text_turn("two"), text_turn("three")])
+    await chat(provider, registry, stub_store)
+    first = provider.requests[0].tools
+    await chat(provider, registry, stub_store)
+    assert provider.requests[1].tools is first or provider.requests[1].tools == first  # reused
+
+    async def handler(args: dict, ctx: Any) -> str:
+        return "new"
+
+    registry.register(ToolSpec("mcp:web:fetch", "Fetch a page.", {"type": "object", "properties": {}},
+                               frozenset({Scope.NET_FETCH}), Policy.ALWAYS, True, handler, pin_session=False,
+                               source="mcp:web"))
+    await chat(provider, registry, stub_store)
+    assert "mcp__web__fetch" in [t.name for t in provider.requests[2].tools]
+    # a run with fewer scopes is offered fewer tools
+    provider.add(text_turn("four"))
+    await chat(provider, registry, stub_store, granted_scopes=frozenset({Scope.GRAPH_READ}))
+    assert "mcp__web__fetch" not in [t.name for t in provider.requests[3].tools]
+
+
+async def test_retry_without_a_new_prompt(registry, stub_store, transcript) -> None:
+    provider = ScriptedProvider([Turn(status=529), text_turn("Better now.")])
+    out, rec = await chat(provider, registry, stub_store, "Hello?", transcript=transcript)
+    assert rec.finished().reason == "error" and [m.role for m in out] == ["user"]
+    out2, rec2 = await chat(provider, registry, stub_store, None, messages=transcript.load("S1"),
+                            transcript=transcript)
+    assert [m.role for m in out2] == ["user", "assistant"] and rec2.finished().reason == "stop"
+    assert [m.role for m in provider.requests[1].messages] == ["user"]
+    assert transcript.load("S1") == out2

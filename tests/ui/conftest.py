@@ -63,5 +63,8 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def anthropic_fake() -> Any:
+    # The SDK's first import costs seconds on a busy machine; pay it here, not inside a timed wait.
+    import anthropic  # noqa: F401
+
     with make_fake("anthropic") as fake:
         yield fake

@@ -49,7 +49,7 @@ def model_future(model: Any, predicate: Callable[[Any], bool]) -> asyncio.Future
     return future
 
 
-async def wait(awaitable: Any, timeout: float = 10.0) -> Any:
+async def wait(awaitable: Any, timeout: float = 20.0) -> Any:
     return await asyncio.wait_for(awaitable, timeout)
 
 

@@ -110,6 +110,14 @@ async def test_revert_undoes_a_tool_change_and_is_remembered(qtbot, home, anthro
         await wait(_send(window, qtbot, "Add Paris"))
         (row,) = window.chat_panel.view.rows()
         assert "Paris" in window.graph_view.object_names() and row.revert_button.isVisibleTo(row)
+        mentioned: list[list[str]] = []
+        window.chat_panel.objectsMentioned.connect(mentioned.append)
+        qtbot.mouseClick(row.toggle_button, Qt.MouseButton.LeftButton)  # a row click shows its objects
+        paris = window.services.store.resolve(window.current_session, "Paris")
+        assert mentioned == [[paris.id]] and row.is_expanded()
+        window.graph_view.askAbout.emit(f"“Paris” ({paris.id})")  # "Ask about this" in the graph
+        assert paris.id in window.chat_panel.composer.input.toPlainText()
+        window.chat_panel.composer.input.clear()
         qtbot.mouseClick(row.revert_button, Qt.MouseButton.LeftButton)
         await wait(asyncio.gather(*window.tasks.pending))
         window.chat_panel.view.flush()

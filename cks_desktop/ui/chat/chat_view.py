@@ -24,6 +24,7 @@ NEAR_TOP_PX = 120
 
 class ChatView(QScrollArea):
     revertRequested = Signal(object)  # ToolItem
+    rowActivated = Signal(object)  # ToolItem
 
     def __init__(self, model: ChatModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,6 +92,7 @@ class ChatView(QScrollArea):
         if isinstance(item, ToolItem):
             row = ToolCallRow(item)
             row.revertRequested.connect(self.revertRequested)
+            row.activated.connect(self.rowActivated)
             return row
         return MessageWidget(item)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from cks_desktop.ui.chat.model import ChatItem, MessageItem
 
@@ -19,3 +20,11 @@ def find_matches(items: list[ChatItem], needle: str) -> list[int]:
     if not needle:
         return []
     return [i for i, item in enumerate(items) if needle in item_text(item).casefold()]
+
+
+_OBJECT_ID = re.compile(r"\bo_[0-9A-HJKMNP-TV-Z]{26}\b")
+
+
+def mentioned_ids(item: ChatItem) -> list[str]:
+    """Object ids a tool call's arguments or result name, in order, without repeats."""
+    return list(dict.fromkeys(_OBJECT_ID.findall(item_text(item))))

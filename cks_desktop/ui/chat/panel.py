@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButt
 from cks_desktop.ui.chat.chat_view import ChatView
 from cks_desktop.ui.chat.composer import Composer
 from cks_desktop.ui.chat.controller import ChatController
-from cks_desktop.ui.chat.find import find_matches
+from cks_desktop.ui.chat.find import find_matches, mentioned_ids
 from cks_desktop.ui.chat.markdown_view import MarkdownView
 from cks_desktop.ui.chat.message_widget import MessageWidget
 from cks_desktop.ui.chat.model import ChatModel, ToolItem
@@ -81,6 +81,7 @@ class _FindBar(QFrame):
 
 class ChatPanel(QWidget):
     settingsRequested = Signal(str)  # settings page: "providers", "agent", "mcp"
+    objectsMentioned = Signal(list)  # object ids of a clicked tool-call row
     providerChosen = Signal(str, str)
     useOllamaRequested = Signal()
 
@@ -141,6 +142,7 @@ class ChatPanel(QWidget):
         self.composer.providerChosen.connect(self.providerChosen)
         self.continue_button.clicked.connect(self._continue)
         self.view.revertRequested.connect(self._revert)
+        self.view.rowActivated.connect(self._row_activated)
         self.set_setup_notice(None)
         self._sync()
 
@@ -206,6 +208,20 @@ class ChatPanel(QWidget):
     def _revert(self, item: object) -> None:
         if self.controller is not None and isinstance(item, ToolItem):
             self.tasks.spawn(self.controller.revert(item), name="revert")
+
+    def _row_activated(self, item: object) -> None:
+        if isinstance(item, ToolItem):
+            ids = mentioned_ids(item)
+            if ids:
+                self.objectsMentioned.emit(ids)
+
+    def insert_reference(self, text: str) -> None:
+        """Put a reference to graph objects into the message being written ("Ask about this")."""
+        editor = self.composer.input
+        cursor = editor.textCursor()
+        before = editor.toPlainText()[:cursor.position()]
+        cursor.insertText(("" if not before or before.endswith((" ", "\n")) else " ") + text + " ")
+        editor.setFocus()
 
     def focus_input(self) -> None:
         self.composer.input.setFocus()

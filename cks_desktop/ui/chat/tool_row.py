@@ -91,6 +91,7 @@ class _TextBlock(QWidget):
 class ToolCallRow(QFrame):
     revertRequested = Signal(object)  # the ToolItem
     toggled = Signal(bool)
+    activated = Signal(object)  # the ToolItem: the header was clicked (show its objects in the graph)
 
     def __init__(self, item: ToolItem, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -112,6 +113,7 @@ class ToolCallRow(QFrame):
         self.toggle_button.setCheckable(True)
         self.toggle_button.setAccessibleName("Show details")
         self.toggle_button.toggled.connect(self.set_expanded)
+        self.toggle_button.clicked.connect(lambda: self.activated.emit(self.item))
         header.addWidget(self.toggle_button)
         self.icon_label = QLabel()
         header.addWidget(self.icon_label)
@@ -235,6 +237,7 @@ class ToolCallRow(QFrame):
         # A click anywhere on the header line toggles, like a disclosure triangle.
         if event.button() == Qt.MouseButton.LeftButton and event.position().y() < self.toggle_button.height() + 6:
             self.set_expanded(not self._expanded)
+            self.activated.emit(self.item)
             event.accept()
             return
         super().mouseReleaseEvent(event)

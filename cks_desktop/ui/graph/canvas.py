@@ -139,8 +139,23 @@ class GraphCanvas(QWidget):
             self._anim.stop()
         self.update()
 
+    def graph_bounds(self) -> tuple[float, float, float, float] | None:
+        """Bounds of every placed node, cached until something moves."""
+        key = (self.model.position_version, self.model.structure_version)
+        if getattr(self, "_bounds_key", None) != key:
+            self._bounds_key = key
+            self._bounds = self.model.bounds()
+        return self._bounds
+
+    def shows_everything(self) -> bool:
+        bounds = self.graph_bounds()
+        if bounds is None:
+            return True
+        x0, y0, x1, y1 = self.viewport.world_rect()
+        return x0 <= bounds[0] and y0 <= bounds[1] and x1 >= bounds[2] and y1 >= bounds[3]
+
     def fit(self, indices: list[int] | None = None, *, max_scale: float = 1.5) -> None:
-        bounds = self.model.bounds(indices)
+        bounds = self.model.bounds(indices) if indices is not None else self.graph_bounds()
         self.viewport.fit(bounds, max_scale=max_scale)
         self.view_moved()
 

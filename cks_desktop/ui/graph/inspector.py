@@ -73,6 +73,7 @@ class Inspector(QFrame):
     pinToggled = Signal(str)
     message = Signal(str)
     closed = Signal()
+    loaded = Signal()  # after the shown object was (re)read from the store
 
     def __init__(self, store: Any, editor: GraphEditor, spawn: Spawn, name_of: NameOf,
                  colour_of: Callable[[str], QColor], parent: QWidget | None = None) -> None:
@@ -258,6 +259,7 @@ class Inspector(QFrame):
             return False
         self.object, self.incoming, self.outgoing, self.history = obj, incoming, outgoing, history
         self._fill()
+        self.loaded.emit()
         return True
 
     def refresh(self) -> None:

@@ -9,9 +9,11 @@ import. Edges go over the pipe as one ``array('i')`` of bytes, positions come
 back as one ``array('d')``: pickling 60k tuples would cost more than the
 layout of a small graph.
 
-When a worker process is not available (a frozen build that has not called
-``multiprocessing.freeze_support()``, a sandbox without ``fork``/``spawn``,
-or a pool that broke), the same algorithm runs in the GUI process in slices
+Scripts that create a ``GraphView`` must keep their top-level code under
+``if __name__ == "__main__":`` (the multiprocessing rule: a worker imports the
+main module). ``CKS_LAYOUT_PROCESS=0`` disables the worker. When a worker
+process is not available (disabled, a sandbox without ``fork``/``spawn``, or a
+pool that broke), the same algorithm runs in the GUI process in slices
 of a few iterations sized to stay under ~25 ms each, yielding to the event
 loop between slices: slower overall, but the window never stalls.
 
@@ -25,6 +27,7 @@ import logging
 import math
 import multiprocessing
 import os
+import random
 import sys
 import time
 from array import array
@@ -45,15 +48,16 @@ def _pairs(edges: Sequence[int]) -> list[tuple[int, int]]:
     return list(zip(edges[0::2], edges[1::2]))
 
 
-def _fixed_bounds(n: int, fixed: dict[int, tuple[float, float]]) -> dict[str, list[float | None]]:
+def _fixed_bounds(n: int, fixed: dict[int, tuple[float, float]]) -> dict[str, list[float]]:
     """igraph's min/max constraints pin nodes: min == max == the pinned coordinate."""
     if not fixed:
         return {}
-    minx: list[float | None] = [None] * n
-    miny: list[float | None] = [None] * n
+    inf = math.inf
+    minx, maxx, miny, maxy = [-inf] * n, [inf] * n, [-inf] * n, [inf] * n
     for i, (x, y) in fixed.items():
-        minx[i], miny[i] = x, y
-    return {"minx": minx, "maxx": list(minx), "miny": miny, "maxy": list(miny)}
+        minx[i] = maxx[i] = x
+        miny[i] = maxy[i] = y
+    return {"minx": minx, "maxx": maxx, "miny": miny, "maxy": maxy}
 
 
 def _graph(n: int, pairs: list[tuple[int, int]]):  # -> igraph.Graph (imported lazily)
@@ -91,6 +95,7 @@ def compute_layout(n: int, edge_bytes: bytes, seed_bytes: bytes | None = None, n
     edges = array("i")
     edges.frombytes(edge_bytes)
     pairs = _pairs(edges)
+    random.seed(n * 7919 + len(pairs))  # igraph draws from Python's random: the same graph, the same picture
     unit = EDGE_LENGTH / FR_UNIT
     seed = None
     if seed_bytes is not None:
@@ -167,10 +172,20 @@ def _warm() -> bool:
 
 
 def _process_context() -> multiprocessing.context.BaseContext | None:
-    if getattr(sys, "frozen", False) and os.environ.get("CKS_LAYOUT_PROCESS") != "1":
-        return None  # a frozen app re-runs its own main() in a spawned child: use slices instead
+    if os.environ.get("CKS_LAYOUT_PROCESS") == "0":
+        return None
+    if getattr(sys, "frozen", False):
+        # A frozen child re-runs the app's entry point; packaging/entry.py calls
+        # multiprocessing.freeze_support() first thing, which turns it into the worker.
+        return multiprocessing.get_context("spawn")
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        # The default preload is ``__main__``: the forkserver would re-import whatever script
+        # started us. Preload only this module (and igraph), which is all a worker needs.
+        ctx.set_forkserver_preload([__name__, "igraph"])
+        return ctx
+    return multiprocessing.get_context("spawn")
 
 
 class LayoutRunner:

@@ -38,6 +38,7 @@ class Delta:
     updated_edges: list[int] = field(default_factory=list)
     removed_edges: list[int] = field(default_factory=list)
     retyped: bool = False  # a node changed type: per-type buffers need a rebuild
+    rewired: bool = False  # an edge changed its ends: the edge path needs a rebuild
     touched_ids: list[str] = field(default_factory=list)  # objects to flash (added/updated/edge ends)
     removed_positions: dict[str, tuple[float, float, bool]] = field(default_factory=dict)  # id -> x, y, pinned
 
@@ -49,7 +50,7 @@ class Delta:
     @property
     def structural(self) -> bool:
         return bool(self.added_nodes or self.removed_nodes or self.added_edges or self.removed_edges
-                     or self.updated_edges or self.retyped)
+                    or self.rewired or self.retyped)
 
 
 class GraphModel:
@@ -278,11 +279,16 @@ class GraphModel:
             self._kill_edge(j)
             delta.removed_edges.append(j)
             return
-        self.etype[j] = self._rel_type_slot(rel.type)
+        t = self._rel_type_slot(rel.type)
+        changed = t != self.etype[j]
+        self.etype[j] = t
         if (a, b) != (self.src[j], self.dst[j]):
             self.src[j], self.dst[j] = a, b
             self._adj_start = None  # endpoints moved: rebuild adjacency lazily
-        delta.updated_edges.append(j)
+            delta.rewired = True
+            changed = True
+        if changed:
+            delta.updated_edges.append(j)
 
     # -- reading ----------------------------------------------------------
     @property
@@ -316,6 +322,16 @@ class GraphModel:
         pairs = [(name, n) for name, n in zip(self.type_names, self.type_counts) if n > 0]
         pairs.sort(key=lambda p: (-p[1], p[0].casefold()))
         return pairs
+
+    def live_rel_types(self) -> list[str]:
+        """Relation types in use, most common first (what a person most likely wants next)."""
+        counts = [0] * len(self.rel_type_names)
+        etype, ealive = self.etype, self.ealive
+        for j in range(len(ealive)):
+            if ealive[j]:
+                counts[etype[j]] += 1
+        order = sorted(range(len(counts)), key=lambda t: (-counts[t], self.rel_type_names[t].casefold()))
+        return [self.rel_type_names[t] for t in order if counts[t]]
 
     def node_id(self, i: int) -> str:
         oid = self.ids[i]

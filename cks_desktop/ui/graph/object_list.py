@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from collections.abc import Iterable
+
+from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, \
+    QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget
 
 from cks_desktop.graph.events import GraphChanged
@@ -87,6 +90,11 @@ class ObjectTableModel(QAbstractTableModel):
 
 
 class ObjectListView(QWidget):
+    """The same surface as the graph view: ``set_session``, ``on_store_event``,
+    ``highlight_objects``/``center_on``, ``askAbout``, ``object_names``, ``aclose``."""
+
+    askAbout = Signal(str)
+
     def __init__(self, store: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
@@ -120,9 +128,11 @@ class ObjectListView(QWidget):
         layout.addWidget(self.filter_edit)
         layout.addWidget(self.table, 1)
         self.filter_edit.textChanged.connect(self.proxy.setFilterFixedString)
+        self.table.doubleClicked.connect(self._ask_about)
         self._update_summary()
 
-    def show_session(self, session_id: str) -> None:
+    def set_session(self, session_id: str | None) -> None:
+        session_id = session_id or ""
         self.session_id = session_id
         if session_id:
             self.model.set_objects(self.store.all_objects(session_id))
@@ -140,6 +150,32 @@ class ObjectListView(QWidget):
 
     def object_names(self) -> list[str]:
         return [o.name for o in self.model.objects]
+
+    def _rows_of(self, ids: Iterable[str]) -> list[int]:
+        wanted = set(ids)
+        rows = [self.proxy.mapFromSource(self.model.index(i, 0)).row()
+                for i, obj in enumerate(self.model.objects) if obj.id in wanted]
+        return [r for r in rows if r >= 0]
+
+    def highlight_objects(self, ids: Iterable[str]) -> None:
+        """Select the objects a tool call touched."""
+        selection = self.table.selectionModel()
+        selection.clearSelection()
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for row in self._rows_of(ids):
+            selection.select(self.proxy.index(row, 0), flags)
+
+    def center_on(self, ids: Iterable[str]) -> None:
+        rows = self._rows_of(ids)
+        if rows:
+            self.table.scrollTo(self.proxy.index(rows[0], 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _ask_about(self, index: QModelIndex) -> None:
+        obj = self.model.objects[self.proxy.mapToSource(index).row()]
+        self.askAbout.emit(f"“{obj.name}” ({obj.type}, {obj.id})")
+
+    async def aclose(self) -> None:
+        return None
 
     def _update_summary(self) -> None:
         if not self.session_id:

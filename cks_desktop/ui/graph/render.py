@@ -438,13 +438,24 @@ class FrameRenderer:
 
     def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int],
                 vector: bool = False) -> None:
+        """Names beside the nodes, best connected first; a label that would overlap one
+        already drawn is skipped (hover or select the node to read it)."""
         model = self.model
         p.setFont(self.font)
         halo = QColor(style.background)
         halo.setAlpha(210)
         off = detail.node_px / 2 + 3
         xs, ys, names = model.xs, model.ys, model.names
-        for i in on_screen:
+        cell = 8.0
+        taken: set[tuple[int, int]] = set()
+        r = detail.node_px / 2
+        for i in on_screen:  # discs are taken too: a label must not hide a node
+            sx, sy = vp.to_screen(xs[i], ys[i])
+            for cx in range(int((sx - r * 0.7) // cell), int((sx + r * 0.7) // cell) + 1):
+                for cy in range(int((sy - r * 0.7) // cell), int((sy + r * 0.7) // cell) + 1):
+                    taken.add((cx, cy))
+        order = sorted(on_screen, key=lambda i: -len(model.incident_edges(i)))
+        for i in order:
             sx, sy = vp.to_screen(xs[i], ys[i])
             text = names[i]
             if len(text) > LABEL_MAX_CHARS:
@@ -452,6 +463,12 @@ class FrameRenderer:
             st = self.static_text(text)
             size = st.size()
             top = sy - size.height() / 2
+            cx0, cy0 = int((sx + off) // cell), int((top + 2) // cell)
+            cx1, cy1 = int((sx + off + size.width()) // cell), int((top + size.height() - 2) // cell)
+            cells = [(cx, cy) for cx in range(cx0, cx1 + 1) for cy in range(cy0, cy1 + 1)]
+            if any(c in taken for c in cells):
+                continue
+            taken.update(cells)
             p.fillRect(QRectF(sx + off - 2, top, size.width() + 4, size.height()), halo)
             p.setPen(style.text)
             if vector:

@@ -70,7 +70,7 @@ class SearchBar(QWidget):
         self.field.cleared.connect(self._fire)
         self.prev.clicked.connect(lambda: self._step(-1))
         self.next.clicked.connect(lambda: self._step(1))
-        self.set_result(0, -1)
+        self.set_result("", 0, -1)
 
     def _fire(self) -> None:
         self._timer.stop()
@@ -85,8 +85,8 @@ class SearchBar(QWidget):
             return
         self.stepRequested.emit(step)
 
-    def set_result(self, total: int, position: int) -> None:
-        if not self._sent:
+    def set_result(self, query: str, total: int, position: int) -> None:
+        if not query:
             self.count.setText("")
         elif total == 0:
             self.count.setText("no match")

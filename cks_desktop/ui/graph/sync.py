@@ -72,6 +72,7 @@ class GraphSync:
         self._queued: list[GraphChanged] = []
         self._dirty: set[str] = set()
         self._save_handle: asyncio.TimerHandle | None = None
+        self._full_save: asyncio.Future[Any] | None = None
         self._graveyard: dict[str, tuple[float, float, bool]] = {}
         self.requested_positions: dict[str, tuple[float, float]] = {}  # from "add object here"
         self.opened = asyncio.Event()  # set when the current session's first picture is drawn
@@ -172,6 +173,9 @@ class GraphSync:
         model, canvas, state = self.model, self.canvas, self.state
         delta = model.apply_event(ev)
         if delta.empty:
+            if delta.touched_ids:  # properties changed: nothing to redraw but the glow and the inspector
+                self._flash(delta)
+                self.changed(delta)
             return delta
         if delta.removed_nodes or delta.removed_edges:
             for i in delta.removed_nodes:
@@ -191,22 +195,26 @@ class GraphSync:
         elif todo:
             self._place(todo)
         mask = state.visible_mask(model)
-        if delta.retyped or delta.updated_edges or state.focused or model.needs_compaction() \
+        if delta.retyped or delta.rewired or state.focused or model.needs_compaction() \
                 or canvas.buffers.fragmented:
             if model.needs_compaction():
                 model.compact()
             canvas.rebuild()
         else:
             canvas.buffers.add(model, mask, delta.added_nodes, delta.added_edges)
-            if delta.updated_nodes:
+            if delta.updated_nodes or delta.updated_edges:
                 canvas.buffers.version += 1  # names changed: labels in the cached frame are stale
-        if delta.touched_ids and len(delta.touched_ids) <= MAX_FLASH:
-            state.flash(delta.touched_ids, time.monotonic())
-            canvas.flash_running()
+        self._flash(delta)
         canvas.ensure_style()
         canvas.invalidate()
         self.changed(delta)
         return delta
+
+    def _flash(self, delta: Delta) -> None:
+        if delta.touched_ids and len(delta.touched_ids) <= MAX_FLASH:
+            self.state.flash(delta.touched_ids, time.monotonic())
+            self.canvas.flash_running()
+            self.canvas.update()
 
     def _restore(self, fresh: list[int]) -> list[int]:
         out = []
@@ -324,6 +332,9 @@ class GraphSync:
 
     async def flush(self) -> None:
         """Write positions that changed since the last save (now)."""
+        full, self._full_save = self._full_save, None
+        if full is not None:
+            await full
         if self._save_handle is not None:
             self._save_handle.cancel()
             self._save_handle = None
@@ -340,4 +351,4 @@ class GraphSync:
         self._dirty.clear()
         rows = self.model.positions_snapshot()
         session, positions = self.session_id, self.positions
-        self.spawn(asyncio.to_thread(positions.save, session, rows, replace=True))
+        self._full_save = self.spawn(asyncio.to_thread(positions.save, session, rows, replace=True))

@@ -176,9 +176,14 @@ class ViewState:
 
     # -- search -----------------------------------------------------------
     def set_search(self, query: str, matches: Iterable[str]) -> None:
+        """New results; the same query again (a refresh) keeps the current match."""
+        current = self.current_match if query == self.search_query else None
         self.search_query = query
         self.search_matches = list(dict.fromkeys(matches))
-        self.search_pos = 0 if self.search_matches else -1
+        if current in self.search_matches:
+            self.search_pos = self.search_matches.index(current)
+        else:
+            self.search_pos = 0 if self.search_matches else -1
         self._bump()
 
     def clear_search(self) -> None:

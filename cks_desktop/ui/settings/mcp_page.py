@@ -7,6 +7,7 @@ visible in the status bar and people expect the list to be the truth.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ TAIL_LINES = 200
 
 class McpPage(QWidget):
     changed = Signal()
+    reportOpened = Signal(object)  # the message box with an import report (tests wait on it)
 
     def __init__(self, services: "AppServices", tasks: TaskTracker) -> None:
         super().__init__()
@@ -273,8 +275,12 @@ class McpPage(QWidget):
     async def _tell(self, title: str, text: str) -> None:
         box = QMessageBox(QMessageBox.Icon.Information, title, text, QMessageBox.StandardButton.Ok, self)
         box.setObjectName("mcpReport")
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         try:
-            await run_dialog(box)
+            shown = asyncio.ensure_future(run_dialog(box))
+            await asyncio.sleep(0)  # let it open
+            self.reportOpened.emit(box)
+            await shown
         finally:
             box.deleteLater()
 

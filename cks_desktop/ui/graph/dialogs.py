@@ -1,0 +1,98 @@
+"""Two small questions the graph view asks: a new object's type and name, a relation's type.
+
+Opened window-modal with ``open()`` and awaited (``ui.dialogs.run_dialog``),
+never ``exec()``: a nested event loop inside a coroutine wedges every other
+task (STACK.md §2.6). The OK button stays disabled until the answer is usable.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget,
+)
+
+from cks_desktop.ui.dialogs import run_dialog
+
+DEFAULT_TYPE = "Thing"
+DEFAULT_RELATION = "related_to"
+
+
+def _combo(name: str, items: list[str], current: str) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.setEditable(True)
+    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    combo.addItems(items)
+    combo.setCurrentText(current)
+    return combo
+
+
+class NewObjectDialog(QDialog):
+    def __init__(self, parent: QWidget | None, types: list[str]) -> None:
+        super().__init__(parent)
+        self.setObjectName("newObjectDialog")
+        self.setWindowTitle("Add an object")
+        self.type_edit = _combo("newObjectType", types, types[0] if types else DEFAULT_TYPE)
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("newObjectName")
+        self.name_edit.setPlaceholderText("Name")
+        form = QFormLayout()
+        form.addRow("Type", self.type_edit)
+        form.addRow("Name", self.name_edit)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.buttons)
+        self.name_edit.textChanged.connect(self._check)
+        self.type_edit.currentTextChanged.connect(self._check)
+        self._check()
+        self.name_edit.setFocus()
+
+    def _check(self) -> None:
+        ok = bool(self.name_edit.text().strip() and self.type_edit.currentText().strip())
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+
+    def answer(self) -> tuple[str, str]:
+        return self.type_edit.currentText().strip(), self.name_edit.text().strip()
+
+
+class RelationTypeDialog(QDialog):
+    def __init__(self, parent: QWidget | None, source: str, target: str, types: list[str]) -> None:
+        super().__init__(parent)
+        self.setObjectName("relationTypeDialog")
+        self.setWindowTitle("Relate two objects")
+        label = QLabel(f"How is “{source}” related to “{target}”?")
+        label.setWordWrap(True)
+        self.type_edit = _combo("relationTypeInput", types, types[0] if types else DEFAULT_RELATION)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(label)
+        layout.addWidget(self.type_edit)
+        layout.addWidget(self.buttons)
+        self.type_edit.currentTextChanged.connect(
+            lambda t: self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(t.strip())))
+
+    def answer(self) -> str:
+        return self.type_edit.currentText().strip()
+
+
+async def ask_new_object(parent: QWidget | None, types: list[str]) -> tuple[str, str] | None:
+    dialog = NewObjectDialog(parent, types)
+    try:
+        accepted = await run_dialog(dialog)
+        return dialog.answer() if accepted else None
+    finally:
+        dialog.deleteLater()
+
+
+async def ask_relation_type(parent: QWidget | None, source: str, target: str, types: list[str]) -> str | None:
+    dialog = RelationTypeDialog(parent, source, target, types)
+    try:
+        accepted = await run_dialog(dialog)
+        return (dialog.answer() or None) if accepted else None
+    finally:
+        dialog.deleteLater()

@@ -1,0 +1,577 @@
+"""The graph view: canvas, legend, inspector, search and tools, composed.
+
+``GraphView(store, registry, session_id)`` is what the main window puts in its
+centre (objectName ``graphView``). Its public surface for the rest of the app:
+
+- ``set_session(id)`` (alias ``show_session``) opens a session's graph;
+- ``on_store_event(event)`` takes the store's events (the view subscribes
+  itself unless ``attach_store=False``, for a window that forwards them);
+- ``highlight_objects(ids)`` / ``center_on(ids)`` for a clicked tool-call row
+  (object ids; relation ids highlight both ends);
+- ``askAbout(str)`` carries a reference text for the chat input;
+- ``aclose()`` saves positions and stops the layout worker.
+
+Hand edits run through ``GraphEditor`` (the tool registry, origin "user");
+what they change comes back as store events like any tool's writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QLabel, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
+)
+
+from cks_desktop.ui.bridge import EventBridge
+from cks_desktop.ui.graph.canvas import GraphCanvas
+from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type
+from cks_desktop.ui.graph.editor import EditResult, GraphEditor
+from cks_desktop.ui.graph.export import export_png, export_svg
+from cks_desktop.ui.graph.inspector import Inspector
+from cks_desktop.ui.graph.layout import LayoutRunner
+from cks_desktop.ui.graph.legend import Legend
+from cks_desktop.ui.graph.minimap import Minimap
+from cks_desktop.ui.graph.model import Delta, GraphModel
+from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.ui.graph.searchbar import SearchBar
+from cks_desktop.ui.graph.sync import GraphSync
+from cks_desktop.ui.graph.viewstate import ViewState
+from cks_desktop.ui.tasks import TaskTracker
+
+MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
+EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
+              "or double-click here to add an object.")
+
+
+def reference_text(model: GraphModel, ids: Iterable[str]) -> str:
+    """How an object is named in the chat input: type, name and id (the id is unambiguous)."""
+    parts = []
+    for oid in ids:
+        i = model.index.get(oid)
+        if i is not None:
+            parts.append(f'{model.type_of(i)} "{model.names[i]}" ({oid})')
+    return ", ".join(parts)
+
+
+class GraphView(QWidget):
+    askAbout = Signal(str)
+    changed = Signal(object)  # the picture changed: a Delta for a store change, None for anything else
+
+    def __init__(self, store: Any, registry: Any, session_id: str | None = None, parent: QWidget | None = None,
+                 *, positions: PositionStore | None = None, runner: LayoutRunner | None = None,
+                 attach_store: bool = True) -> None:
+        super().__init__(parent)
+        self.setObjectName("graphView")
+        self.setAccessibleName("Knowledge graph")
+        self.store = store
+        self.tasks = TaskTracker()
+        self.model = GraphModel()
+        self.state = ViewState()
+        self.editor = GraphEditor(registry)
+        self.runner = runner or LayoutRunner()
+        self.runner.warm()
+        if positions is None and hasattr(store, "transaction"):
+            positions = PositionStore.for_store(store)
+        self.canvas = GraphCanvas(self.model, self.state)
+        self.canvas.empty_text = EMPTY_TEXT
+        self.sync = GraphSync(store, self.canvas, positions, self.runner, self.spawn, self._changed)
+        self.minimap = Minimap(self.canvas)
+        self.legend = Legend()
+        self.inspector = Inspector(store, self.editor, self.spawn, self._name_of,
+                                   lambda t: self.canvas.style_.colour_of(t))
+        self.inspector.hide()
+        self.search = SearchBar()
+        self.status = QLabel()
+        self.status.setObjectName("graphStatus")
+        self._message = ""
+        self._build()
+        self._connect()
+        self._bridge: EventBridge | None = None
+        if attach_store:
+            self._bridge = EventBridge(self)
+            self._bridge.attach(store.subscribe)
+            self._bridge.event.connect(self.on_store_event)
+        if session_id:
+            self.set_session(session_id)
+        else:
+            self._changed(None)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        return self.tasks.spawn(coro)
+
+    # -- building -------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.toolbar = QToolBar("Graph")
+        self.toolbar.setObjectName("graphToolbar")
+        self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        a = self._act
+        self.fit_action = a("Fit", "graphFit", self.canvas.fit, "Show the whole graph (F)")
+        a("+", "graphZoomIn", lambda: self.canvas.zoom_by(1.25), "Zoom in (+, wheel, pinch)")
+        a("−", "graphZoomOut", lambda: self.canvas.zoom_by(0.8), "Zoom out (−)")
+        self.toolbar.addSeparator()
+        self.add_action = a("Add", "graphAddObject", lambda: self.spawn(self.add_object_at(None)),
+                            "Add an object (or double-click empty space)")
+        self.connect_action = a("Connect", "graphConnectMode", self._toggle_connect,
+                                "Drag from one object to another to relate them (also: right-drag or Alt+drag)")
+        self.connect_action.setCheckable(True)
+        self.delete_action = a("Delete", "graphDelete", lambda: self.spawn(self.delete_selected()),
+                               "Delete the selected objects (Del); Ctrl+Z brings them back")
+        self.undo_action = a("Undo", "graphUndo", lambda: self.spawn(self.undo()), "Undo your last edit (Ctrl+Z)")
+        self.toolbar.addSeparator()
+        self.focus_action = a("Focus", "graphFocus", self._toggle_focus,
+                              "Show only the neighbourhood of the selection")
+        self.focus_action.setCheckable(True)
+        self.hops = QSpinBox()
+        self.hops.setObjectName("graphFocusHops")
+        self.hops.setRange(1, 3)
+        self.hops.setSuffix(" hop")
+        self.hops.setToolTip("How many relations away focus mode reaches")
+        self.hops.valueChanged.connect(self._hops_changed)
+        self.toolbar.addWidget(self.hops)
+        self.path_action = a("Path", "graphPath", self.show_path, "Shortest path between the two selected objects")
+        self.relayout_action = a("Re-layout", "graphRelayout", lambda: self.spawn(self.relayout()),
+                                 "Lay the whole graph out again (pinned objects stay)")
+        export = QToolButton()
+        export.setObjectName("graphExport")
+        export.setText("Export")
+        export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(export)
+        menu.addAction("PNG image…", lambda: self.spawn(self.export_dialog("png")))
+        menu.addAction("SVG drawing…", lambda: self.spawn(self.export_dialog("svg")))
+        export.setMenu(menu)
+        self.toolbar.addWidget(export)
+        self.minimap_action = a("Overview", "graphMinimapToggle", self._update_minimap, "Show the overview map")
+        self.minimap_action.setCheckable(True)
+        self.minimap_action.setChecked(True)
+        spacer = QWidget()
+        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
+                             spacer.sizePolicy().verticalPolicy().Preferred)
+        self.toolbar.addWidget(spacer)
+        self.toolbar.addWidget(self.search)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("graphSplitter")
+        self.splitter.addWidget(self.legend)
+        self.splitter.addWidget(self.canvas)
+        self.splitter.addWidget(self.inspector)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 0)
+        self.splitter.setCollapsible(1, False)
+        self.splitter.setSizes([170, 800, 320])
+        self.legend.setMinimumWidth(120)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.toolbar)
+        layout.addWidget(self.splitter, 1)
+        foot = QHBoxLayout()
+        foot.setContentsMargins(8, 2, 8, 2)
+        foot.addWidget(self.status, 1)
+        layout.addLayout(foot)
+        undo = QShortcut(QKeySequence.StandardKey.Undo, self)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(lambda: self.spawn(self.undo()))
+        find = QShortcut(QKeySequence("/"), self.canvas)
+        find.setContext(Qt.ShortcutContext.WidgetShortcut)
+        find.activated.connect(self.search.focus)
+
+    def _act(self, text: str, name: str, slot: Any, tip: str) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        action.setToolTip(tip)
+        action.triggered.connect(lambda *_: slot())
+        self.toolbar.addAction(action)
+        return action
+
+    def _connect(self) -> None:
+        c = self.canvas
+        c.selectionChanged.connect(self._selection_changed)
+        c.activated.connect(self._activated)
+        c.contextMenuRequested.connect(self._context_menu)
+        c.nodesDragged.connect(self._dragged)
+        c.connectRequested.connect(lambda a, b: self.spawn(self.connect_nodes(a, b)))
+        c.deleteRequested.connect(lambda: self.spawn(self.delete_selected()))
+        c.addRequested.connect(lambda x, y: self.spawn(self.add_object_at((x, y))))
+        c.viewportChanged.connect(self._update_minimap)
+        self.legend.typeToggled.connect(self._type_toggled)
+        self.legend.showAllRequested.connect(self._show_all_types)
+        self.legend.typeActivated.connect(self._select_type)
+        self.search.queryChanged.connect(lambda q: self.spawn(self.run_search(q)))
+        self.search.stepRequested.connect(self.step_search)
+        i = self.inspector
+        i.askAbout.connect(lambda oid: self.askAbout.emit(reference_text(self.model, [oid])))
+        i.navigate.connect(self._navigate)
+        i.focusRequested.connect(lambda oid: self.focus_on([oid]))
+        i.deleteRequested.connect(lambda oid: self.spawn(self.delete_objects([oid])))
+        i.pinToggled.connect(self._toggle_pin)
+        i.message.connect(self._say)
+        i.closed.connect(self._close_inspector)
+
+    # -- public API ----------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.model.session_id
+
+    def set_session(self, session_id: str | None) -> asyncio.Task[Any]:
+        self.editor.set_session(session_id or None)
+        self.inspector.hide()
+        self.search.field.clear()
+        self.focus_action.setChecked(False)
+        return self.spawn(self.sync.open(session_id or None))
+
+    show_session = set_session
+
+    def on_store_event(self, event: object) -> None:
+        self.sync.on_event(event)
+
+    def highlight_objects(self, ids: Iterable[str]) -> None:
+        """Mark what a tool call read or wrote (relation ids mark both ends)."""
+        self.state.mark(self._object_ids(ids))
+        self.canvas.update()
+
+    def center_on(self, ids: Iterable[str]) -> None:
+        self.canvas.center_on_indices(self.model.indices_of(self._object_ids(ids)))
+
+    def object_names(self) -> list[str]:
+        return [self.model.names[i] for i in self.model.nodes()]
+
+    async def aclose(self) -> None:
+        if self._bridge is not None:
+            self._bridge.detach()
+        await self.sync.flush()
+        await self.tasks.cancel_all()
+        self.runner.close()
+
+    def _object_ids(self, ids: Iterable[str]) -> list[str]:
+        model, out = self.model, []
+        for x in ids:
+            if x in model.index:
+                out.append(x)
+            elif x in model.rel_index:
+                j = model.rel_index[x]
+                out += [model.node_id(model.src[j]), model.node_id(model.dst[j])]
+        return list(dict.fromkeys(out))
+
+    # -- reacting ----------------------------------------------------------------------------
+    def _changed(self, delta: Delta | None) -> None:
+        self.canvas.ensure_style()
+        self.legend.set_types(self.model.live_types(), self.state.hidden_types, self.canvas.style_)
+        self.inspector.set_types([t for t, _ in self.model.live_types()])
+        obj = self.inspector.object
+        if obj is not None and self.inspector.isVisible():
+            if obj.id not in self.model.index:
+                self._close_inspector()
+            elif delta is None or obj.id in delta.touched_ids or delta.removed_edges:
+                self.inspector.refresh()
+        self._update_minimap()
+        self._update_actions()
+        self.changed.emit(delta)
+
+    def _update_actions(self) -> None:
+        n = len(self.state.selection)
+        self.delete_action.setEnabled(n > 0)
+        self.path_action.setEnabled(n == 2)
+        self.undo_action.setEnabled(self.editor.can_undo)
+        has = self.session_id is not None
+        for act in (self.add_action, self.connect_action, self.relayout_action, self.fit_action):
+            act.setEnabled(has)
+        counts = f"{self.model.node_count:,} objects · {self.model.edge_count:,} relations"
+        if n:
+            counts += f" · {n} selected"
+        if self.state.focused:
+            counts += f" · focus: {self.state.focus_k} hop{'s' if self.state.focus_k > 1 else ''}"
+        self.status.setText(f"{counts}    {self._message}" if self._message else counts)
+
+    def _say(self, text: str) -> None:
+        self._message = text
+        self._update_actions()
+
+    def _update_minimap(self) -> None:
+        show = (self.minimap_action.isChecked() and self.model.node_count >= MINIMAP_FROM
+                and not self.canvas.shows_everything())
+        self.minimap.setVisible(show)
+        if show:
+            self.minimap.move(self.canvas.width() - self.minimap.width() - 12,
+                              self.canvas.height() - self.minimap.height() - 12)
+            self.minimap.update()
+
+    def _selection_changed(self) -> None:
+        primary = self.state.primary
+        if primary is not None and self.inspector.isVisible():
+            self.spawn(self.inspect(primary))
+        self._update_actions()
+
+    def _activated(self, oid: str) -> None:
+        self.state.select(oid)
+        self.spawn(self.inspect(oid))
+        self._update_actions()
+
+    async def inspect(self, oid: str) -> None:
+        i = self.model.index.get(oid)
+        self.inspector.set_pinned(i is not None and i in self.model.pinned)
+        self.inspector.show()
+        await self.inspector.load(oid)
+
+    def _close_inspector(self) -> None:
+        self.inspector.object = None
+        self.inspector.hide()
+
+    def _navigate(self, oid: str) -> None:
+        self.state.select(oid)
+        self.center_on([oid])
+        self.spawn(self.inspect(oid))
+        self._update_actions()
+
+    def _dragged(self, ids: list[str]) -> None:
+        self.sync.mark_moved(self.model.indices_of(ids))
+        if self.inspector.object is not None and self.inspector.object.id in ids:
+            self.inspector.set_pinned(True)
+        self.minimap.update()
+
+    def _toggle_pin(self, oid: str) -> None:
+        i = self.model.index.get(oid)
+        if i is None:
+            return
+        if i in self.model.pinned:
+            self.model.pinned.discard(i)
+        else:
+            self.model.pinned.add(i)
+        self.inspector.set_pinned(i in self.model.pinned)
+        self.sync.mark_moved([i])
+
+    def _type_toggled(self, type_name: str, visible: bool) -> None:
+        self.state.set_type_visible(type_name, visible)
+        self.canvas.rebuild()
+        self._changed(None)
+
+    def _show_all_types(self) -> None:
+        self.state.show_all_types()
+        self.canvas.rebuild()
+        self._changed(None)
+
+    def _select_type(self, type_name: str) -> None:
+        mask = self.state.visible_mask(self.model)
+        self.state.select_many(self.model.node_id(i) for i in self.model.nodes()
+                               if self.model.type_of(i) == type_name and (mask is None or mask[i]))
+        self.canvas.update()
+        self._update_actions()
+
+    def _toggle_connect(self) -> None:
+        self.canvas.connect_mode = self.connect_action.isChecked()
+        if self.canvas.connect_mode:
+            self._say("Connect: drag from one object to another.")
+
+    # -- focus and path ------------------------------------------------------------------------
+    def focus_on(self, ids: list[str]) -> None:
+        if not ids:
+            self._say("Select an object to focus on.")
+            self.focus_action.setChecked(False)
+            return
+        self.state.set_focus(ids, self.hops.value())
+        self.focus_action.setChecked(True)
+        self.canvas.rebuild()
+        mask = self.state.visible_mask(self.model)
+        self.canvas.fit([i for i in self.model.nodes() if mask is None or mask[i]], max_scale=1.2)
+        self._changed(None)
+
+    def _toggle_focus(self) -> None:
+        if self.focus_action.isChecked():
+            self.focus_on(list(self.state.selection))
+        else:
+            self.state.clear_focus()
+            self.canvas.rebuild()
+            self._changed(None)
+
+    def _hops_changed(self, k: int) -> None:
+        if self.state.focus_ids is not None:
+            self.state.set_focus(self.state.focus_ids, k)
+            self.canvas.rebuild()
+            self._changed(None)
+
+    def show_path(self) -> None:
+        sel = self.model.indices_of(self.state.selection)
+        if len(sel) != 2:
+            self._say("Select exactly two objects (Ctrl+click) to find the path between them.")
+            return
+        found = self.model.shortest_path(sel[0], sel[1])
+        if found is None:
+            self.state.clear_path()
+            a, b = (self.model.names[i] for i in sel)
+            self._say(f"No path between {a} and {b}.")
+        else:
+            nodes, edges = found
+            self.state.set_path(self.model, nodes, edges)
+            self.canvas.center_on_indices(nodes)
+            self._say(f"Path of {len(edges)} relation{'s' if len(edges) != 1 else ''}.")
+        self.canvas.update()
+
+    # -- search ----------------------------------------------------------------------------------
+    async def run_search(self, query: str) -> list[str]:
+        session = self.session_id
+        if not query or session is None:
+            self.state.clear_search()
+            self.search.set_result("", 0, -1)
+            self.canvas.update()
+            return []
+        try:
+            hits = await asyncio.to_thread(self.store.search_objects, session, query, None, 200)
+        except Exception as exc:  # a query the index cannot parse: say so, keep going
+            self._say(str(exc))
+            hits = []
+        if session != self.session_id or query != self.search.field.text().strip():
+            return []
+        ids = [obj.id for obj, _ in hits if obj.id in self.model.index]
+        self.state.set_search(query, ids)
+        self.search.set_result(query, len(ids), self.state.search_pos)
+        if ids:
+            self.center_on([ids[0]])
+        self.canvas.update()
+        return ids
+
+    def step_search(self, step: int) -> str | None:
+        current = self.state.step_search(step)
+        self.search.set_result(self.state.search_query, len(self.state.search_matches), self.state.search_pos)
+        if current is not None:
+            self.center_on([current])
+        self.canvas.update()
+        return current
+
+    # -- edits -------------------------------------------------------------------------------------
+    def _report(self, result: EditResult, done: str = "") -> EditResult:
+        self._say((done or result.message) if result.ok else result.message)
+        return result
+
+    async def add_object_at(self, where: tuple[float, float] | None) -> EditResult | None:
+        if self.session_id is None:
+            return None
+        answer = await ask_new_object(self, [t for t, _ in self.model.live_types()])
+        if answer is None:
+            return None
+        type_name, name = answer
+        result = await self.editor.add_object(type_name, name)
+        if result.ok and result.created_id:
+            vp = self.canvas.viewport
+            x, y = where if where is not None else (vp.cx, vp.cy)
+            i = self.model.index.get(result.created_id)
+            if i is None:
+                self.sync.requested_positions[result.created_id] = (x, y)
+            else:
+                self.canvas.grid.move(i, x, y)
+                self.model.set_position(i, x, y)
+                self.canvas.buffers.move(self.model, [i])
+                self.sync.mark_moved([i])
+                self.canvas.update()
+            self.state.select(result.created_id)
+        return self._report(result, f"Added {type_name} “{name}”. Ctrl+Z removes it.")
+
+    async def connect_nodes(self, source: str, target: str) -> EditResult | None:
+        types = self.model.live_rel_types()
+        a, b = (self.model.names[self.model.index[x]] for x in (source, target))
+        type_name = await ask_relation_type(self, a, b, types)
+        if not type_name:
+            return None
+        result = await self.editor.add_relation(source, target, type_name)
+        return self._report(result, f"Related {a} → {type_name} → {b}.")
+
+    async def delete_selected(self) -> EditResult | None:
+        return await self.delete_objects(list(self.state.selection))
+
+    async def delete_objects(self, ids: list[str]) -> EditResult | None:
+        if not ids:
+            self._say("Select the objects to delete first.")
+            return None
+        result = await self.editor.remove_objects(ids)
+        n = len(ids)
+        return self._report(result, f"Deleted {n} object{'s' if n != 1 else ''}. Ctrl+Z brings "
+                                    f"{'them' if n != 1 else 'it'} back.")
+
+    async def undo(self) -> EditResult:
+        result = await self.editor.undo()
+        self._report(result)
+        self._update_actions()
+        return result
+
+    async def relayout(self) -> bool:
+        if self.session_id is None or self.sync.layout_running:
+            return False
+        self.canvas.status_text = f"Laying out {self.model.node_count:,} objects…"
+        self.canvas.update()
+        task = self.sync.start_relayout()
+        return bool(await task)
+
+    async def export_dialog(self, kind: str) -> Path | None:
+        from cks_desktop.ui.dialogs import run_dialog
+
+        dialog = QFileDialog(self, f"Export the graph as {kind.upper()}")
+        dialog.setObjectName("graphExportDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilter("PNG image (*.png)" if kind == "png" else "SVG drawing (*.svg)")
+        dialog.setDefaultSuffix(kind)
+        dialog.selectFile(f"graph.{kind}")
+        try:
+            if not await run_dialog(dialog) or not dialog.selectedFiles():
+                return None
+            path = Path(dialog.selectedFiles()[0])
+        finally:
+            dialog.deleteLater()
+        return self.export(path, kind)
+
+    def export(self, path: Path, kind: str) -> Path | None:
+        try:
+            if kind == "png":
+                export_png(self.canvas, path)
+            else:
+                export_svg(self.canvas, path)
+        except OSError as exc:
+            self._say(str(exc))
+            return None
+        self._say(f"Saved {path.name}.")
+        return path
+
+    # -- context menu --------------------------------------------------------------------------------
+    def _context_menu(self, where: QPoint, oid: str | None, wx: float, wy: float) -> None:
+        menu = QMenu(self)
+        menu.setObjectName("graphContextMenu")
+        if oid is not None:
+            sel = list(self.state.selection) or [oid]
+            menu.addAction("Ask about this", lambda: self.askAbout.emit(reference_text(self.model, sel)))
+            menu.addAction("Inspect", lambda: self._activated(oid))
+            menu.addAction("Focus on its neighbourhood", lambda: self.focus_on(sel))
+            if len(sel) == 2:
+                menu.addAction("Shortest path between the two", self.show_path)
+            i = self.model.index[oid]
+            menu.addAction("Unpin" if i in self.model.pinned else "Pin here", lambda: self._toggle_pin(oid))
+            menu.addAction(f"Select all {self.model.type_of(i)}", lambda: self._select_type(self.model.type_of(i)))
+            menu.addSeparator()
+            label = "Delete" if len(sel) == 1 else f"Delete {len(sel)} objects"
+            menu.addAction(label, lambda: self.spawn(self.delete_objects(sel)))
+        else:
+            menu.addAction("Add object here…", lambda: self.spawn(self.add_object_at((wx, wy))))
+            menu.addAction("Fit to view", self.canvas.fit)
+            menu.addAction("Re-layout", lambda: self.spawn(self.relayout()))
+            if self.model.pinned:
+                menu.addAction("Unpin all", self._unpin_all)
+            if self.state.focused:
+                menu.addAction("Leave focus mode", lambda: (self.focus_action.setChecked(False), self._toggle_focus()))
+        menu.popup(where)
+
+    def _unpin_all(self) -> None:
+        pinned = list(self.model.pinned)
+        self.model.pinned.clear()
+        self.sync.mark_moved(pinned)
+
+    def _name_of(self, oid: str) -> tuple[str, str]:
+        i = self.model.index.get(oid)
+        if i is None:
+            return oid, "?"
+        return self.model.names[i], self.model.type_of(i)
+
+    def type_colour(self, type_name: str) -> QColor:
+        return self.canvas.style_.colour_of(type_name)
