@@ -6,9 +6,11 @@ module, not the model, turns the answer into store operations. That split
 keeps the graph safe from a model's slips:
 
 - Existing objects are reused by name: the model is shown the existing objects
-  whose names occur in the text (and the known types), and every object is
-  added with ``on_conflict: "update"``, so a match merges properties instead
-  of failing or duplicating.
+  whose names occur in the text (and the known types); a name that matches
+  exactly one existing object takes that object's name and type even if the
+  model guessed another type; and every object is added with
+  ``on_conflict: "update"``, so a match merges properties instead of failing
+  or duplicating.
 - Relation ends are resolved here: a label or name from the same answer, an
   object from an earlier chunk of the same text, or an existing object. An end
   that matches nothing is skipped and reported rather than failing the batch.
@@ -23,6 +25,7 @@ refuse open objects.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,12 +132,15 @@ def _props(items: Any) -> dict[str, Any]:
 class _Batch:
     """The operations being built across all chunks, and what names resolve to."""
 
-    existing: dict[str, list[Any]]  # lower(name) -> existing Objects
+    existing: dict[str, list[Any]]  # casefolded name -> existing Objects
+    outgoing: Callable[[str], set[tuple[str, str]]]  # object id -> {(relation type, target id)} in the graph
     ops: list[dict[str, Any]] = field(default_factory=list)
-    by_name: dict[str, str] = field(default_factory=dict)  # lower(name) -> $label of an op in this batch
+    by_name: dict[str, str] = field(default_factory=dict)  # casefolded name -> $label of an op in this batch
     op_of: dict[str, dict[str, Any]] = field(default_factory=dict)  # $label -> its add_object op
+    known_id: dict[str, str] = field(default_factory=dict)  # $label -> id, for labels that reuse an object
     edges: set[tuple[str, str, str]] = field(default_factory=set)
     skipped: list[str] = field(default_factory=list)
+    already_known: int = 0
     counter: int = 0
 
     def add_object(self, obj: dict[str, Any]) -> str | None:
@@ -142,10 +148,13 @@ class _Batch:
         if not name or not kind:
             self.skipped.append(f"an object without a name or type ({obj.get('label') or '?'})")
             return None
-        key = name.lower()
+        key = name.casefold()
         props = _props(obj.get("properties"))
+        same_name = self.existing.get(key, [])
+        if len(same_name) == 1:  # one existing object by that name: it is this one, whatever type was guessed
+            name, kind = same_name[0].name, same_name[0].type
         label = self.by_name.get(key)
-        if label is not None and self.op_of[label]["type"].lower() == kind.lower():
+        if label is not None and self.op_of[label]["type"].casefold() == kind.casefold():
             self.op_of[label].setdefault("properties", {}).update(props)  # seen in an earlier chunk
             return label
         self.counter += 1
@@ -157,6 +166,9 @@ class _Batch:
         self.ops.append(op)
         self.op_of[label] = op
         self.by_name.setdefault(key, label)
+        reused = [o for o in same_name if o.type.casefold() == kind.casefold()]
+        if len(reused) == 1:
+            self.known_id[label] = str(reused[0].id)
         return label
 
     def end(self, ref: str, local: dict[str, str]) -> str | None:
@@ -164,7 +176,7 @@ class _Batch:
         ref = ref.strip()
         if ref in local:
             return local[ref]
-        key = ref.lower()
+        key = ref.casefold()
         if key in self.by_name:
             return self.by_name[key]
         matches = self.existing.get(key, [])
@@ -176,13 +188,21 @@ class _Batch:
         kind = str(rel.get("type", "")).strip()
         source, target = str(rel.get("source", "")), str(rel.get("target", ""))
         src, dst = self.end(source, local), self.end(target, local)
-        if not kind or src is None or dst is None:
+        if not kind:
+            self.skipped.append(f"{source} → {target} (no relation type)")
+            return
+        if src is None or dst is None:
             missing = source if src is None else target
-            self.skipped.append(f"{source} —{kind or '?'}→ {target} ({missing!r} is not a known object)")
+            self.skipped.append(f"{source} —{kind}→ {target} ({missing!r} is not a known object)")
             return
-        if (src, kind.lower(), dst) in self.edges:
+        if (src, kind.casefold(), dst) in self.edges:
             return
-        self.edges.add((src, kind.lower(), dst))
+        self.edges.add((src, kind.casefold(), dst))
+        src_id, dst_id = self.known_id.get(src, src), self.known_id.get(dst, dst)
+        if not src_id.startswith("$") and not dst_id.startswith("$") \
+                and (kind.casefold(), dst_id) in self.outgoing(src_id):
+            self.already_known += 1  # the graph already says so: reading the same text twice adds nothing
+            return
         op: dict[str, Any] = {"op": "add_relation", "source": src, "target": dst, "type": kind}
         props = _props(rel.get("properties"))
         if props:
@@ -191,7 +211,7 @@ class _Batch:
 
 
 def _prompt(chunk: str, index: int, total: int, batch: _Batch, types: str, instructions: str) -> str:
-    lowered = chunk.lower()
+    lowered = chunk.casefold()
     shown = [objs[0] for name, objs in batch.existing.items() if name and name in lowered][:MAX_EXISTING_SHOWN]
     earlier = [op for op in batch.op_of.values()][:MAX_EXISTING_SHOWN]
     lines = [f"- {o.name} ({o.type})" for o in shown] + [f"- {op['name']} ({op['type']})" for op in earlier]
@@ -219,6 +239,18 @@ async def _ask(provider: Any, prompt: str) -> dict[str, Any]:
     return answer if isinstance(answer, dict) else {}
 
 
+def _outgoing_reader(ctx: ToolContext) -> Callable[[str], set[tuple[str, str]]]:
+    cache: dict[str, set[tuple[str, str]]] = {}
+
+    def outgoing(object_id: str) -> set[tuple[str, str]]:
+        if object_id not in cache:
+            _, out = ctx.store.relations_of(ctx.session_id, object_id)
+            cache[object_id] = {(r.type.casefold(), r.target_id) for r in out}
+        return cache[object_id]
+
+    return outgoing
+
+
 async def construct_knowledge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     provider = ctx.run.llm
     if provider is None:
@@ -230,10 +262,10 @@ async def construct_knowledge(args: dict[str, Any], ctx: ToolContext) -> dict[st
     objects = await blocking(ctx.store.all_objects, ctx.session_id)
     existing: dict[str, list[Any]] = {}
     for obj in objects:
-        existing.setdefault(obj.name.lower(), []).append(obj)
+        existing.setdefault(obj.name.casefold(), []).append(obj)
     stats = await blocking(ctx.store.type_stats, ctx.session_id, offload=False)
     types = ", ".join(f"{t['name']}" for t in (stats.get("object_types") or []) + (stats.get("relation_types") or []))
-    batch = _Batch(existing)
+    batch = _Batch(existing, _outgoing_reader(ctx))
     for index, chunk in enumerate(chunks, start=1):
         answer = await _ask(provider, _prompt(chunk, index, len(chunks), batch, types, args.get("instructions", "")))
         local: dict[str, str] = {}
@@ -245,7 +277,7 @@ async def construct_knowledge(args: dict[str, Any], ctx: ToolContext) -> dict[st
                         local.setdefault(key, label)
         for rel in answer.get("relations") or []:
             batch.add_relation(rel, local)
-    base = {"chunks": len(chunks), "skipped": batch.skipped}
+    base = {"chunks": len(chunks), "skipped": batch.skipped, "already_known": batch.already_known}
     if not batch.ops:
         return {"change_id": None, "summary": "Found nothing to add.", **base}
     result = await apply_ops(ctx, batch.ops)

@@ -25,8 +25,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import APP_ID
-from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, add_json_flag, app_paths, \
-    open_store, parse_json_arg, print_json
+from cks_desktop.commands.common import (
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    CliError,
+    add_json_flag,
+    app_paths,
+    open_store,
+    parse_json_arg,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from cks_desktop.mcp.config import ServerConfig

@@ -25,7 +25,7 @@ from typing import Any
 from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
-from cks_desktop.graph.sqlite_util import is_id
+from cks_desktop.graph.sqlite_util import dumps, is_id
 from cks_desktop.graph.validation import (
     OpError, SchemaCache, check_fields, check_label, check_name, check_props, check_timestamp,
 )
@@ -306,7 +306,7 @@ class Planner:
         new.update(set_props)
         for key in remove or ():
             new.pop(key, None)
-        changed = [k for k in set(old) | set(new) if old.get(k, _MISSING) != new.get(k, _MISSING)]
+        changed = [k for k in set(old) | set(new) if _differs(old.get(k, _MISSING), new.get(k, _MISSING))]
         self.written_objs[st.id] = i
         if not changed:
             return []
@@ -454,7 +454,7 @@ class Planner:
         if "type" in op:
             resolved["type"] = type_
         st.type = type_
-        if new_props != st.properties:
+        if dumps(new_props) != dumps(st.properties):
             resolved["properties"] = new_props
         st.set_properties(new_props)
         st.dirty = True
@@ -505,6 +505,17 @@ class Planner:
 
 
 _MISSING = object()
+
+
+def _differs(a: Any, b: Any) -> bool:
+    """JSON inequality: unlike ``!=``, tells 1 from 1.0 and from true, also inside lists."""
+    if a is _MISSING or b is _MISSING:
+        return a is not b
+    if a != b:
+        return True
+    if type(a) is type(b) and type(a) in (str, int, float, bool, type(None)):
+        return False
+    return dumps(a) != dumps(b)
 
 
 def _typedef_op(td: TypeDef) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
 
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.sqlite_util import dumps
@@ -81,6 +82,46 @@ def check_timestamp(value: Any, field: str) -> str | None:
     raise OpError(f"'{field}' must be an ISO 8601 timestamp, got {value!r}")
 
 
+# Where a JSON Schema keeps subschemas: keyword -> "one" (a schema), "many" (a list) or "named" (a dict).
+_SUBSCHEMAS = {
+    **dict.fromkeys(("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+                     "unevaluatedItems", "unevaluatedProperties", "additionalItems", "contentSchema"), "one"),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf", "prefixItems"), "many"),
+    **dict.fromkeys(("properties", "$defs", "definitions", "dependentSchemas", "dependencies"), "named"),
+}
+
+
+def unsafe_schema_keyword(schema: Any) -> str | None:
+    """Why a property schema (written by a model, so untrusted) is refused, or None.
+
+    Regular expressions (``pattern``, ``patternProperties``) are refused: Python's
+    engine backtracks, so ``^(a+)+$`` or even ``.*.*=`` can take minutes on one
+    property value, with the store's lock held and the window frozen, and no
+    pattern can be proven safe cheaply. References must stay inside the schema:
+    a remote ``$ref`` would be fetched (or fail) on every write of the type.
+    """
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key in ("pattern", "patternProperties"):
+                return (f"may not use {key!r}: checking a regular expression can freeze the app; "
+                        "use enum, const, minLength/maxLength or format instead")
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str) and not value.startswith("#"):
+                return f"may only refer inside itself (\"#/...\"), not to {value[:200]!r}"
+            kind = _SUBSCHEMAS.get(key)
+            if kind in ("one", "many"):
+                stack.append(value)
+            elif kind == "named" and isinstance(value, dict):
+                stack.extend(value.values())
+    return None
+
+
 class SchemaCache:
     """Compiled validators for the batch's type definitions (which may change mid-batch)."""
 
@@ -100,6 +141,9 @@ class SchemaCache:
             where = "/".join(str(p) for p in exc.path)
             raise OpError(f"'properties_schema' is not a valid JSON Schema: {exc.message}"
                           + (f" (at {where})" if where else "")) from None
+        problem = unsafe_schema_keyword(schema)
+        if problem:
+            raise OpError(f"'properties_schema' {problem}")
 
     @property
     def active(self) -> bool:
@@ -118,7 +162,12 @@ class SchemaCache:
             schema = td.properties_schema
             validator = validator_for(schema)(schema)
             self._validators[key] = validator
-        error: jsonschema.ValidationError | None = best_match(validator.iter_errors(props))
+        try:
+            error: jsonschema.ValidationError | None = best_match(validator.iter_errors(props))
+        except (RecursionError, Unresolvable) as exc:
+            reason = "it refers to itself without end" if isinstance(exc, RecursionError) else f"{exc}"
+            raise OpError(f"the properties schema of {kind} type {td.name!r} cannot be checked ({reason}); "
+                          "define the type again with a corrected schema") from None
         if error is None:
             return
         path = "".join(f"[{json.dumps(p, ensure_ascii=False)}]" for p in error.absolute_path)

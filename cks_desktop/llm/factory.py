@@ -25,17 +25,15 @@ from urllib.parse import urlsplit
 from cks_desktop.llm.errors import SETTINGS_PAGE
 from cks_desktop.llm.profiles import API_KEY_ENVS, DEFAULT_BASE_URLS, profile_for
 from cks_desktop.llm.provider import Provider, ProviderConfig, ProviderError
+from cks_desktop.settings import DEFAULTS as SETTINGS_DEFAULTS
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
-DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "ollama": "llama3.1",
-    "openai": "gpt-4.1-mini",
-    "gemini": "gemini-2.5-flash",
-}
+# One source of truth for default models: the settings defaults.
+DEFAULT_MODELS: dict[str, str] = {name: str(section["model"]) for name, section in SETTINGS_DEFAULTS["providers"].items()
+                                  if isinstance(section, dict) and "model" in section}
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_RETRIES = 2
 _ADAPTERS = {
@@ -134,7 +132,9 @@ async def detect_ollama(base_url: str = DEFAULT_BASE_URLS["ollama"], timeout: fl
     try:
         import httpx
 
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        from cks_desktop.llm.providers.base import shared_tls
+
+        async with httpx.AsyncClient(timeout=timeout, verify=shared_tls("httpx")) as client:
             response = await client.get(base_url.rstrip("/") + "/api/version")
             return response.status_code == 200 and "version" in response.json()
     except Exception:  # noqa: BLE001 - anything at all means "not here"

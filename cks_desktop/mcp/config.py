@@ -6,7 +6,8 @@ paste a config they already have::
     "mcpServers": {
       "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
                  "env": {"GITHUB_TOKEN": "keychain:mcp/github/env/GITHUB_TOKEN"}},
-      "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "keychain:mcp/remote/headers/Authorization"}}
+      "remote": {"url": "https://example.com/mcp",
+                 "headers": {"Authorization": "keychain:mcp/remote/headers/Authorization"}}
     }
 
 This app's own keys sit beside them (all optional):

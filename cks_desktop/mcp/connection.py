@@ -31,25 +31,23 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import mcp_types as types
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp import Client, MCPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp_types import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cks_desktop import APP_ID, __version__
-from cks_desktop.mcp.config import ConfigError, ServerConfig, resolve_env, resolve_headers
+from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.convert import SkippedTool, build_specs, result_to_output
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
-from cks_desktop.mcp.spawn import CommandNotFound, login_shell_path, plan_spawn
+from cks_desktop.mcp.spawn import login_shell_path
+from cks_desktop.mcp.transport import StartFailure, leaf, open_transport, snippet
 from cks_desktop.tools.types import ToolOutput
 
 if TYPE_CHECKING:
@@ -61,16 +59,6 @@ log = logging.getLogger(__name__)
 STARTUP_TIMEOUT = 60.0  # npx/uvx may download a package on first start
 MAX_TOOL_PAGES = 100
 CLIENT_INFO = types.Implementation(name=APP_ID, version=__version__)
-
-
-class _GarbageFilter(logging.Filter):
-    """The SDK logs a traceback for every non-JSON stdout line; we report those per server instead."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Failed to parse JSONRPC message")
-
-
-logging.getLogger("mcp.client.stdio").addFilter(_GarbageFilter())
 
 
 class Status(str, enum.Enum):
@@ -95,66 +83,6 @@ class StatusEvent:
 
 
 StatusListener = Callable[[StatusEvent], None]
-
-
-class _StartFailure(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (possibly nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-class _EofWatchingStream:
-    """The transport's read stream, reporting when the server's side ends.
-
-    The SDK gives no signal when a stdio server exits between calls; its read
-    stream simply ends. Wrapping it is how the connection learns that.
-    """
-
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_eof = on_eof
-
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_eof()
-            raise
-
-    def __aiter__(self) -> "_EofWatchingStream":
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> "_EofWatchingStream":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-@asynccontextmanager
-async def _watch_eof(transport: Any, on_eof: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
-    async with transport as (read, write):
-        yield _EofWatchingStream(read, on_eof), write
 
 
 class McpConnection:
@@ -296,23 +224,10 @@ class McpConnection:
     async def _make_target(self, stack: AsyncExitStack) -> Any:
         if self.target is not None:
             return self.target
-        cfg = self.config
-        try:
-            if cfg.transport == "http":
-                import httpx2
-
-                headers = resolve_headers(cfg, self.secrets)
-                http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
-                return _watch_eof(streamable_http_client(cfg.url, http_client=http), self._on_eof)
-            env = resolve_env(cfg, self.secrets)
-            plan = plan_spawn(cfg.command, cfg.args, env, cwd=cfg.cwd, login_path=await self._login_path())
-        except (ConfigError, CommandNotFound) as exc:
-            raise _StartFailure(str(exc)) from None
-        self.log.note(f"starting: {plan.command} {' '.join(plan.args)}".rstrip())
-        self._pipe = self.log.open_pipe()
-        params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
-        return _watch_eof(stdio_client(params, errlog=self._pipe.writer), self._on_eof)
+        opened = await open_transport(self.config, secrets=self.secrets, log=self.log, stack=stack,
+                                      login_path=self._login_path, on_eof=self._on_eof)
+        self._pipe = opened.pipe
+        return opened.transport
 
     def _stderr_hint(self) -> str:
         lines = self.log.server_tail(5)
@@ -357,7 +272,7 @@ class McpConnection:
                 crashed = self._lost.is_set() and not self._stopping
                 self._client = None
                 self._unregister()
-        except _StartFailure as exc:
+        except StartFailure as exc:
             reason = exc.reason
         except asyncio.CancelledError:
             if not self._timed_out:
@@ -366,7 +281,7 @@ class McpConnection:
             await self._drain_stderr()
             reason = f"The server did not finish starting within {self.startup_timeout:g} s.{self._stderr_hint()}"
         except Exception as exc:  # every fault of a server becomes a status, never a crash
-            reason = await self._explain(_leaf(exc))
+            reason = await self._explain(leaf(exc))
         finally:
             self._client = None
             self._unregister()
@@ -445,7 +360,7 @@ class McpConnection:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self.log.note(f"could not refresh the tool list: {_leaf(exc)}")
+                self.log.note(f"could not refresh the tool list: {leaf(exc)}")
 
     async def _listener(self, client: Client) -> None:
         """2026-07-28 connections deliver list changes only on a listen stream we open."""
@@ -469,13 +384,13 @@ class McpConnection:
             self._refresh_wanted.set()
         elif isinstance(message, types.LoggingMessageNotification):
             params = message.params
-            self.log.write_lines([f"[{params.level}] {params.data}"])
+            self.log.append([f"[{params.level}] {params.data}"])
         elif isinstance(message, Exception):
             if self.config.transport == "http":
                 self.log.note(f"transport error: {type(message).__name__}: {message}")
                 return
             self.garbage_lines += 1
-            self.log.note(f"the server wrote something that is not JSON-RPC to stdout: {_snippet(message)}")
+            self.log.note(f"the server wrote something that is not JSON-RPC to stdout: {snippet(message)}")
 
     # -- calls -----------------------------------------------------------------
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
@@ -516,20 +431,8 @@ class McpConnection:
                               f"(code {exc.error.code}).", is_error=True,
                               structured={"code": exc.error.code, "data": exc.error.data})
         except Exception as exc:  # a malformed result, a schema mismatch, a transport error
-            leaf = _leaf(exc)
-            log.debug("MCP call %s/%s failed", self.name, tool, exc_info=leaf)
-            return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: {leaf}", is_error=True)
+            cause = leaf(exc)
+            log.debug("MCP call %s/%s failed", self.name, tool, exc_info=cause)
+            return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: {cause}", is_error=True)
         return result_to_output(result)
 
-
-def _snippet(exc: Exception) -> str:
-    """The offending stdout text when the parser kept it (pydantic does), else the error."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            value = errors()[0].get("input")
-            if isinstance(value, str):
-                return repr(value[:200])
-        except Exception:
-            pass
-    return str(exc)[:200]

@@ -25,7 +25,6 @@ import mcp_types as types
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.tools.types import Handler, ToolOutput, ToolSpec
 
-
 HandlerFactory = Callable[[str], Handler]
 """Makes the registry handler that calls one tool of the server."""
 

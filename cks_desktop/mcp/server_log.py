@@ -84,11 +84,14 @@ class ServerLog:
             except OSError:
                 pass
 
+    def append(self, lines: list[str]) -> None:
+        """Write lines from the event loop's thread and tell the listeners at once."""
+        self.write_lines(lines)
+        self._notify()
+
     def note(self, text: str) -> None:
         """One line of our own (start, exit, garbage on stdout), marked so it stands out."""
-        stamp = time.strftime("%H:%M:%S")
-        self.write_lines([f"[cks-desktop {stamp}] {text}"])
-        self._notify()
+        self.append([f"[cks-desktop {time.strftime('%H:%M:%S')}] {text}"])
 
     # -- reading -----------------------------------------------------------
     def tail(self, n: int = TAIL_LINES) -> list[str]:
@@ -141,7 +144,7 @@ class StderrPipe:
             return True
         try:
             await asyncio.wait_for(self._done_async.wait(), timeout)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             return self._done.is_set()
         return True
 

@@ -75,7 +75,7 @@ async def _ask_login_shell(shell: str, timeout: float) -> str | None:
         return None
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         await _kill_group(proc)
         return None
     except asyncio.CancelledError:

@@ -30,8 +30,33 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RESULT_CAP = 100_000  # characters of text a model reads from one result
 SESSION_ARG = "session_id"
+BIG_ARGUMENTS = 2000  # JSON nodes: past this, argument work (validation, copies) runs on a worker thread
 
 RegistryListener = Callable[[], None]
+
+
+def is_big(value: Any, budget: int = BIG_ARGUMENTS) -> bool:
+    """True if ``value`` holds more than ``budget`` JSON nodes (a string counts one per 64
+    characters). Counting stops at the budget, so the check itself is cheap on the loop."""
+    stack = [value]
+    left = budget
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            left -= 1 + len(item) // 64
+        elif isinstance(item, dict):
+            left -= 1 + len(item)
+            if left >= 0:
+                stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            left -= 1 + len(item)
+            if left >= 0:
+                stack.extend(item)
+        else:
+            left -= 1
+        if left < 0:
+            return True
+    return False
 
 
 def truncate(text: str, cap: int) -> str:
@@ -231,18 +256,24 @@ class ToolRegistry:
             return done(f"{spec.display_name} needs scopes not granted to this run: {names}.", error=True)
         if not isinstance(call.arguments, dict):
             return done(f"Arguments for {spec.name} must be a JSON object.", error=True)
-        args = copy.deepcopy(call.arguments)
-        errors = sorted(self._validators[spec.name].iter_errors(args),
-                        key=lambda e: [str(p) for p in e.absolute_path])
-        if errors:
-            lines = [_format_validation_error(e) for e in errors[:10]]
+        def checked() -> tuple[dict[str, Any], list[str]]:
+            args = copy.deepcopy(call.arguments)
+            errors = sorted(self._validators[spec.name].iter_errors(args),
+                            key=lambda e: [str(p) for p in e.absolute_path])
+            if errors:
+                return args, [_format_validation_error(e) for e in errors[:10]]
+            if spec.pin_session:
+                args = _pin_sessions(spec.input_schema, args, run.session_id)
+            return args, []
+
+        # Validating a 5,000-operation batch takes most of a second: off the loop, or the window freezes.
+        args, lines = await asyncio.to_thread(checked) if is_big(call.arguments) else checked()
+        if lines:
             return done(
                 f"Invalid arguments for {spec.name}:\n- " + "\n- ".join(lines),
                 error=True,
                 structured={"validation_errors": lines},
             )
-        if spec.pin_session:
-            args = _pin_sessions(spec.input_schema, args, run.session_id)
         ctx = ToolContext(session_id=run.session_id, store=self.store, run=run, registry=self, call_id=call.id)
         pinned_call = ToolCall(call.id, spec.name, args)
         refusal = await self._approve(spec, pinned_call, ctx)

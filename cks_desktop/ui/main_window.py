@@ -26,7 +26,7 @@ from cks_desktop.ui.chat.controller import ChatController, ChatServices
 from cks_desktop.ui.chat.panel import ChatPanel
 from cks_desktop.ui.chat.setup import setup_notice_html
 from cks_desktop.ui.dialogs import confirm
-from cks_desktop.ui.graph.object_list import ObjectListView
+from cks_desktop.ui.graph.view import GraphView
 from cks_desktop.ui.services import AppServices
 from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
@@ -35,6 +35,7 @@ from cks_desktop.ui.tasks import TaskTracker
 
 log = logging.getLogger(__name__)
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+FIRST_SESSION = "My first session"
 
 
 class MainWindow(QMainWindow):
@@ -62,8 +63,8 @@ class MainWindow(QMainWindow):
         self.store_bridge.attach(services.store.subscribe)
         self.mcp_bridge = EventBridge(self)
 
-        # centre: the graph (a list of objects until the graph view lands)
-        self.graph_view = ObjectListView(services.store)
+        # centre: the graph (store events arrive through store_bridge, connected in _connect)
+        self.graph_view = GraphView(services.store, services.registry, attach_store=False)
         self.setCentralWidget(self.graph_view)
 
         # left: sessions
@@ -167,6 +168,8 @@ class MainWindow(QMainWindow):
         return self.sessions.title_of(session_id)
 
     def _open_initial_session(self) -> None:
+        if not self.sessions.sessions:  # a first start: a session to work in right away
+            self.sessions.create(FIRST_SESSION)
         last = str(self.services.settings.data["ui"].get("last_session") or "")
         target = last if self.sessions.get(last) else (self.sessions.sessions[0].id if self.sessions.sessions else "")
         if target:

@@ -12,26 +12,8 @@ import pytest_asyncio
 
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.schema import migrate
-from cks_desktop.graph.model import Session
 
-from tests.agent.helpers import Gate, build_test_registry
-
-
-class StubGraph:
-    """Answers the few reads the loop's prompt needs (loop tests don't touch the graph)."""
-
-    def __init__(self) -> None:
-        self.session = Session("S1", "Test session", "2026-01-01T00:00:00Z", instructions="Be brief.")
-
-    def get_session(self, session_id: str) -> Session:
-        return self.session
-
-    def counts(self, session_id: str) -> dict[str, int]:
-        return {"objects": 3, "relations": 1}
-
-    def type_stats(self, session_id: str) -> dict[str, Any]:
-        return {"object_types": [{"name": "Person", "count": 2}, {"name": "City", "count": 1}],
-                "relation_types": [{"name": "lives_in", "count": 1}]}
+from tests.agent.helpers import Gate, StubGraph, build_test_registry
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cks_desktop.agent import events as ev
+from cks_desktop.graph.model import Session
 from cks_desktop.tools.approval import ApprovalRequest, Decision
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.registry import ToolRegistry
@@ -142,3 +143,20 @@ def build_test_registry(store: Any, gate: Gate | None = None) -> ToolRegistry:
     registry.register(spec("mcp:files:read", read, _obj({"path": {"type": "string"}}, ["path"]),
                            pin_session=False, source="mcp:files", title="Read file"))
     return registry
+
+
+class StubGraph:
+    """Answers the few reads the loop's prompt needs (loop tests don't touch the graph)."""
+
+    def __init__(self) -> None:
+        self.session = Session("S1", "Test session", "2026-01-01T00:00:00Z", instructions="Be brief.")
+
+    def get_session(self, session_id: str) -> Session:
+        return self.session
+
+    def counts(self, session_id: str) -> dict[str, int]:
+        return {"objects": 3, "relations": 1}
+
+    def type_stats(self, session_id: str) -> dict[str, Any]:
+        return {"object_types": [{"name": "Person", "count": 2}, {"name": "City", "count": 1}],
+                "relation_types": [{"name": "lives_in", "count": 1}]}

@@ -86,8 +86,9 @@ async def test_existing_objects_are_reused_by_name(graph) -> None:
     graph.apply(sid, [{"op": "add_object", "type": "Person", "name": "Ada Lovelace"},
                       {"op": "add_object", "type": "City", "name": "London"},
                       {"op": "add_object", "type": "City", "name": "Paris"}], "user")
-    provider = ScriptedProvider([answer([obj("a", "Person", "Ada Lovelace", title="Countess")],
-                                        [rel("a", "London", "lived_in")])])
+    provider = ScriptedProvider([answer([obj("a", "Person", "Ada Lovelace", title="Countess"),
+                                         obj("l", "Place", "london")],  # a guessed type: still London
+                                        [rel("a", "l", "lived_in")])])
     result = await invoke(graph, provider, "Ada Lovelace, Countess of Lovelace, lived in London.",
                           instructions="Only people and places.")
     assert not result.is_error, result.content
@@ -135,3 +136,17 @@ async def test_an_answer_that_stays_invalid_is_an_error(graph) -> None:
     assert result.is_error and "expected shape" in result.content
     assert len(provider.requests) == 2  # exactly one repair turn
     assert graph.list_changes(graph.session.id) == []
+
+
+@pytest.mark.asyncio
+async def test_reading_the_same_text_twice_adds_nothing(graph) -> None:
+    def turn() -> Any:
+        return answer([obj("a", "Person", "Ada"), obj("b", "Person", "Charles")], [rel("a", "b", "knew")])
+
+    provider = ScriptedProvider([turn(), turn()])
+    first = await invoke(graph, provider, "Ada knew Charles.")
+    assert first.structured["change_id"] and first.structured["already_known"] == 0
+    second = await invoke(graph, provider, "Ada knew Charles.")
+    assert not second.is_error, second.content
+    assert second.structured["already_known"] == 1 and second.structured["change_id"] is None
+    assert graph.counts(graph.session.id) == {"objects": 2, "relations": 1}

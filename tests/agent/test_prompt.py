@@ -4,7 +4,7 @@ from typing import Any
 
 from cks_desktop.agent.prompt import MAX_TYPES_LISTED, build_system_prompt, graph_summary
 
-from tests.agent.conftest import StubGraph
+from tests.agent.helpers import StubGraph
 
 
 def test_prompt_names_counts_types_tools_and_instructions(stub_store: StubGraph) -> None:

@@ -18,7 +18,7 @@ import json
 import secrets
 from typing import Any
 
-from tests.fakes.http import FakeServer, RecordedRequest, Responder, split_text
+from tests.fakes.server import FakeServer, RecordedRequest, Responder, split_text
 from tests.fakes.script import Turn
 
 _ERRORS: dict[int, tuple[str, str]] = {

@@ -21,7 +21,7 @@ import re
 import secrets
 from typing import Any
 
-from tests.fakes.http import FakeServer, RecordedRequest, Responder
+from tests.fakes.server import FakeServer, RecordedRequest, Responder
 from tests.fakes.script import Turn
 
 _PATH = re.compile(r"^/(?P<version>v1|v1beta)/models/(?P<model>[^/:]+):streamGenerateContent$")

@@ -21,7 +21,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from tests.fakes.http import FakeServer, RecordedRequest, Responder
+from tests.fakes.server import FakeServer, RecordedRequest, Responder
 from tests.fakes.script import Turn
 
 _ERRORS = {

@@ -19,7 +19,7 @@ import secrets
 import time
 from typing import Any
 
-from tests.fakes.http import FakeServer, RecordedRequest, Responder, split_text
+from tests.fakes.server import FakeServer, RecordedRequest, Responder, split_text
 from tests.fakes.script import Turn
 
 _ERRORS: dict[int, tuple[str, str, str | None]] = {

@@ -15,6 +15,8 @@
                 await provider.aclose()
             fake.requests[-1].body                      # what the SDK sent (parsed JSON)
 
+Or in one line: ``async with fake_provider("gemini", text_turn("hi")) as (fake, provider): ...``
+
 ``provider_for`` builds the adapter with api_key "test", ``max_retries=0`` and a
 short timeout unless told otherwise; pass ``max_retries=2`` to let the SDK retry
 (the Ollama and Gemini backoffs are set to a few milliseconds). Wire names in
@@ -23,6 +25,8 @@ short timeout unless told otherwise; pass ``max_retries=2`` to let the SDK retry
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from cks_desktop.llm.factory import adapter_for
@@ -30,7 +34,7 @@ from cks_desktop.llm.provider import Provider, ProviderConfig
 
 from tests.fakes.anthropic_fake import FakeAnthropic
 from tests.fakes.gemini_fake import FakeGemini
-from tests.fakes.http import FakeServer
+from tests.fakes.server import FakeServer
 from tests.fakes.ollama_fake import FakeOllama
 from tests.fakes.openai_fake import FakeOpenAI
 
@@ -60,3 +64,16 @@ def provider_config_for(fake: FakeServer, *, model: str | None = None, max_retri
 def provider_for(fake: FakeServer, **kwargs: Any) -> Provider:
     """The real adapter for ``fake.name``, talking to ``fake`` (see ``provider_config_for``)."""
     return adapter_for(provider_config_for(fake, **kwargs))
+
+
+@asynccontextmanager
+async def fake_provider(name: str, *turns: Any, fake_kwargs: dict[str, Any] | None = None,
+                        **kwargs: Any) -> AsyncIterator[tuple[FakeServer, Provider]]:
+    """A started fake with ``turns`` queued and the real adapter pointed at it; both closed after."""
+    with make_fake(name, **(fake_kwargs or {})) as fake:
+        fake.queue(*turns)
+        provider = provider_for(fake, **kwargs)
+        try:
+            yield fake, provider
+        finally:
+            await provider.aclose()

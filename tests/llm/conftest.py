@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.http import FakeServer
+from tests.fakes.server import FakeServer
 from tests.fakes.providers import make_fake
 
 

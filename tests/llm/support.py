@@ -11,7 +11,7 @@ from cks_desktop.llm.assembler import StreamAssembler, collect
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import Provider, ProviderError
 
-from tests.fakes.http import FakeServer
+from tests.fakes.server import FakeServer
 from tests.fakes.providers import provider_for
 
 TOOLS = [

@@ -11,7 +11,7 @@ from cks_desktop.llm.events import Finish, TextDelta, ToolCallDelta, ToolCallDon
 from cks_desktop.llm.messages import Message, Text, ToolCallPart
 from cks_desktop.llm.providers.base import is_synthetic_id, normalize_finish, synth_id
 
-from tests.fakes.http import split_text
+from tests.fakes.server import split_text
 
 
 def _call(index: int, name: str = "add_object", raw: str = '{"name": "A"}') -> list:

@@ -11,7 +11,7 @@ import pytest
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
 
 from tests.fakes.gemini_fake import SIGNATURE
-from tests.fakes.http import FakeServer
+from tests.fakes.server import FakeServer
 from tests.fakes.providers import PROVIDER_NAMES
 from tests.fakes.script import call_turn, text_turn
 from tests.llm.support import opened, run_turn

@@ -12,7 +12,7 @@ from cks_desktop.llm.events import Finish, TextDelta, ToolCallDelta, ToolCallDon
 from cks_desktop.llm.messages import Text, ToolCallPart
 from cks_desktop.tools.wire_names import WireNames
 
-from tests.fakes.http import FakeServer
+from tests.fakes.server import FakeServer
 from tests.fakes.openai_fake import FakeOpenAI
 from tests.fakes.providers import PROVIDER_NAMES
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
@@ -188,3 +188,13 @@ async def test_list_models(fake: FakeServer) -> None:
         models = await provider.list_models()
     assert any(m.startswith(fake.default_model) for m in models) and len(models) == 2
 
+
+
+@providers
+async def test_fake_provider_helper(provider_name: str) -> None:
+    from tests.fakes.providers import fake_provider
+
+    async with fake_provider(provider_name, text_turn("one"), call_turn("list_objects")) as (fake, provider):
+        assert (await run_turn(provider)).text == "one"
+        assert (await run_turn(provider)).calls[0].name == "list_objects"
+    assert not fake.turns and len(fake.generation_requests) == 2

@@ -12,7 +12,7 @@ from cks_desktop.mcp.config import protect_values
 from cks_desktop.mcp.connection import Status
 from cks_desktop.mcp.manager import McpManager
 from cks_desktop.tools.types import ToolCall
-from tests.mcp.conftest import TOY
+from tests.mcp.conftest import TOY, wait_until
 
 
 def free_port() -> int:
@@ -52,21 +52,27 @@ async def test_streamable_http_server(settings, registry, run, secret_store, tmp
         headers, moved = protect_values({"Authorization": "Bearer s3cret", "X-Trace": "plain"},
                                         server="web", section="headers", secrets=secret_store)
         assert moved == ["Authorization"] and headers["Authorization"] == "keychain:mcp/web/headers/Authorization"
-        settings.mcp_servers["web"] = {"url": f"http://127.0.0.1:{port}/mcp", "headers": headers,
-                                       "approval": "auto"}
-        manager = McpManager(settings, secret_store, registry, tmp_path / "logs")
-        await manager.start_all()
-        conn = manager.connections["web"]
-        assert conn.status is Status.READY, conn.reason
-        assert len([s for s in registry.specs() if s.source == "mcp:web"]) == 14
-        r = await registry.invoke(ToolCall("c1", "mcp:web:echo", {"text": "over http"}), run)
-        assert (r.content, r.is_error) == ("over http", False)
-        r = await registry.invoke(ToolCall("c2", "mcp:web:whoami", {}), run)
-        assert r.content == "Bearer s3cret"  # the secret header reached the server
-        r = await registry.invoke(ToolCall("c3", "mcp:web:slow", {"seconds": 0.2, "steps": 2}), run)
-        assert r.content == "done"
-        await manager.aclose()
-        assert conn.status is Status.STOPPED
+        for grown, (protocol, version) in enumerate((("auto", "2026-07-28"), ("legacy", "2025-11-25"))):
+            settings.mcp_servers["web"] = {"url": f"http://127.0.0.1:{port}/mcp", "headers": headers,
+                                           "approval": "auto", "protocol": protocol}
+            manager = McpManager(settings, secret_store, registry, tmp_path / "logs")
+            await manager.start_all()
+            conn = manager.connections["web"]
+            assert conn.status is Status.READY, conn.reason
+            assert conn.protocol_version == version
+            # one server process for both rounds: the first round's grown tool is still there
+            assert len([s for s in registry.specs() if s.source == "mcp:web"]) == 14 + grown
+            r = await registry.invoke(ToolCall("c1", "mcp:web:echo", {"text": "over http"}), run)
+            assert (r.content, r.is_error) == ("over http", False)
+            r = await registry.invoke(ToolCall("c2", "mcp:web:whoami", {}), run)
+            assert r.content == "Bearer s3cret"  # the secret header reached the server
+            r = await registry.invoke(ToolCall("c3", "mcp:web:slow", {"seconds": 0.2, "steps": 2}), run)
+            assert r.content == "done"
+            r = await registry.invoke(ToolCall("c4", "mcp:web:grow", {"name": f"new_{protocol}"}), run)
+            await wait_until(lambda: registry.get(f"mcp:web:new_{protocol}") is not None,  # noqa: B023
+                             what="the list change over HTTP")
+            await manager.aclose()
+            assert conn.status is Status.STOPPED
 
         # nothing listening: a clear failure, not a hang
         proc.terminate()

@@ -9,6 +9,7 @@ import pytest
 
 from cks_desktop.mcp.connection import McpConnection, Status, StatusEvent
 from cks_desktop.mcp.manager import McpManager
+from cks_desktop.mcp.server_log import ServerLog
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import ToolCall
 from tests.mcp.conftest import no_login_shell, pid_alive, toy_entry, wait_until
@@ -199,8 +200,8 @@ async def test_startup_timeout(settings, registry, markers, tmp_path):
     assert "did not finish starting within 1 s" in conn.reason
 
     # Stop while it is still starting: the start ends at once, as "stopped"
-    manager.startup_timeout = 30.0
-    conn = McpConnection(conn.config, log=conn.log, registry=registry, login_path=no_login_shell)
+    conn = McpConnection(conn.config, log=ServerLog(tmp_path / "second.log"), registry=registry,
+                         login_path=no_login_shell, startup_timeout=30.0)
     starting = asyncio.create_task(conn.start())
     await wait_until(lambda: any("starting: " in line for line in conn.stderr_tail()), what="the spawn")
     await conn.stop()

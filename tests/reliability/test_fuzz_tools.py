@@ -42,9 +42,6 @@ def _registry(w: World) -> ToolRegistry:
     return registry
 
 
-EXPOSED = sorted(s.name for s in _registry.__wrapped__(None).specs() if s.llm_exposed) if False else None
-
-
 def exposed_names() -> list[str]:
     from cks_desktop.tools.builtin import builtin_specs
 
@@ -60,14 +57,21 @@ def admin_names() -> list[str]:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
+    """One graph for all draws of a test (state carries over, as in a long chat); checked at the end."""
     w = build_world(tmp_path / "fuzz.sqlite3")
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "notes.txt").write_text("hello\n")
     (tmp_path / "outside.txt").write_text(f"{'ZZSECRETZZ'} outside\n")
     try:
         yield w
+        final_checks(w)
     finally:
         w.store.close()
+
+
+@pytest.fixture
+def registry(world: World) -> ToolRegistry:
+    return _registry(world)
 
 
 def hints(w: World, folder: Path) -> dict[str, st.SearchStrategy[Any]]:
@@ -123,8 +127,8 @@ def final_checks(w: World) -> None:
 @pytest.mark.parametrize("name", exposed_names())
 @CI
 @given(data=st.data())
-def test_model_calls_with_fuzzed_arguments(name: str, world: World, tmp_path: Path, data: st.DataObject) -> None:
-    registry = _registry(world)
+def test_model_calls_with_fuzzed_arguments(name: str, world: World, registry: ToolRegistry, tmp_path: Path,
+                                           data: st.DataObject) -> None:
     spec = registry.get(name)
     assert spec is not None
     run = Run(session_id=world.mine, caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW),
@@ -132,4 +136,3 @@ def test_model_calls_with_fuzzed_arguments(name: str, world: World, tmp_path: Pa
     h = hints(world, tmp_path)
     args = data.draw(st.one_of(S.arguments(spec.input_schema, h), S.broken(spec.input_schema, h)), label="args")
     check_call(world, registry, run, name, args)
-    final_checks(world)

@@ -71,7 +71,8 @@ def test_tool_row_collapsed_and_expanded(qtbot) -> None:
     row.show()
     assert row.objectName() == "toolCallRow"
     assert row.name_label.text() == "Add object"
-    assert 'name="Alice"' in row.summary_label.text() and "properties={…}" in row.summary_label.text()
+    summary = row.summary_label.full_text()
+    assert 'name="Alice"' in summary and "properties={…}" in summary
     assert row.state_label.text() == "done · 1.2 s"
     assert not row.is_expanded() and row.details is None and row.property("expanded") in (None, False)
     assert row.revert_button.isVisibleTo(row)

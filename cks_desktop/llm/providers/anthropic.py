@@ -33,7 +33,7 @@ from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import ANTHROPIC, DEFAULT_BASE_URLS
-from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, system_text
+from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, shared_tls, system_text
 from cks_desktop.tools.wire_names import to_wire
 
 RESPONSE_TOOL = "respond"
@@ -121,7 +121,8 @@ class AnthropicProvider(Adapter):
         if self._client_obj is None:
             self._client_obj = anthropic.AsyncAnthropic(
                 api_key=self.config.api_key or "", base_url=self.base_url,
-                timeout=self.config.timeout, max_retries=self.config.max_retries)
+                timeout=self.config.timeout, max_retries=self.config.max_retries,
+                http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
         return self._client_obj
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:

@@ -12,7 +12,10 @@ first byte a retry could show text twice.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
+import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +27,16 @@ from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 
 _SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}$")
+
+
+@functools.cache
+def shared_tls(library: str) -> ssl.SSLContext:
+    """One TLS context per HTTP library (``"httpx"`` or ``"httpx2"``) for the whole process.
+
+    Each SDK client otherwise loads the CA bundle again (0.1–0.4 s a client); the
+    context is the library's own default, so trust settings are unchanged.
+    """
+    return importlib.import_module(library).create_ssl_context()  # type: ignore[no-any-return]
 
 
 def synth_id() -> str:

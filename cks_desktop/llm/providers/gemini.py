@@ -28,10 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import functools
 import json
-import os
-import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -48,6 +45,7 @@ from cks_desktop.llm.providers.base import (
     StreamState,
     is_synthetic_id,
     normalize_finish,
+    shared_tls,
     synth_id,
     system_text,
 )
@@ -59,21 +57,6 @@ _FILTERED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", 
              "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION")
 _FINISH = {"stop": "stop", "max_tokens": "length", "finish_reason_unspecified": "stop",
            **{name.lower(): "content_filter" for name in _FILTERED}}
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client of this process.
-
-    google-genai builds two new contexts per ``Client`` (loading the CA bundle
-    each time, ~0.2 s apiece); we build ours once, the way it would.
-    """
-    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
-        return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE"),
-                                          capath=os.environ.get("SSL_CERT_DIR"))
-    import httpx2
-
-    return httpx2.create_ssl_context()
 
 
 def _signature(metadata: dict[str, Any] | None) -> bytes | None:
@@ -145,7 +128,7 @@ class GeminiProvider(Adapter):
                 first = float(options.get("retry_initial_delay", 1.0))
                 retry = types.HttpRetryOptions(attempts=self.config.max_retries + 1, initial_delay=first,
                                                max_delay=max(first * 8, first), jitter=min(first, 1.0))
-            context = _ssl_context()
+            context = shared_tls("httpx2")  # google-genai would build two per client
             http = types.HttpOptions(base_url=self.config.base_url or None,
                                      timeout=max(1, int(self.config.timeout * 1000)), retry_options=retry,
                                      client_args={"verify": context},

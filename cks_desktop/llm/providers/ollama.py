@@ -38,6 +38,7 @@ from cks_desktop.llm.providers.base import (
     StreamState,
     normalize_finish,
     result_text,
+    shared_tls,
     synth_id,
     system_text,
 )
@@ -88,7 +89,8 @@ class OllamaProvider(Adapter):
         if self._closed:
             raise RuntimeError("this provider was closed")
         if self._client_obj is None:
-            self._client_obj = ollama.AsyncClient(host=self.base_url, timeout=self.config.timeout)
+            self._client_obj = ollama.AsyncClient(host=self.base_url, timeout=self.config.timeout,
+                                                  verify=shared_tls("httpx"))
         return self._client_obj
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:

@@ -40,6 +40,7 @@ from cks_desktop.llm.providers.base import (
     StreamState,
     normalize_finish,
     result_text,
+    shared_tls,
     synth_id,
     system_text,
 )
@@ -134,7 +135,8 @@ class OpenAICompatProvider(Adapter):
         if self._client_obj is None:
             self._client_obj = openai.AsyncOpenAI(
                 api_key=self.config.api_key or "not-needed", base_url=self.base_url,
-                timeout=self.config.timeout, max_retries=self.config.max_retries)
+                timeout=self.config.timeout, max_retries=self.config.max_retries,
+                http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
         return self._client_obj
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:

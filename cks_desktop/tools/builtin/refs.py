@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cks_desktop.graph.errors import AmbiguousRef, NotFound, StoreError, ValidationFailed
+from cks_desktop.tools.registry import is_big
 from cks_desktop.tools.types import ToolError
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def resolve(ctx: "ToolContext", ref: str) -> "Object":
 async def apply_ops(ctx: "ToolContext", ops: list[dict[str, Any]], *, dry_run: bool = False,
                     single_op: bool = False) -> "ApplyResult":
     """The one write path of every built-in: ``store.apply`` with the run's origin."""
-    offload = len(ops) > BIG_BATCH
+    offload = len(ops) > BIG_BATCH or is_big(ops)  # many ops, or a few carrying megabytes
     with store_errors(single_op=single_op):
         if offload:
             return await asyncio.to_thread(ctx.store.apply, ctx.session_id, ops, ctx.run.origin, dry_run)

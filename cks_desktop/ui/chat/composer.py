@@ -15,6 +15,10 @@ from cks_desktop.settings import PROVIDERS
 from cks_desktop.ui.providers import DISPLAY_NAMES
 
 
+MIN_LINES = 3
+MAX_LINES = 10
+
+
 class ChatInput(QPlainTextEdit):
     submitted = Signal()
     stopRequested = Signal()
@@ -26,10 +30,17 @@ class ChatInput(QPlainTextEdit):
         self.setTabChangesFocus(True)
         self.enter_sends = True
         self._update_placeholder()
-        lines = 3
-        self.setMinimumHeight(self.fontMetrics().lineSpacing() * lines + 12)
-        self.setMaximumHeight(self.fontMetrics().lineSpacing() * 10 + 12)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.textChanged.connect(self._grow)
+        self._grow()
+
+    def _grow(self) -> None:
+        """Three lines when empty, growing with the text up to ten, then it scrolls."""
+        lines = max(MIN_LINES, min(MAX_LINES, self.document().lineCount()))
+        margins = self.contentsMargins().top() + self.contentsMargins().bottom()
+        height = self.fontMetrics().lineSpacing() * lines + int(2 * self.document().documentMargin()) + margins
+        if height != self.height():
+            self.setFixedHeight(height)
 
     def set_enter_sends(self, enter_sends: bool) -> None:
         self.enter_sends = enter_sends
@@ -78,6 +89,7 @@ class Composer(QWidget):
         self.provider_box = QComboBox()
         self.provider_box.setObjectName("providerPicker")
         self.provider_box.setAccessibleName("Model provider")
+        self.provider_box.setPlaceholderText("Provider…")
         for name in PROVIDERS:
             self.provider_box.addItem(DISPLAY_NAMES.get(name, name), name)
         self.model_box = QComboBox()
@@ -85,6 +97,7 @@ class Composer(QWidget):
         self.model_box.setAccessibleName("Model")
         self.model_box.setEditable(True)
         self.model_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model_box.lineEdit().setPlaceholderText("model")
         self.model_box.setMinimumContentsLength(14)
         self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         bottom.addWidget(self.provider_box)

@@ -21,6 +21,11 @@ from cks_desktop.ui.chat.tool_row import ToolCallRow
 from cks_desktop.ui.tasks import TaskTracker
 
 
+EMPTY_CHAT = ("Ask the assistant about this session's graph, or paste a text and ask it to add the people, "
+              "places and ideas in it.")
+NO_SESSION = "Create or pick a session to chat."
+
+
 class _FindBar(QFrame):
     def __init__(self, panel: "ChatPanel") -> None:
         super().__init__()
@@ -112,12 +117,11 @@ class ChatPanel(QWidget):
         self.view = ChatView(self.model)
         layout.addWidget(self.view, 1)
 
-        self.empty_label = QLabel("Start by asking the assistant something about this session, for example "
-                                  "“Add the people and places from this text: …”.")
+        self.empty_label = QLabel()
         self.empty_label.setWordWrap(True)
         self.empty_label.setMargin(10)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(self.empty_label)
+        layout.addWidget(self.empty_label, 1)
 
         self.limit_banner = QFrame()
         self.limit_banner.setObjectName("limitBanner")
@@ -186,11 +190,10 @@ class ChatPanel(QWidget):
         self.composer.set_running(running)
         self.composer.setEnabled(controller is not None)
         self.limit_banner.setVisible(controller is not None and controller.limit_reached)
-        self.empty_label.setVisible(controller is not None and not self.model.items)
-        self.view.setVisible(controller is None or bool(self.model.items))
-        if controller is None:
-            self.empty_label.setText("Create or pick a session to chat.")
-            self.empty_label.show()
+        empty = controller is None or not self.model.items
+        self.empty_label.setText(EMPTY_CHAT if controller is not None else NO_SESSION)
+        self.empty_label.setVisible(empty)
+        self.view.setVisible(not empty)
 
     # -- actions -------------------------------------------------------------------
     def _send(self, text: str) -> None:

@@ -10,7 +10,7 @@ widgets are built on first expand, so a long chat stays cheap to open.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QMouseEvent, QPalette
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QMouseEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QStyle,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -41,6 +41,31 @@ def state_text(item: ToolItem) -> str:
     if item.state in (RowState.DONE, RowState.ERROR) and item.duration_ms is not None:
         return f"{words} · {format_duration(item.duration_ms)}"
     return words
+
+
+class _ElidedLabel(QLabel):
+    """One line that ends in "…" when it does not fit (the full text is in the tooltip)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._full = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(self.width(), 10)))
 
 
 class _TextBlock(QWidget):
@@ -123,9 +148,7 @@ class ToolCallRow(QFrame):
         font.setBold(True)
         self.name_label.setFont(font)
         header.addWidget(self.name_label)
-        self.summary_label = QLabel()
-        self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.summary_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary_label = _ElidedLabel()
         muted = self.summary_label.palette()  # the palette's muted colour, in light and dark themes
         muted.setColor(QPalette.ColorRole.WindowText, muted.color(QPalette.ColorRole.PlaceholderText))
         self.summary_label.setPalette(muted)
@@ -190,8 +213,7 @@ class ToolCallRow(QFrame):
         """Re-read the item (state changed, result arrived, reverted)."""
         item = self.item
         self.name_label.setText(item.display_name)
-        self.summary_label.setText("" if item.arguments is None else summarize_arguments(item.arguments))
-        self.summary_label.setToolTip(self.summary_label.text())
+        self.summary_label.set_full_text("" if item.arguments is None else summarize_arguments(item.arguments))
         self.state_label.setText(state_text(item))
         if item.revert_error:
             self.state_label.setToolTip(f"Revert failed: {item.revert_error}")

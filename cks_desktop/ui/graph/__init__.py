@@ -1,1 +1,1 @@
-"""The graph area. Until the graph view lands, a list of the session's objects."""
+"""The graph area of the window (``view.GraphView``) and its parts."""

@@ -202,7 +202,7 @@ class GraphCanvas(QWidget):
         started = time.perf_counter()
         painter = QPainter(self._frame)
         big = Viewport(w, h, vp.scale, vp.cx, vp.cy)
-        self.renderer.paint(painter, big, self.style_)
+        self.renderer.paint(painter, big, self.style_, bounds=self.graph_bounds())
         painter.end()
         self.last_render_ms = (time.perf_counter() - started) * 1000
         self._frame_view = (vp.cx, vp.cy, vp.scale, mx, my)

@@ -207,7 +207,8 @@ class Inspector(QFrame):
         lay.addWidget(_section("History"))
         self.history_list = QListWidget()
         self.history_list.setObjectName("inspectorHistory")
-        self.history_list.setMaximumHeight(160)
+        self.history_list.setWordWrap(True)
+        self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         lay.addWidget(self.history_list)
         bottom = QHBoxLayout()
         bottom.addStretch(1)
@@ -227,7 +228,9 @@ class Inspector(QFrame):
     def _relation_list(self, name: str) -> QListWidget:
         lst = QListWidget()
         lst.setObjectName(name)
-        lst.setMaximumHeight(150)
+        lst.setWordWrap(True)
+        lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        lst.setTextElideMode(Qt.TextElideMode.ElideRight)
         lst.setToolTip("Double-click to go to the other object; right-click to change or remove")
         lst.itemDoubleClicked.connect(lambda item: self.navigate.emit(item.data(ROLE_ID + 1)))
         lst.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -300,7 +303,9 @@ class Inspector(QFrame):
                 v.setToolTip(value_text(value))
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
-            self.props.setFixedHeight(min(260, 28 + 26 * max(1, self.props.rowCount())))
+            self.props.resizeRowsToContents()
+            rows = self.props.verticalHeader().length() if self.props.rowCount() else 26
+            self.props.setFixedHeight(min(260, self.props.horizontalHeader().height() + rows + 4))
             self._fill_relations(self.out_list, self.outgoing, outgoing=True)
             self._fill_relations(self.in_list, self.incoming, outgoing=False)
             self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
@@ -315,6 +320,9 @@ class Inspector(QFrame):
                 self.history_list.addItem(item)
             if not self.history:
                 self.history_list.addItem("No recorded changes.")
+            self.history_list.doItemsLayout()
+            rows = sum(self.history_list.sizeHintForRow(k) for k in range(self.history_list.count()))
+            self.history_list.setFixedHeight(min(200, rows + 2 * self.history_list.frameWidth() + 4))
         finally:
             self._filling = False
 
@@ -331,7 +339,9 @@ class Inspector(QFrame):
             lst.addItem(item)
         if not relations:
             lst.addItem(QListWidgetItem("None"))
-        lst.setFixedHeight(min(150, 6 + 22 * max(1, lst.count())))
+        lst.doItemsLayout()
+        rows = sum(lst.sizeHintForRow(k) for k in range(lst.count()))
+        lst.setFixedHeight(min(220, rows + 2 * lst.frameWidth() + 4))
 
     # -- edits --------------------------------------------------------------------
     def _report(self, result: EditResult) -> None:

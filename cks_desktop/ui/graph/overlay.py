@@ -142,6 +142,9 @@ class OverlayPainter:
             self._edge_types(p, vp, style, edges)
             self._ring(p, vp, hover, style.selection, 2.0, 3.0)
         selected = [i for i in (shown(o) for o in state.selection[:MAX_OVERLAY_ITEMS]) if i is not None]
+        if 0 < len(selected) <= 20:  # what the selection is connected to
+            edges = [j for i in selected for j in model.incident_edges(i)[:200]]
+            self._edges(p, vp, edges, mix(style.selection, style.background, 0.2), 2.0)
         for i in selected:
             self._ring(p, vp, i, style.selection, 3.5, 3.5)
         if current is not None:

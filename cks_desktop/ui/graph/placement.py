@@ -150,10 +150,9 @@ def settle(model: GraphModel, movable: Iterable[int], grid: SpatialGrid, iterati
     iterations = max(6, min(iterations, 40_000 // max(1, len(nodes))))
     xs, ys = model.xs, model.ys
     nbrs = {i: [nb for nb in model.neighbors(i) if nb != i and model.placed[nb]] for i in nodes}
-    length, reach = EDGE_LENGTH, EDGE_LENGTH * 1.5
-    repulse = length * length * 0.35
+    length, reach = EDGE_LENGTH, EDGE_LENGTH * 0.75  # springs to the neighbours; a short-range push
     for it in range(iterations):
-        temp = length * 0.4 * (1.0 - it / iterations) + 0.5
+        temp = length * 0.25 * (1.0 - it / iterations) + 0.5
         for i in nodes:
             x, y = xs[i], ys[i]
             fx = fy = 0.0
@@ -167,10 +166,10 @@ def settle(model: GraphModel, movable: Iterable[int], grid: SpatialGrid, iterati
                 if k == i:
                     continue
                 dx, dy = x - xs[k], y - ys[k]
-                d2 = dx * dx + dy * dy
-                if d2 < 1e-6:
-                    dx, dy, d2 = (i - k) * 0.01 + 0.01, 0.01, 1e-4
-                push = repulse / d2
+                d = math.hypot(dx, dy)
+                if d < 1e-3:
+                    dx, dy, d = 0.7 + (i % 7) * 0.1, 0.7 - (k % 5) * 0.1, 1.0
+                push = (reach - d) / d * 0.6  # only overlaps push: nothing else is disturbed
                 fx += dx * push
                 fy += dy * push
             f = math.hypot(fx, fy)

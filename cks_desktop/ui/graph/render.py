@@ -111,7 +111,7 @@ def choose_detail(scale: float, visible_nodes: int, visible_edges: int) -> Detai
     return Detail(
         node_px=px,
         antialias=visible_nodes <= 4000,
-        labels=px >= 9 and visible_nodes <= MAX_LABELS,
+        labels=px >= 6 and visible_nodes <= MAX_LABELS,
         arrows=px >= 8 and visible_edges <= MAX_ARROWS,
         edge_labels=scale * EDGE_LENGTH >= 90 and visible_edges <= MAX_EDGE_LABELS,
         round_nodes=px >= 4.5 or visible_nodes <= 4000,
@@ -248,12 +248,20 @@ class SceneBuffers:
 
 
 def visible_nodes(model: GraphModel, grid: SpatialGrid, buffers: SceneBuffers, vp: Viewport,
-                  margin_px: float, limit: int) -> list[int] | None:
-    """Drawn nodes inside the view (plus a margin), or None if there are more than ``limit``."""
+                  margin_px: float, limit: int,
+                  bounds: tuple[float, float, float, float] | None = None) -> list[int] | None:
+    """Drawn nodes inside the view (plus a margin), or None if there are more than ``limit``.
+
+    ``bounds`` (of the whole graph) lets a zoomed-out view answer "too many"
+    from the overlap of areas, without walking thousands of nodes first.
+    """
     x0, y0, x1, y1 = vp.world_rect(margin_px)
-    if (x1 - x0) * (y1 - y0) / (grid.cell * grid.cell) > 4 * limit + 64:
-        if buffers.drawn_nodes > limit:
-            return None  # a large area of a large graph: surely too many to label
+    if bounds is not None and buffers.drawn_nodes > limit:
+        bx0, by0, bx1, by1 = bounds
+        area = max((bx1 - bx0) * (by1 - by0), 1.0)
+        overlap = max(0.0, min(x1, bx1) - max(x0, bx0)) * max(0.0, min(y1, by1) - max(y0, by0))
+        if overlap / area * buffers.drawn_nodes > 2 * limit:
+            return None
     out: list[int] = []
     xs, ys, slot = model.xs, model.ys, buffers.node_slot
     for i in grid.in_rect(x0, y0, x1, y1):
@@ -300,7 +308,8 @@ class FrameRenderer:
         return choose_detail(vp.scale, n, e)
 
     def paint(self, p: QPainter, vp: Viewport, style: Style, *, background: bool = True,
-              force_detail: Detail | None = None, vector: bool = False) -> Detail:
+              force_detail: Detail | None = None, vector: bool = False,
+              bounds: tuple[float, float, float, float] | None = None) -> Detail:
         """Draw edges, nodes and (zoomed in) labels for viewport ``vp``.
 
         ``vector`` (SVG export): nodes as real circles and labels as text, not
@@ -308,7 +317,7 @@ class FrameRenderer:
         """
         if background:
             p.fillRect(QRectF(0, 0, vp.width, vp.height), style.background)
-        on_screen = visible_nodes(self.model, self.grid, self.buffers, vp, 60, MAX_LABELS * 4)
+        on_screen = visible_nodes(self.model, self.grid, self.buffers, vp, 60, MAX_LABELS * 4, bounds)
         detail = force_detail or self.detail(vp, on_screen)
         model, buffers = self.model, self.buffers
         p.save()
@@ -369,7 +378,8 @@ class FrameRenderer:
         else:
             polys = list(self.buffers.polys.items())
         cap = Qt.PenCapStyle.RoundCap if detail.round_nodes else Qt.PenCapStyle.SquareCap
-        if detail.round_nodes and detail.node_px >= 6:  # a ring in the background colour separates neighbours
+        if detail.round_nodes and detail.node_px >= 6 and on_screen is not None:
+            # a ring in the background colour separates neighbours (zoomed in only: it doubles the cost)
             ring = QPen(style.background)
             ring.setCosmetic(True)
             ring.setCapStyle(cap)
@@ -455,6 +465,7 @@ class FrameRenderer:
                 for cy in range(int((sy - r * 0.7) // cell), int((sy + r * 0.7) // cell) + 1):
                     taken.add((cx, cy))
         order = sorted(on_screen, key=lambda i: -len(model.incident_edges(i)))
+        pad = 2.0
         for i in order:
             sx, sy = vp.to_screen(xs[i], ys[i])
             text = names[i]
@@ -462,20 +473,23 @@ class FrameRenderer:
                 text = text[: LABEL_MAX_CHARS - 1] + "…"
             st = self.static_text(text)
             size = st.size()
-            top = sy - size.height() / 2
-            cx0, cy0 = int((sx + off) // cell), int((top + 2) // cell)
-            cx1, cy1 = int((sx + off + size.width()) // cell), int((top + size.height() - 2) // cell)
-            cells = [(cx, cy) for cx in range(cx0, cx1 + 1) for cy in range(cy0, cy1 + 1)]
-            if any(c in taken for c in cells):
+            w, h = size.width(), size.height()
+            # right of the node, then left, below, above: the first spot that is free wins
+            for lx, ly in ((sx + off, sy - h / 2), (sx - off - w, sy - h / 2),
+                           (sx - w / 2, sy + off - 1), (sx - w / 2, sy - off - h + 1)):
+                cells = [(cx, cy) for cx in range(int((lx + pad) // cell), int((lx + w - pad) // cell) + 1)
+                         for cy in range(int((ly + pad) // cell), int((ly + h - pad) // cell) + 1)]
+                if not any(c in taken for c in cells):
+                    break
+            else:
                 continue
             taken.update(cells)
-            p.fillRect(QRectF(sx + off - 2, top, size.width() + 4, size.height()), halo)
+            p.fillRect(QRectF(lx - 2, ly, w + 4, h), halo)
             p.setPen(style.text)
             if vector:
-                p.drawText(QRectF(sx + off, top, size.width() + 2, size.height()),
-                           Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+                p.drawText(QRectF(lx, ly, w + 2, h), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
             else:
-                p.drawStaticText(QPointF(sx + off, top), st)
+                p.drawStaticText(QPointF(lx, ly), st)
 
     def _edge_labels(self, p: QPainter, vp: Viewport, style: Style, on_screen: list[int]) -> None:
         model = self.model

@@ -36,6 +36,7 @@ from cks_desktop.ui.graph.spatial import SpatialGrid
 
 log = logging.getLogger(__name__)
 
+SYNC_OPEN_MAX = 1500  # sessions this small are read and drawn without a thread hop (a few ms)
 QUICK_LAYOUT_FROM = 2000  # graphs this big get a rough layout drawn before the full one
 QUICK_NITER = 30
 BIG_BATCH = 1500  # more new objects than this (and > 30% of the graph) → a full layout
@@ -75,6 +76,7 @@ class GraphSync:
         self._full_save: asyncio.Future[Any] | None = None
         self._graveyard: dict[str, tuple[float, float, bool]] = {}
         self.requested_positions: dict[str, tuple[float, float]] = {}  # from "add object here"
+        self.target: str | None = None  # the session shown, or being opened
         self.opened = asyncio.Event()  # set when the current session's first picture is drawn
         self.laid_out = asyncio.Event()  # set when no layout is pending
 
@@ -83,17 +85,56 @@ class GraphSync:
         return self.model.session_id
 
     # -- opening ------------------------------------------------------------------
-    async def open(self, session_id: str | None) -> None:
+    def open_session(self, session_id: str | None) -> Any:
+        """Start opening a session; from now on its events are queued until it is drawn.
+
+        A small session (up to ``SYNC_OPEN_MAX`` objects, a few ms of work) is
+        read and drawn right here, so it is on screen in the same event-loop
+        turn; a bigger one is read and built in a worker thread. Returns an
+        awaitable that is done when the first picture is there.
+        """
         self._gen += 1
-        gen = self._gen
         self._layout_gen += 1
-        await self.flush()
+        gen = self._gen
+        self.target = session_id or None
         self.opened.clear()
         self.laid_out.clear()
         self._queued.clear()
-        self._graveyard.clear()
-        self.state.reset()
+        self.busy = bool(session_id)
+        if session_id and self._is_small(session_id):
+            try:
+                self._save_now()
+                built = self._read(session_id)
+            except Exception:  # the same failure will be reported by the regular path
+                pass
+            else:
+                self._show(gen, session_id, built)
+                return self.spawn(asyncio.sleep(0))
+        return self.spawn(self._open(gen, session_id or None))
+
+    def _is_small(self, session_id: str) -> bool:
+        try:
+            return int(self.store.counts(session_id).get("objects", 0)) <= SYNC_OPEN_MAX
+        except Exception:
+            return False
+
+    def _read(self, session_id: str) -> tuple[GraphModel, SceneBuffers, SpatialGrid]:
+        objects = self.store.all_objects(session_id)
+        relations = self.store.all_relations(session_id)
+        saved = self.positions.load(session_id) if self.positions is not None else {}
+        model = GraphModel()
+        model.load(session_id, objects, relations, saved)
+        del objects, relations
+        buffers, grid = _build_geometry(model, None)
+        return model, buffers, grid
+
+    async def _open(self, gen: int, session_id: str | None) -> None:
+        await self.flush()
+        if gen != self._gen:
+            return
         if not session_id:
+            self._graveyard.clear()
+            self.state.reset()
             self.model.reset(None)
             self.canvas.rebuild()
             self.canvas.status_text = ""
@@ -101,26 +142,14 @@ class GraphSync:
             self.laid_out.set()
             self.changed(None)
             return
-        self.busy = True
         self.canvas.status_text = "Opening…"
         self.canvas.update()
-        positions = self.positions
-
-        def read() -> tuple[GraphModel, SceneBuffers, SpatialGrid]:
-            objects = self.store.all_objects(session_id)
-            relations = self.store.all_relations(session_id)
-            saved = positions.load(session_id) if positions is not None else {}
-            model = GraphModel()
-            model.load(session_id, objects, relations, saved)
-            del objects, relations
-            buffers, grid = _build_geometry(model, None)
-            return model, buffers, grid
-
         try:
-            model, buffers, grid = await asyncio.to_thread(read)
+            built = await asyncio.to_thread(self._read, session_id)
         except Exception as exc:  # a deleted session or a broken file: say so, show nothing
             if gen == self._gen:
                 self.busy = False
+                self.state.reset()
                 self.model.reset(None)
                 self.canvas.rebuild()
                 self.canvas.status_text = f"Could not open this session's graph: {exc}"
@@ -128,8 +157,13 @@ class GraphSync:
                 self.laid_out.set()
                 self.changed(None)
             return
-        if gen != self._gen:
-            return
+        if gen == self._gen:
+            self._show(gen, session_id, built)
+
+    def _show(self, gen: int, session_id: str, built: tuple[GraphModel, SceneBuffers, SpatialGrid]) -> None:
+        model, buffers, grid = built
+        self._graveyard.clear()
+        self.state.reset()
         self.model.adopt(model)
         self.canvas.adopt(buffers, grid)
         self.busy = False
@@ -145,6 +179,7 @@ class GraphSync:
             elif unplaced:
                 self._place(unplaced)
                 self.canvas.rebuild()
+            self.canvas.fit()
             if not self.layout_running:
                 self.laid_out.set()
         self._drain()
@@ -159,10 +194,10 @@ class GraphSync:
     # -- live changes -----------------------------------------------------------------
     def on_event(self, event: object) -> Delta | None:
         if isinstance(event, SessionEvent):
-            if event.kind == "deleted" and event.session.id == self.session_id:
-                self.spawn(self.open(None))
+            if event.kind == "deleted" and event.session.id == self.target:
+                self.open_session(None)
             return None
-        if not isinstance(event, GraphChanged) or event.session_id != self.session_id:
+        if not isinstance(event, GraphChanged) or event.session_id != self.target:
             return None
         if self.busy:
             self._queued.append(event)
@@ -344,6 +379,15 @@ class GraphSync:
         rows = self._rows(sorted(self._dirty))
         self._dirty.clear()
         await asyncio.to_thread(self.positions.save, self.session_id, rows)
+
+    def _save_now(self) -> None:
+        """Flush pending position changes synchronously (a small session switch)."""
+        if self._save_handle is not None:
+            self._save_handle.cancel()
+            self._save_handle = None
+        if self.positions is not None and self._dirty and self.session_id is not None:
+            self.positions.save(self.session_id, self._rows(sorted(self._dirty)))
+        self._dirty.clear()
 
     def _save_all(self) -> None:
         if self.positions is None or self.session_id is None:

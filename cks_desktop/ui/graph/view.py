@@ -224,7 +224,7 @@ class GraphView(QWidget):
         self.inspector.hide()
         self.search.field.clear()
         self.focus_action.setChecked(False)
-        return self.spawn(self.sync.open(session_id or None))
+        return self.sync.open_session(session_id or None)
 
     show_session = set_session
 

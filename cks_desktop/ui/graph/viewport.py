@@ -58,15 +58,19 @@ class Viewport:
         self.cx, self.cy = x, y
 
     def fit(self, bounds: tuple[float, float, float, float] | None, *, margin_px: float = 40.0,
-            max_scale: float = 1.5) -> None:
-        """Show all of ``bounds``; a single point (or tiny graph) is not blown up past ``max_scale``."""
+            max_scale: float = 1.5, label_room_px: float = 90.0) -> None:
+        """Show all of ``bounds``; a single point (or tiny graph) is not blown up past ``max_scale``.
+
+        ``label_room_px`` more on the left and right: labels stick out beside their nodes.
+        """
         if bounds is None:
             self.scale, self.cx, self.cy = 1.0, 0.0, 0.0
             return
         x0, y0, x1, y1 = bounds
         w = max(x1 - x0, 1e-9)
         h = max(y1 - y0, 1e-9)
-        avail_w = max(10.0, self.width - 2 * margin_px)
+        room = label_room_px if self.width > 4 * label_room_px else 0.0
+        avail_w = max(10.0, self.width - 2 * (margin_px + room))
         avail_h = max(10.0, self.height - 2 * margin_px)
         self.scale = min(max_scale, max(MIN_SCALE, min(avail_w / w, avail_h / h)))
         self.cx, self.cy = (x0 + x1) / 2, (y0 + y1) / 2

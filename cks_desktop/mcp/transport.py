@@ -1,0 +1,148 @@
+"""Opening a server's transport: a spawned stdio process or a streamable HTTP endpoint.
+
+Both are handed to ``mcp.Client`` as a ``Transport`` (an async context manager
+yielding the read and write streams), wrapped so that the connection learns
+when the server's side ends: the SDK gives no signal when a stdio server exits
+between calls, its read stream simply ends.
+
+Secret references are resolved here, right before use; the program is
+resolved against the login shell's PATH (``spawn.py``); stderr goes into the
+server's log through a pipe (``server_log.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from cks_desktop.mcp.config import ConfigError, ServerConfig, resolve_env, resolve_headers
+from cks_desktop.mcp.server_log import ServerLog, StderrPipe
+from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+
+HTTP_CONNECT_TIMEOUT = 30.0
+HTTP_READ_TIMEOUT = 300.0  # a server may keep a response stream open a long time
+
+
+class _GarbageFilter(logging.Filter):
+    """The SDK logs a traceback for every non-JSON stdout line; we report those per server instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_GarbageFilter())
+
+
+class StartFailure(Exception):
+    """The server cannot be started at all (one sentence for the person)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def snippet(exc: Exception) -> str:
+    """The offending stdout text when the parser kept it (pydantic does), else the error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+            if isinstance(value, str):
+                return repr(value[:200])
+        except Exception:
+            pass
+    return str(exc)[:200]
+
+
+class EofWatchingStream:
+    """A transport's read stream that calls ``on_eof`` when the other side is gone."""
+
+    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_eof = on_eof
+
+    @property
+    def last_context(self) -> Any:  # the SDK reads the sender's context from HTTP streams
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_eof()
+            raise
+
+    def __aiter__(self) -> "EofWatchingStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "EofWatchingStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def watch_eof(transport: Any, on_eof: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield EofWatchingStream(read, on_eof), write
+
+
+@dataclass
+class OpenedTransport:
+    transport: Any  # what mcp.Client takes
+    pipe: StderrPipe | None = None  # the stdio child's stderr, drained into the log
+
+
+async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None", log: ServerLog,
+                         stack: AsyncExitStack, login_path: Callable[[], Awaitable[str | None]],
+                         on_eof: Callable[[], None]) -> OpenedTransport:
+    """Prepare the transport of one server; nothing is spawned until the client enters it.
+
+    Raises ``StartFailure`` for what the person must fix (a missing secret or
+    program). Resources that must outlive the call (the HTTP client) go on ``stack``.
+    """
+    try:
+        if config.transport == "http":
+            import httpx2  # the SDK's own HTTP client library
+
+            headers = resolve_headers(config, secrets)
+            http = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=headers, timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)))
+            log.note(f"connecting to {config.url}")
+            return OpenedTransport(watch_eof(streamable_http_client(config.url, http_client=http), on_eof))
+        env = resolve_env(config, secrets)
+        plan = plan_spawn(config.command, config.args, env, cwd=config.cwd, login_path=await login_path())
+    except (ConfigError, CommandNotFound) as exc:
+        raise StartFailure(str(exc)) from None
+    log.note(f"starting: {plan.command} {' '.join(plan.args)}".rstrip())
+    pipe = log.open_pipe()
+    params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
+    return OpenedTransport(watch_eof(stdio_client(params, errlog=pipe.writer), on_eof), pipe)

@@ -1,0 +1,48 @@
+"""An event-loop lag probe: a task that sleeps 10 ms at a time and records how
+late each wake-up is. A fault or a big input that holds the loop for longer
+than ``limit`` (250 ms, the point where a window visibly freezes) fails the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import TracebackType
+
+LIMIT = 0.25
+TICK = 0.01
+
+
+class LagProbe:
+    def __init__(self, what: str = "", limit: float = LIMIT) -> None:
+        self.what = what
+        self.limit = limit
+        self.worst = 0.0
+        self.ticks = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stop = False
+
+    async def _run(self) -> None:
+        while not self._stop:
+            start = time.perf_counter()
+            await asyncio.sleep(TICK)
+            self.worst = max(self.worst, time.perf_counter() - start - TICK)
+            self.ticks += 1
+
+    async def __aenter__(self) -> "LagProbe":
+        self._task = asyncio.create_task(self._run())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._stop = True
+        assert self._task is not None
+        await self._task
+        if exc_type is None:
+            self.check()
+
+    def check(self) -> None:
+        assert self.worst <= self.limit, (
+            f"{self.what}: the event loop was blocked for {self.worst * 1000:.0f} ms "
+            f"(limit {self.limit * 1000:.0f} ms)")
