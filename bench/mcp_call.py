@@ -9,8 +9,8 @@ side; the same tool (``echo``) is called sequentially:
   connection's resetting deadline and progress hook, the result conversion and
   the result cap — everything a model's call goes through.
 
-Calls are interleaved in blocks (so drift in machine load hits both sides
-alike) after a warm-up. Target: the registry's median at most 1.15× the bare
+Calls alternate one by one (so drift in machine load hits both sides alike)
+after a warm-up. Target: the registry's median at most 1.15× the bare
 median. Wall-clock time on a shared machine mostly measures the scheduler, so
 the CPU time of this (client) process per call is printed too: the servers run
 in their own processes, so that is the client side alone, ours versus the SDK's.
@@ -49,7 +49,6 @@ from cks_desktop.tools.registry import ToolRegistry  # noqa: E402
 from cks_desktop.tools.types import Caller, ToolCall  # noqa: E402
 
 TOY = ROOT / "tests" / "mcp" / "servers" / "toy_server.py"
-BLOCK = 50
 WARMUP = 50
 TARGET = 1.15
 
@@ -101,12 +100,9 @@ async def main(calls: int, protocol: str) -> int:
             sdk_cpu: list[float] = []
             gc.disable()
             try:
-                done = 0
-                while done < calls:
-                    n = min(BLOCK, calls - done)
-                    await timed(via_sdk, n, sdk, sdk_cpu)
-                    await timed(via_registry, n, ours, ours_cpu)
-                    done += n
+                for _ in range(calls):
+                    await timed(via_sdk, 1, sdk, sdk_cpu)
+                    await timed(via_registry, 1, ours, ours_cpu)
             finally:
                 gc.enable()
             await conn.stop()

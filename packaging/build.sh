@@ -90,6 +90,7 @@ stage_share() {  # stage_share DIR  -> DIR/applications, DIR/icons/hicolor, DIR/
 }
 
 say "5/6 $APP-$VERSION-linux-x86_64.tar.gz"
+t=$(now)
 tarname=$APP-$VERSION-linux-x86_64
 mkdir -p "$BUILD/tar/$tarname"
 cp -a "$DIST/$APP/." "$BUILD/tar/$tarname/"
@@ -98,8 +99,10 @@ install -m 755 "$ROOT/packaging/linux/install-desktop-entry.sh" "$BUILD/tar/$tar
 tar -C "$BUILD/tar" --owner=0 --group=0 --numeric-owner --sort=name -czf "$DIST/$tarname.tar.gz" "$tarname"
 record tarball "$DIST/$tarname.tar.gz"
 record tarball_bytes "$(stat -c %s "$DIST/$tarname.tar.gz")"
+record tarball_seconds "$(since "$t")"
 
 say "6/6 .deb"
+t=$(now)
 # Debian orders 1.0~rc1 before 1.0, as PEP 440 orders 1.0rc1 before 1.0.
 debversion=$(echo "$VERSION" | sed -E 's/\.?(a|b|rc|dev)([0-9]+)/~\1\2/g')
 arch=$(dpkg --print-architecture)
@@ -114,9 +117,11 @@ sed -e "s|@VERSION@|$debversion|" -e "s|@ARCH@|$arch|" -e "s|@GLIBC@|$glibc|" \
     -e "s|@INSTALLED_SIZE@|$(du -sk --exclude=DEBIAN "$root" | cut -f1)|" \
     "$ROOT/packaging/linux/control.in" >"$root/DEBIAN/control"
 deb=$DIST/${APP}_${debversion}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+# zstd: dpkg reads it since Debian 12 and Ubuntu 21.10; xz would save 20 MB for 60x the time.
+dpkg-deb --root-owner-group -Zzstd --build "$root" "$deb" >/dev/null
 record deb "$deb"
 record deb_bytes "$(stat -c %s "$deb")"
+record deb_seconds "$(since "$t")"
 record total_seconds "$(since "$start")"
 
 say "done in $(since "$start") s:"

@@ -64,27 +64,9 @@ _LOOPS: list = []
 
 
 def _new_qasync_loop():
-    import sys
+    from cks_desktop.ui.event_loop import AppEventLoop
 
-    import qasync
-
-    class _Loop(qasync.QEventLoop):
-        """qasync's run_forever skips asyncio's async-generator hooks, so an async generator
-        abandoned mid-iteration (an SDK stream after an error or a Stop) is finalized by the
-        garbage collector without a loop: its ``finally: await ...`` fails with "async
-        generator ignored GeneratorExit". With the hooks, the loop closes it in a task, and
-        ``shutdown_asyncgens`` closes the rest when the test ends."""
-
-        def run_forever(self):
-            previous = sys.get_asyncgen_hooks()
-            sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
-                                   finalizer=self._asyncgen_finalizer_hook)
-            try:
-                return super().run_forever()
-            finally:
-                sys.set_asyncgen_hooks(*previous)
-
-    loop = _Loop(_qapp())
+    loop = AppEventLoop(_qapp())
     _LOOPS.append(loop)
     return loop
 

@@ -23,7 +23,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, app_paths, open_store
+from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
 
 if TYPE_CHECKING:
     from cks_desktop.agent.events import AgentEvent
@@ -242,6 +242,3 @@ def _history_text(row: "SavedMessage") -> str:
             lines.append(f"← error: {one_line(result.content)}" if result.is_error
                          else f"← {one_line(result.content)}")
     return "".join(line + "\n" for line in lines)
-
-
-__all__ = ["EXIT_USAGE", "JsonPrinter", "TextPrinter", "add_parser"]

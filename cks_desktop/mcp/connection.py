@@ -285,6 +285,8 @@ class McpConnection:
         finally:
             self._client = None
             self._unregister()
+            if self._pipe is not None:
+                self._pipe.close_writer()
         if crashed and self.config.transport == "http":
             reason = "The connection to the server was lost."
         elif crashed:

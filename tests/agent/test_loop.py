@@ -12,7 +12,7 @@ from cks_desktop.agent.loop import CANCELLED_TEXT, ai_chat, limit_text
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision, StaticApprover
 
-from tests.agent.helpers import Gate, PendingApprover, Recorder
+from tests.agent.helpers import PendingApprover, Recorder
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 

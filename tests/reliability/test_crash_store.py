@@ -156,6 +156,7 @@ def test_sigkill_during_evolve_knowledge_through_the_registry(seeds: dict[int, S
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_sigkill_100_trials(seeds: dict[int, Seeded], tmp_path: Path) -> None:
     store = run_trials(seeds, tmp_path, "store", trials=80, chain=4)
     registry = run_trials(seeds, tmp_path, "registry", trials=20, chain=4)

@@ -124,6 +124,7 @@ def test_killed_chat_turns_leave_a_chat_that_reopens(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_killed_chat_turns_30_trials(tmp_path: Path) -> None:
     seed = int(os.environ.get("CKS_CRASH_SEED", random.randrange(1 << 30)))
     saved, rounds = run_chain(tmp_path, trials=30, seed=seed)

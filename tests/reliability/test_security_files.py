@@ -8,6 +8,7 @@ outside exists."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.context import Run
+from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller, ToolCall, ToolResult
 
 SECRET = "ZZOUTSIDEZZ"
@@ -44,13 +46,17 @@ def tree(tmp_path: Path) -> dict[str, Path]:
     return {"root": tmp_path, "allowed": allowed, "outside": outside, "sibling": sibling, "linked": linked_root}
 
 
+@functools.cache
+def registry() -> ToolRegistry:
+    return build_registry(None)  # type: ignore[arg-type]
+
+
 def read(tree: dict[str, Path], path: str, folder: str = "allowed") -> ToolResult:
-    registry = build_registry(None)  # type: ignore[arg-type]
     run = Run(session_id="s", caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW),
               allowed_folders=(tree[folder],))
 
     async def go() -> ToolResult:
-        return await asyncio.wait_for(registry.invoke(ToolCall("r", "read_text_file", {"path": path}), run), 10)
+        return await asyncio.wait_for(registry().invoke(ToolCall("r", "read_text_file", {"path": path}), run), 10)
 
     return asyncio.run(go())
 

@@ -9,6 +9,7 @@ test sends, so finding one in a result is a leak, whatever the tool.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,8 @@ def dump(store: GraphStore) -> dict[str, list[tuple[Any, ...]]]:
 def leaks(w: World, text: str, sent: Any) -> list[str]:
     """Markers or ids of "theirs" in ``text`` that the caller did not send itself."""
     sent_text = json.dumps(sent, ensure_ascii=False, default=str)
-    found = [m for m in (SECRET, SECRET_TYPE, "ZZRELZZ") if m in text]
-    found += [i for i in w.their_ids if i in text and i not in sent_text]
+    found = re.findall(SECRET + r"-\d", text)  # property values of theirs: never sent by any test
+    found += [m for m in (SECRET_TYPE, "ZZRELZZ", *w.their_ids) if m in text and m not in sent_text]
     return found
 
 

@@ -14,6 +14,7 @@ import asyncio
 import codecs
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ def locate(raw: str, allowed: list[Path]) -> tuple[str, list[str]]:
     if not folders:
         raise ToolError("No folders are allowed for reading files; the person can add one in Settings → "
                         "Agent → Allowed folders.")
+    if "\x00" in raw:
+        raise ToolError(f"{raw!r} contains a NUL character, which no file name can hold.")
     if os.name != "nt" and is_windows_form(raw):
         raise ToolError(f"{raw!r} is a Windows path, but this computer uses paths like "
                         f"{folders[0]}/notes.txt. Allowed folders: {shown}.")
@@ -70,13 +73,17 @@ def read_capped(real: str, max_bytes: int) -> tuple[str, int, int, bool]:
     """(text, bytes shown, file size, truncated). Blocking: run it on a thread."""
     if os.path.isdir(real):
         raise ToolError(f"{real} is a folder, not a file.")
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    # O_NONBLOCK: opening a FIFO (or a device) would otherwise wait forever for a writer.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(real, flags)
     except OSError as exc:
         raise ToolError(f"Cannot open {real}: {exc.strerror or exc}.") from None
     with os.fdopen(fd, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{real} is not a regular file (a pipe, socket or device); only text files can be read.")
+        size = info.st_size
         data = fh.read(max_bytes + 1)
     truncated = len(data) > max_bytes
     data = data[:max_bytes]
