@@ -49,6 +49,9 @@ class SecretStore:
         self.service = service
         self.secure = secure_keyring_available() if secure is None else secure
         self._memory: dict[str, str] = {}
+        # Values read or written this run, kept only so logs and crash reports can redact them
+        # (with a keychain, ``_memory`` is empty, yet the values pass through this process).
+        self._seen: set[str] = set()
         self.last_error: str | None = None
 
     @property
@@ -64,13 +67,18 @@ class SecretStore:
         from keyring.errors import KeyringError
 
         try:
-            return keyring.get_password(self.service, ref)
+            value = keyring.get_password(self.service, ref)
         except KeyringError as exc:
             self.last_error = f"The keychain could not be read: {exc}"
             log.warning("keychain read failed for %s: %s", ref, type(exc).__name__)
             return None
+        if value:
+            self._seen.add(value)
+        return value
 
     def set(self, ref: str, value: str) -> None:
+        if value:
+            self._seen.add(value)
         if not self.secure:
             self._memory[ref] = value
             return
@@ -102,5 +110,5 @@ class SecretStore:
             log.warning("keychain delete failed for %s: %s", ref, type(exc).__name__)
 
     def known_values(self) -> list[str]:
-        """Secrets held in memory (for redaction of logs and crash reports)."""
-        return [v for v in self._memory.values() if v]
+        """Secrets this run holds or has used (for redaction of logs and crash reports)."""
+        return sorted({v for v in self._memory.values() if v} | self._seen)

@@ -25,7 +25,7 @@ PROVIDERS = ("anthropic", "ollama", "openai", "gemini")
 DEFAULTS: dict[str, Any] = {
     "providers": {
         "default": "",
-        "anthropic": {"model": "claude-sonnet-4-5", "base_url": ""},
+        "anthropic": {"model": "claude-sonnet-5", "base_url": ""},
         "ollama": {"model": "llama3.1", "base_url": "http://127.0.0.1:11434", "num_ctx": 16384},
         "openai": {"model": "gpt-4.1-mini", "base_url": ""},
         "gemini": {"model": "gemini-2.5-flash", "base_url": ""},

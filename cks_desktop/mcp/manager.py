@@ -102,7 +102,8 @@ class McpManager:
 
     def server_log(self, name: str) -> ServerLog:
         if name not in self._logs:
-            self._logs[name] = ServerLog(self.log_dir / log_file_name(name))
+            known = self.secrets.known_values if self.secrets is not None else None
+            self._logs[name] = ServerLog(self.log_dir / log_file_name(name), secrets=known)
         return self._logs[name]
 
     def log_path(self, name: str) -> Path:

@@ -46,8 +46,11 @@ def log_file_name(server: str) -> str:
 
 class ServerLog:
     def __init__(self, path: Path, *, max_bytes: int = MAX_BYTES, backups: int = BACKUPS,
-                 tail_lines: int = TAIL_LINES) -> None:
+                 tail_lines: int = TAIL_LINES, secrets: Callable[[], list[str]] | None = None) -> None:
         self.path = path
+        # The secret values this app knows (its keychain's): a server that prints its own token
+        # must not put it in our log file or the settings page's tail.
+        self._secrets = secrets or (lambda: [])
         self.max_bytes = max_bytes
         self.backups = backups
         self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
@@ -71,6 +74,9 @@ class ServerLog:
         if not lines:
             return
         cut = [line if len(line) <= MAX_LINE else line[:MAX_LINE] + " […]" for line in lines]
+        secrets = [v for v in self._secrets() if len(v) >= 4]
+        if secrets:
+            cut = [_redact(line, secrets) for line in cut]
         with self._lock:
             self._tail.extend(cut)
             self.lines_written += len(cut)
@@ -117,6 +123,13 @@ class ServerLog:
     # -- the child's stderr ---------------------------------------------------
     def open_pipe(self) -> "StderrPipe":
         return StderrPipe(self)
+
+
+def _redact(line: str, secrets: list[str]) -> str:
+    for value in secrets:
+        if value in line:
+            line = line.replace(value, "[redacted]")
+    return line
 
 
 class StderrPipe:

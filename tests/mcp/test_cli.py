@@ -148,6 +148,9 @@ def test_tools_and_call_against_the_toy_server(home, capsys):
     assert echo["annotations"] == {"readOnlyHint": True, "destructiveHint": False}
     assert mcp(home, "call", "toy", "add", "--args", '{"a": 20, "b": 22}') == 0
     assert capsys.readouterr().out.strip() == "42"
+    assert mcp(home, "call", "toy", "fail") == 1  # a tool's error result: exit 1, its text on stderr
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err.strip()) == ("", "it went wrong")
     data = json.loads((home / "settings.json").read_text())
     data["mcpServers"]["toy"]["enabledTools"] = ["echo"]
     (home / "settings.json").write_text(json.dumps(data))
@@ -176,6 +179,5 @@ def test_as_subprocesses(home):
     assert p.returncode == 0, p.stderr
     [row] = json.loads(p.stdout)
     assert (row["name"], row["status"], row["tools"]) == ("toy", "ready", 14)
-    p = run_cli(home, "call", "toy", "fail")
-    assert p.returncode == 1
-    assert p.stderr.strip() == "it went wrong" and p.stdout == ""
+    p = run_cli(home, "remove", "toy")
+    assert (p.returncode, p.stdout.strip()) == (0, "Removed MCP server 'toy'.")

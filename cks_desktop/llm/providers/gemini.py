@@ -141,10 +141,9 @@ class GeminiProvider(Adapter):
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                 response_schema: dict[str, Any] | None) -> dict[str, Any]:
-        config: dict[str, Any] = {
-            "max_output_tokens": self.config.max_tokens,
-            "automatic_function_calling": {"disable": True},
-        }
+        # No max_output_tokens: on thinking models it also caps the thinking, and the
+        # model's own limit is the better default (``max_tokens`` is Anthropic's, which requires one).
+        config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
         text = system_text(messages, system)
         if text:
             config["system_instruction"] = text
