@@ -1,6 +1,6 @@
 """Qt bootstrap: QApplication + qasync loop, logging, the crash hook, the quit flow (STACK.md R3).
 
-The loop runs through ``asyncio.Runner(loop_factory=qasync.QEventLoop)``; the
+The loop runs through ``asyncio.Runner(loop_factory=AppEventLoop)`` (qasync); the
 app ends by returning from ``amain`` after the window's ``shutdown`` closed
 chats, MCP servers and provider clients — never by ``app.quit()`` with work
 pending. Slow imports (provider SDKs, the MCP SDK) happen after the window is
@@ -36,11 +36,11 @@ def run_gui(data_dir: str | None = None, self_test: bool = False) -> int:
 def _run(data_dir: str | None, *, self_test: bool) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
-    import qasync
 
     from cks_desktop import APP_ID, APP_NAME, paths
     from cks_desktop.graph.errors import StoreError
     from cks_desktop.secrets import SecretStore
+    from cks_desktop.ui.event_loop import AppEventLoop
     from cks_desktop.ui.crash import CrashReporter, Redactor, route_qt_messages, setup_logging
 
     app_paths = paths.resolve(data_dir).ensure()
@@ -102,7 +102,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         return code
 
     try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        with asyncio.Runner(loop_factory=lambda: AppEventLoop(app)) as runner:
             return runner.run(amain())
     finally:
         from PySide6.QtCore import qInstallMessageHandler

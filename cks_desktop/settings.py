@@ -80,11 +80,15 @@ class Settings:
         data: dict[str, Any] = {}
         if path.exists():
             try:
-                raw = json.loads(path.read_bytes().decode("utf-8"))
+                raw = json.loads(path.read_bytes().decode("utf-8-sig"))  # -sig: Notepad's BOM is harmless
                 if not isinstance(raw, dict):
                     raise ValueError("the top level is not a JSON object")
                 data = raw
-            except (UnicodeDecodeError, ValueError) as exc:
+            except RecursionError:
+                problem = (f"The settings file {path} could not be read (it is nested too deeply); "
+                           "defaults are used until you save.")
+                broken = True
+            except (UnicodeDecodeError, ValueError, OSError) as exc:
                 problem = f"The settings file {path} could not be read ({exc}); defaults are used until you save."
                 broken = True
         settings = cls(path=path, data=data, problem=problem, _broken=broken)

@@ -149,13 +149,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     args = parser.parse_args()
     from PySide6.QtWidgets import QApplication
-    import qasync
+
+    from cks_desktop.ui.event_loop import AppEventLoop
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     app.setApplicationDisplayName("CKS Desktop")
     with tempfile.TemporaryDirectory(prefix="cks-shots-") as home:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        with asyncio.Runner(loop_factory=lambda: AppEventLoop(app)) as runner:
             runner.run(run(args.out, Path(home)))
     return 0
 

@@ -47,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-iterations", type=int, metavar="N", help="model turns at most (default: settings, 8)")
     p.add_argument("--yes", action="store_true", help="allow tool calls that ask for approval")
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
+    p.add_argument("--no-mcp", action="store_true", help="do not start the configured MCP servers")
     p.add_argument("--history", action="store_true", help="print the saved transcript and exit")
     p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
     p.set_defaults(handler=_run)
@@ -107,16 +108,15 @@ def _provider(args: argparse.Namespace, settings: "Settings") -> Any:
 
 
 async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
-    from cks_desktop.agent.knowledge import register_agent_tools
     from cks_desktop.agent.loop import ai_chat
+    from cks_desktop.agent.toolset import build_chat_registry
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.tools.approval import Decision, StaticApprover
-    from cks_desktop.tools.builtin import build_registry
 
     settings = _settings(args)
     provider = _provider(args, settings)
-    registry = build_registry(store, settings)
-    register_agent_tools(registry)
+    registry = build_chat_registry(store, settings)
+    mcp = None if args.no_mcp else await _start_mcp(args, settings, registry)
     transcript = TranscriptStore.for_store(store)
     approver = StaticApprover(Decision.ALLOW if args.yes else Decision.DENY,
                               denial_hint="" if args.yes else DENIAL_HINT)
@@ -128,7 +128,26 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
                       allowed_folders=settings.allowed_folders, transcript=transcript)
     finally:
         await provider.aclose()
+        if mcp is not None:
+            await mcp.aclose()
     return EXIT_OK if printer.reason == "stop" else EXIT_TOOL_ERROR
+
+
+async def _start_mcp(args: argparse.Namespace, settings: "Settings", registry: Any) -> Any:
+    """Start the enabled MCP servers so the model is offered their tools, as in the app.
+    A server that fails is one line on stderr; the chat goes on without it."""
+    if not any(isinstance(c, dict) and c.get("enabled", True) for c in settings.mcp_servers.values()):
+        return None
+    from cks_desktop.mcp.manager import McpManager
+    from cks_desktop.mcp.connection import Status
+    from cks_desktop.secrets import SecretStore
+
+    manager = McpManager(settings, SecretStore(), registry, app_paths(args).mcp_log_dir)
+    await manager.start_all()
+    for state in manager.statuses():
+        if state.enabled and state.status is Status.FAILED:
+            print(f"cks-desktop: MCP server '{state.name}' is not available: {state.reason}", file=sys.stderr)
+    return manager
 
 
 def short_json(value: Any, limit: int = ARGS_SHOWN) -> str:

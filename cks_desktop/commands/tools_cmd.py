@@ -96,11 +96,11 @@ def _tool_json(spec: "ToolSpec", registry: "ToolRegistry", *, full: bool) -> dic
 
 
 def _list(args: argparse.Namespace) -> int:
-    from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.agent.toolset import build_chat_registry
     from cks_desktop.tools.context import Run
     from cks_desktop.tools.types import Caller
 
-    registry = build_registry(None, _settings(args))
+    registry = build_chat_registry(None, _settings(args))
     specs = registry.specs() if args.all else registry.offered(Run(session_id="", caller=Caller.MODEL))
     if args.json:
         print_json({"tools": [_tool_json(s, registry, full=args.all) for s in specs]})
@@ -124,14 +124,14 @@ def _parse_arguments(raw: str) -> dict[str, Any]:
 def _call(args: argparse.Namespace) -> int:
     from cks_desktop.ids import new_id
     from cks_desktop.tools.approval import Decision, StaticApprover
-    from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.agent.toolset import build_chat_registry
     from cks_desktop.tools.context import Run
     from cks_desktop.tools.registry import SESSION_ARG
     from cks_desktop.tools.types import Caller, ToolCall
 
     arguments = _parse_arguments(args.args)  # before touching the database: bad input writes nothing
     settings = _settings(args)
-    probe = build_registry(None, settings)
+    probe = build_chat_registry(None, settings)
     spec = probe.resolve(args.name)
     if spec is None:
         raise CliError(f"Unknown tool {args.name!r}; see 'cks-desktop tools list --all'.")
@@ -144,7 +144,7 @@ def _call(args: argparse.Namespace) -> int:
     with store_for(args) as store:
         if args.session:
             store.get_session(args.session)  # NotFound → one line, exit 2
-        registry = build_registry(store, settings)
+        registry = build_chat_registry(store, settings)
         run = Run(session_id=args.session or "", caller=Caller.CLI, approver=approver,
                   allowed_folders=tuple(settings.allowed_folders))
         result = asyncio.run(registry.invoke(ToolCall(new_id("call_"), spec.name, arguments), run))

@@ -25,6 +25,7 @@ from typing import Any
 from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
+from cks_desktop.graph.plan import Plan
 from cks_desktop.graph.sqlite_util import dumps, is_id
 from cks_desktop.graph.validation import (
     OpError, SchemaCache, check_fields, check_label, check_name, check_props, check_timestamp,
@@ -43,32 +44,6 @@ _FIELDS = {
     "undefine_type": {"op", "kind", "name"},
 }
 OP_NAMES = tuple(_FIELDS)
-COUNT_KEYS = ("objects_added", "objects_updated", "objects_removed", "objects_reused", "objects_renamed",
-              "objects_retyped", "relations_added", "relations_updated", "relations_removed",
-              "properties_changed", "types_defined", "types_removed")
-
-
-class Plan:
-    """The validated batch: what to record and what to write."""
-
-    def __init__(self, overlay: Overlay) -> None:
-        self.overlay = overlay
-        self.resolved: list[dict[str, Any]] = []
-        self.inverses: list[list[dict[str, Any]]] = []  # per op, in forward order
-        self.created: dict[str, str] = {}
-        self.counts: dict[str, int] = dict.fromkeys(COUNT_KEYS, 0)
-
-    @property
-    def inverse_ops(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for inv in reversed(self.inverses):
-            out.extend(inv)
-        return out
-
-    @property
-    def is_noop(self) -> bool:
-        c = self.counts
-        return not any(v for k, v in c.items() if k != "objects_reused")
 
 
 class Planner:

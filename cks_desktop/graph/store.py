@@ -46,11 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from cks_desktop.graph import queries, rows
-from cks_desktop.graph.batch import COUNT_KEYS, Planner
+from cks_desktop.graph.batch import Planner
 from cks_desktop.graph.errors import DatabaseError, NotFound, StoreError, ValidationFailed
 from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEvent, StoreEvent
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
 from cks_desktop.graph.overlay import Overlay
+from cks_desktop.graph.plan import COUNT_KEYS
 from cks_desktop.graph.schema import migrate
 from cks_desktop.graph.sqlite_util import database_error, now_iso
 from cks_desktop.graph.writer import summarize, write_plan

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from cks_desktop.graph.batch import Plan
 from cks_desktop.graph.events import GraphChanged
 from cks_desktop.graph.model import Change, Object, Relation
+from cks_desktop.graph.plan import Plan
 from cks_desktop.graph.sqlite_util import dumps, search_text
 from cks_desktop.ids import new_id
 

@@ -214,7 +214,11 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         raise ConfigError(f"Server '{name}' has both a \"command\" and a \"url\"; keep one.")
     common: dict[str, Any] = {}
     if url is not None:
-        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        try:
+            parts = urlsplit(url) if isinstance(url, str) else None
+        except ValueError:  # "http://[" and other unparseable addresses
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"Server '{name}': \"url\" must be an http:// or https:// address (got {url!r}).")
         common.update(transport="http", url=url, headers=_str_dict(raw.get("headers"), name, "headers"),
                       scopes=HTTP_DEFAULT_SCOPES)

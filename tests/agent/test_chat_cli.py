@@ -166,3 +166,19 @@ def test_prompt_from_stdin_and_invalid_arguments_from_the_model(home: tuple[Path
     lines = proc.stdout.splitlines()
     assert lines[0] == "→ add_object (invalid JSON)" and lines[1].startswith("← error: The arguments for add_object")
     assert body["messages"][-1]["content"] == "Add someone\n"
+
+
+def test_chat_offers_the_tools_of_configured_mcp_servers(home: tuple[Path, str]) -> None:
+    """A configured MCP server starts for the chat; its tools reach the model under wire names,
+    and a call to it (approved with --yes, since MCP tools ask by default) runs in the server."""
+    root, sid = home
+    toy = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "toy_server.py"
+    added = cks(root, "mcp", "add", "toy", "--", sys.executable, str(toy))
+    assert added.returncode == 0, added.stderr
+    with make_fake("anthropic") as fake:
+        fake.queue(call_turn("mcp__toy__add", {"a": 2, "b": 3}), text_turn("It is 5."))
+        proc = chat(root, fake, sid, "--yes", "What is 2+3?")
+        offered = {t["name"] for t in fake.requests[0].body["tools"]}
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert {"mcp__toy__add", "mcp__toy__echo", "add_object"} <= offered
+    assert proc.stdout.splitlines()[:2] == ['→ mcp:toy:add {"a": 2, "b": 3}', "← ok"]

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,7 @@ from cks_desktop.mcp.config import parse_servers
 from cks_desktop.settings import DEFAULTS, Settings
 from tests.reliability.schema_strategies import JSON_VALUES
 
-CI = settings(max_examples=60, deadline=None, database=None,
+CI = settings(max_examples=40, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 URLS = st.sampled_from(["http://[", "https://[::1", "http://", "ftp://x", "http://127.0.0.1:99999/x", "",
@@ -68,8 +69,9 @@ def file_bytes(draw: st.DrawFn) -> tuple[bytes, dict[str, Any] | None]:
         at = draw(st.integers(0, len(raw)))
         return raw[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80\x80"])) + raw[at:], None
     if kind == "nested":
-        depth = draw(st.sampled_from([100, 5000, 200_000]))
-        return ('{"a": ' * depth + "1" + "}" * depth).encode(), None
+        depth = draw(st.sampled_from([100, 5000, 50_000]))
+        text = '{"a": ' * depth + "1" + "}" * depth
+        return text.encode(), (json.loads(text) if depth <= 100 else None)
     if kind == "not_object":
         return json.dumps(draw(JSON_VALUES.filter(lambda v: not isinstance(v, dict)))).encode(), None
     return draw(st.binary(max_size=200)), None
@@ -113,3 +115,31 @@ def test_unreadable_settings_paths_are_reported(tmp_path: Path) -> None:
     folder.mkdir()
     s = Settings.load(folder)
     assert s.problem and isinstance(s.max_iterations, int)
+
+
+NASTY_FILES = {
+    "deeply nested": b'{"a": ' * 50_000 + b"1" + b"}" * 50_000,
+    "nested arrays": b"[" * 100_000,
+    "huge number": b'{"agent": {"max_iterations": ' + b"9" * 5000 + b"}}",
+    "NaN": b'{"agent": {"max_iterations": NaN}}',
+    "BOM": b"\xef\xbb\xbf{}",
+    "UTF-16": '{"ui": {}}'.encode("utf-16"),
+    "empty": b"",
+    "NUL": b"\x00",
+}
+
+
+@pytest.mark.parametrize("name", list(NASTY_FILES))
+def test_nasty_settings_files(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(NASTY_FILES[name])
+    s = Settings.load(path)
+    assert isinstance(s.max_iterations, int) and isinstance(s.mcp_servers, dict)
+    s.save()
+    assert Settings.load(path).problem is None
+
+
+@pytest.mark.parametrize("url", ["http://[", "https://[::1", "http://[fe80::1%eth0", "http://a]b", "\x00"])
+def test_odd_mcp_urls_are_problems_not_crashes(url: str) -> None:
+    configs, problems = parse_servers({"remote": {"url": url}})
+    assert not configs and "url" in problems["remote"]

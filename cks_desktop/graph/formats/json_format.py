@@ -24,12 +24,18 @@ def export_json(session: Session, objects: list[Object], relations: list[Relatio
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
+def _why(exc: BaseException) -> str:
+    return "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+
+
 def parse_json(data: str) -> ParsedGraph:
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:
         raise StoreError(f"Nothing was imported: the data is not valid JSON ({exc.msg} at line {exc.lineno} "
                          f"column {exc.colno}).") from None
+    except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+        raise StoreError(f"Nothing was imported: the data cannot be read as JSON ({_why(exc)}).") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise StoreError('Nothing was imported: this is not a CKS graph file (expected "format": "cks-graph").')
     version = doc.get("version")

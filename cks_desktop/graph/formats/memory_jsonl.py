@@ -63,6 +63,9 @@ def parse_memory_jsonl(data: str) -> ParsedGraph:
             item = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise StoreError(f"Nothing was imported: line {number} is not valid JSON ({exc.msg}).") from None
+        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+            why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+            raise StoreError(f"Nothing was imported: line {number} cannot be read as JSON ({why}).") from None
         if not isinstance(item, dict):
             raise StoreError(f"Nothing was imported: line {number} is not a JSON object.")
         kind = item.get("type")
