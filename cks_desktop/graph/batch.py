@@ -16,6 +16,12 @@ Decisions:
   removes it (the internal ``undefine_type`` op).
 - ``update_relation`` accepts ``properties`` (replace all) or
   ``set_properties``/``remove_properties`` (merge).
+- Property schemas hold for the batch's END state: every object and relation
+  the batch writes must fit the schema its type has when the batch is done
+  (the error names the last op that wrote it). Objects the batch does not
+  touch are not re-checked when a schema is defined.
+- ``add_object`` with ``on_conflict: update`` that changes nothing counts as a
+  reuse; relations are not deduplicated (two "knows" edges may be wanted).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ class Planner:
         # id -> index of the last op that wrote it; checked against the type schemas at the end
         self.written_objs: dict[str, int] = {}
         self.written_rels: dict[str, int] = {}
+        self._props_hint: str | None = None  # the current add op's properties as JSON (for the writer)
 
     # -- driver -----------------------------------------------------------------------------
 
@@ -84,6 +91,8 @@ class Planner:
                 continue
             self.plan.resolved.append(resolved)
             self.plan.inverses.append(inverse)
+            self.plan.props_json.append(self._props_hint)
+            self._props_hint = None
         errors += self._schema_errors()
         if errors:
             raise ValidationFailed(sorted(errors, key=lambda e: e["index"]))
@@ -154,6 +163,9 @@ class Planner:
     # -- references -------------------------------------------------------------------------
 
     def resolve(self, ref: Any, field: str = "ref") -> ObjState:
+        known = self.ov.objs.get(ref) if type(ref) is str else None
+        if known is not None and known.alive:  # the common case of bulk batches: a loaded id
+            return known
         if not isinstance(ref, str) or not ref.strip():
             raise OpError(f"'{field}' must be a non-empty string (an object id, an exact name or a $label)")
         if ref.startswith("$"):
@@ -229,7 +241,7 @@ class Planner:
         type_ = check_name(op.get("type"), "type")
         name = check_name(op.get("name"), "name")
         props, props_json = check_props(op.get("properties", {}), "properties")
-        label = self._check_label(op)
+        label = self._check_label(op) if "label" in op else None
         on_conflict = op.get("on_conflict", "error")
         if on_conflict not in ("error", "reuse", "update"):
             raise OpError("'on_conflict' must be 'error', 'reuse' or 'update'")
@@ -251,9 +263,9 @@ class Planner:
                      "properties": props, "outcome": "updated" if inverse else "reused"}, inverse)
         if existing is not None:
             raise OpError(f"an object {existing.type} {existing.name!r} already exists ({existing.id})")
-        ident = self._new_id(op, "o_")
-        created = check_timestamp(op.get("created_at"), "created_at") or self.now
-        updated = check_timestamp(op.get("updated_at"), "updated_at") or created
+        ident = self._new_id(op, "o_") if "id" in op else new_id("o_")
+        created = (check_timestamp(op["created_at"], "created_at") if "created_at" in op else None) or self.now
+        updated = (check_timestamp(op["updated_at"], "updated_at") if "updated_at" in op else None) or created
         prior = self.ov.obj(ident) if "id" in op else None
         if prior is not None:
             if prior.alive:
@@ -271,6 +283,7 @@ class Planner:
         resolved = {"op": "add_object", "id": ident, "type": type_, "name": name, "properties": props}
         if label is not None:
             resolved["label"] = label
+        self._props_hint = props_json
         return resolved, [{"op": "remove_object", "ref": ident}]
 
     def _merge_props(self, st: ObjState, set_props: dict[str, Any], remove: list[str] | None,
@@ -282,9 +295,9 @@ class Planner:
         for key in remove or ():
             new.pop(key, None)
         changed = [k for k in set(old) | set(new) if _differs(old.get(k, _MISSING), new.get(k, _MISSING))]
-        self.written_objs[st.id] = i
         if not changed:
             return []
+        self.written_objs[st.id] = i
         inverse = {"op": "update_object", "ref": st.id, "updated_at": st.updated_at,
                    "set_properties": {k: old[k] for k in sorted(changed) if k in old},
                    "remove_properties": sorted(k for k in changed if k not in old)}
@@ -362,7 +375,8 @@ class Planner:
 
     # -- relation ops -----------------------------------------------------------------------
 
-    def _add_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _ends(self, op: dict[str, Any]) -> tuple[ObjState, ObjState]:
+        """Both ends of a relation op, reporting both if both are wrong."""
         errors = []
         src = tgt = None
         try:
@@ -373,14 +387,21 @@ class Planner:
             tgt = self.resolve(op.get("target"), "target")
         except (OpError, StoreError) as exc:
             errors.append(f"target: {exc}")
-        if errors:
+        if errors or src is None or tgt is None:
             raise OpError("; ".join(errors))
-        assert src is not None and tgt is not None
+        return src, tgt
+
+    def _add_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        objs, s_ref, t_ref = self.ov.objs, op.get("source"), op.get("target")
+        src = objs.get(s_ref) if type(s_ref) is str else None
+        tgt = objs.get(t_ref) if type(t_ref) is str else None
+        if src is None or tgt is None or not src.alive or not tgt.alive:
+            src, tgt = self._ends(op)
         type_ = check_name(op.get("type"), "type")
         props, props_json = check_props(op.get("properties", {}), "properties")
         label = self._check_label(op) if "label" in op else None
-        ident = self._new_id(op, "r_")
-        created = check_timestamp(op["created_at"], "created_at") if "created_at" in op else self.now
+        ident = self._new_id(op, "r_") if "id" in op else new_id("r_")
+        created = (check_timestamp(op["created_at"], "created_at") if "created_at" in op else None) or self.now
         prior = self.ov.rel(ident) if "id" in op else None
         if prior is not None and prior.alive:
             raise OpError(f"a relation with id {ident} already exists")
@@ -400,6 +421,7 @@ class Planner:
                     "properties": props}
         if label is not None:
             resolved["label"] = label
+        self._props_hint = props_json
         return resolved, [{"op": "remove_relation", "relation_id": ident}]
 
     def _update_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -186,7 +186,10 @@ class Overlay:
         if key not in self._loaded_keys:
             self._load_objs(_OBJ_SELECT + "name_key = ?", key)
             self._loaded_keys.add(key)
-        return sorted((self.objs[i] for i in self._by_key.get(key, ())), key=lambda s: s.id)
+        ids = self._by_key.get(key)
+        if not ids:
+            return []
+        return sorted((self.objs[i] for i in ids), key=lambda s: s.id)
 
     def _index(self, st: ObjState) -> None:
         self.objs[st.id] = st

@@ -22,6 +22,8 @@ class Plan:
     def __init__(self, overlay: Overlay) -> None:
         self.overlay = overlay
         self.resolved: list[dict[str, Any]] = []
+        # per resolved op: its properties already encoded as JSON (add ops), or None
+        self.props_json: list[str | None] = []
         self.inverses: list[list[dict[str, Any]]] = []  # per op, in forward order
         self.created: dict[str, str] = {}
         self.counts: dict[str, int] = dict.fromkeys(COUNT_KEYS, 0)

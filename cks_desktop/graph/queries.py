@@ -187,7 +187,7 @@ def neighbors(conn: sqlite3.Connection, session_id: str, start: Object, depth: i
     rels: dict[str, Relation] = {}
     frontier = [start.id]
     for _ in range(depth):
-        if not frontier:
+        if not frontier or len(seen) > limit:  # full: a further level could add relations only
             break
         nxt: list[str] = []
         for row in _edges(conn, session_id, frontier, full=True):
@@ -198,6 +198,14 @@ def neighbors(conn: sqlite3.Connection, session_id: str, start: Object, depth: i
             if row[3] in seen and row[4] in seen and row[0] not in rels:
                 rels[row[0]] = rows.relation(row)
         frontier = nxt
+    # Relations among the last level's objects were never fetched (those objects were not expanded).
+    if len(frontier) > 1:
+        ids = json_list(frontier)
+        for row in conn.execute(
+                f"SELECT {rows.qualified(rows.RELATION_COLS, 'r')} FROM json_each(?1) AS f CROSS JOIN relations AS r "
+                "INDEXED BY relations_by_source WHERE r.session_id = ?2 AND r.source_id = f.value "
+                "AND r.target_id IN (SELECT value FROM json_each(?1))", (ids, session_id)):
+            rels.setdefault(row[0], rows.relation(row))
     objects = _objects_by_id(conn, session_id, list(seen))
     return objects, sorted(rels.values(), key=lambda r: r.id)
 

@@ -109,11 +109,12 @@ CREATE INDEX changes_by_session ON changes (session_id, id);
 CREATE INDEX changes_by_reverts ON changes (reverts) WHERE reverts IS NOT NULL;
 
 -- Which objects a change touched (itself, or as an end of a relation it touched).
+-- Object ids are unique across sessions, so the key needs no session_id (smaller rows:
+-- bulk imports write one row per object and two per relation).
 CREATE TABLE change_objects (
-    session_id TEXT NOT NULL,
     object_id  TEXT NOT NULL,
     change_id  TEXT NOT NULL,
-    PRIMARY KEY (session_id, object_id, change_id)
+    PRIMARY KEY (object_id, change_id)
 ) WITHOUT ROWID;
 
 CREATE VIRTUAL TABLE objects_fts USING fts5 (

@@ -117,5 +117,7 @@ def _collect(values: Any, out: list[str]) -> None:
 
 
 def json_list(values: Any) -> str:
-    """A list of values as one JSON parameter, for ``IN (SELECT value FROM json_each(?))``."""
-    return json.dumps(list(values), ensure_ascii=False)
+    """A list of values as one JSON parameter, for ``IN (SELECT value FROM json_each(?))``.
+    ASCII escapes: SQLite decodes them (surrogate pairs included), and a lone surrogate
+    in a name being looked up cannot break the query's UTF-8 encoding."""
+    return json.dumps(list(values))

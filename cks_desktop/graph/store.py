@@ -33,10 +33,17 @@ thread that made the change.
 
 A batch with no net effect (empty, or only ``on_conflict: reuse``) records no
 change: ``ApplyResult.change`` is None.
+
+Other modules keep their own tables in this file: they append a step to
+``graph.schema.MIGRATIONS`` and use ``connection_lock()`` (reads) and
+``transaction()`` (writes) on the store's one connection. Writes to the graph
+tables themselves must go through ``apply`` (it maintains the full-text index
+and the change log).
 """
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -140,6 +147,8 @@ class GraphStore:
                 yield self._conn
             except sqlite3.Error as exc:
                 raise database_error(exc, self.path) from None
+            except UnicodeEncodeError:  # a lone surrogate in a name or query cannot be sent to SQLite
+                raise StoreError("The request contains text that is not valid Unicode (a lone surrogate).") from None
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -211,7 +220,9 @@ class GraphStore:
             session = self._session(conn, session_id)
             conn.execute("DELETE FROM objects_fts WHERE rowid IN (SELECT n FROM objects WHERE session_id = ?)",
                          (session_id,))
-            for table in ("change_objects", "relations", "objects", "type_defs", "changes"):
+            conn.execute("DELETE FROM change_objects WHERE change_id IN "
+                         "(SELECT id FROM changes WHERE session_id = ?)", (session_id,))
+            for table in ("relations", "objects", "type_defs", "changes"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         self._emit(SessionEvent("deleted", session))
@@ -256,6 +267,22 @@ class GraphStore:
         with self._reading(session_id) as conn:
             return [rows.relation(r) for r in conn.execute(
                 f"SELECT {rows.RELATION_COLS} FROM relations WHERE session_id = ? ORDER BY id", (session_id,))]
+
+    def object_heads(self, session_id: str) -> list[tuple[str, str, str]]:
+        """``(id, type, name)`` of every object, id order: all a picture of the graph needs.
+
+        Skips parsing properties and building ``Object``s, which is most of the cost of
+        ``all_objects`` (the graph view opens 20k objects with this in a few tens of ms).
+        """
+        with self._reading(session_id) as conn:
+            return conn.execute("SELECT id, type, name FROM objects WHERE session_id = ? ORDER BY id",
+                                (session_id,)).fetchall()
+
+    def relation_heads(self, session_id: str) -> list[tuple[str, str, str, str]]:
+        """``(id, type, source_id, target_id)`` of every relation, id order (see ``object_heads``)."""
+        with self._reading(session_id) as conn:
+            return conn.execute("SELECT id, type, source_id, target_id FROM relations WHERE session_id = ? "
+                                "ORDER BY id", (session_id,)).fetchall()
 
     def search_objects(self, session_id: str, query: str, type: str | None = None,
                        limit: int = 20) -> list[tuple[Object, float]]:
@@ -327,7 +354,7 @@ class GraphStore:
             return [rows.change(r) for r in conn.execute(
                 f"SELECT {rows.qualified(rows.CHANGE_COLS, 'c')} FROM change_objects co "
                 "JOIN changes c ON c.id = co.change_id "
-                "WHERE co.session_id = ? AND co.object_id = ? ORDER BY co.change_id DESC LIMIT ?",
+                "WHERE c.session_id = ? AND co.object_id = ? ORDER BY co.change_id DESC LIMIT ?",
                 (session_id, object_id, limit))]
 
     # -- writes -----------------------------------------------------------------------------
@@ -346,6 +373,21 @@ class GraphStore:
             raise ValidationFailed([{"index": 0, "message": "operations must be a list"}])
         if not isinstance(origin, str) or not origin:
             raise StoreError("A change needs an origin (who made it).")
+        event: GraphChanged | None = None
+        # A big batch allocates hundreds of thousands of short-lived objects and no
+        # reference cycles; pausing the cyclic GC meanwhile saves ~15% of its CPU time
+        # (measured), and refcounting frees everything as usual.
+        pause_gc = len(ops) >= 1000 and gc.isenabled()
+        if pause_gc:
+            gc.disable()
+        try:
+            return self._apply_locked(session_id, ops, origin, dry_run, reverts)
+        finally:
+            if pause_gc:
+                gc.enable()
+
+    def _apply_locked(self, session_id: str, ops: list[dict[str, Any]], origin: str, dry_run: bool,
+                      reverts: str | None) -> ApplyResult:
         event: GraphChanged | None = None
         with self.connection_lock() as conn:
             self._session(conn, session_id)

@@ -41,6 +41,7 @@ def check_name(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise OpError(f"'{field}' must be a non-empty string")
     value = value.strip()
+    _check_unicode(value, field)
     limit = MAX_TYPE if field == "type" else MAX_NAME
     if len(value) > limit:
         raise OpError(f"'{field}' is {len(value)} characters long; the limit is {limit}")
@@ -57,9 +58,21 @@ def check_props(value: Any, field: str) -> tuple[dict[str, Any], str]:
         if not isinstance(key, str) or not key:
             raise OpError(f"'{field}' has a key that is not a non-empty string: {key!r}")
     try:
-        return value, dumps(value)
+        text = dumps(value)
     except (TypeError, ValueError) as exc:
         raise OpError(f"'{field}' is not valid JSON: {exc}") from None
+    _check_unicode(text, field)
+    return value, text
+
+
+def _check_unicode(text: str, field: str) -> None:
+    """Lone surrogates (e.g. from a JSON "\\ud800") cannot be stored as UTF-8."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OpError(f"'{field}' contains text that is not valid Unicode (a lone surrogate)") from None
 
 
 def check_label(value: Any) -> str | None:

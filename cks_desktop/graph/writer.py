@@ -11,6 +11,7 @@ close to raw insert speed.
 from __future__ import annotations
 
 import sqlite3
+from json.encoder import encode_basestring as _str  # type: ignore[attr-defined]
 from typing import Any
 
 from cks_desktop.graph.events import GraphChanged
@@ -48,6 +49,39 @@ def summarize(counts: dict[str, int]) -> str:
     ]
     text = "; ".join(g for g in groups if g)
     return text or "no changes"
+
+
+def ops_json(plan: Plan) -> str:
+    """The resolved ops as JSON. Add ops are assembled from their parts with the
+    properties text encoded during validation: encoding 10k ops again was a sixth
+    of a bulk batch's cost."""
+    parts = []
+    for op, props in zip(plan.resolved, plan.props_json):
+        kind = op["op"]
+        if props is None:  # only new objects and relations carry their encoded properties
+            parts.append(dumps(op))
+            continue
+        label = f',"label":{_str(op["label"])}' if "label" in op else ""
+        if kind == "add_relation":
+            parts.append(f'{{"op":"add_relation","id":{_str(op["id"])},"type":{_str(op["type"])},'
+                         f'"source":{_str(op["source"])},"target":{_str(op["target"])},"properties":{props}{label}}}')
+        else:
+            parts.append(f'{{"op":"add_object","id":{_str(op["id"])},"type":{_str(op["type"])},'
+                         f'"name":{_str(op["name"])},"properties":{props}{label}}}')
+    return "[" + ",".join(parts) + "]"
+
+
+def inverse_json(inverse: list[dict[str, Any]]) -> str:
+    """Inverse ops as JSON, with the one-field removals of bulk adds assembled directly."""
+    parts = []
+    for op in inverse:
+        if len(op) == 2 and op["op"] == "remove_relation":
+            parts.append(f'{{"op":"remove_relation","relation_id":{_str(op["relation_id"])}}}')
+        elif len(op) == 2 and op["op"] == "remove_object":
+            parts.append(f'{{"op":"remove_object","ref":{_str(op["ref"])}}}')
+        else:
+            parts.append(dumps(op))
+    return "[" + ",".join(parts) + "]"
 
 
 def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: str, at: str,
@@ -140,10 +174,10 @@ def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: st
                     inverse_ops=inverse, summary=summary, reverts=reverts)
     conn.execute("INSERT INTO changes (id, session_id, at, origin, summary, ops, inverse_ops, reverts) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (change.id, sid, at, origin, summary, dumps(plan.resolved), dumps(inverse), reverts))
+                 (change.id, sid, at, origin, summary, ops_json(plan), inverse_json(inverse), reverts))
     if touched:
-        conn.executemany("INSERT OR IGNORE INTO change_objects (session_id, object_id, change_id) VALUES (?, ?, ?)",
-                         [(sid, oid, change.id) for oid in sorted(touched)])
+        conn.executemany("INSERT INTO change_objects (object_id, change_id) VALUES (?, ?)",
+                         [(oid, change.id) for oid in sorted(touched)])
     event = GraphChanged(
         session_id=sid, change_id=change.id, origin=origin,
         added_objects=tuple(added_objs), updated_objects=tuple(updated_objs),

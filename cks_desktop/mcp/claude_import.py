@@ -111,6 +111,9 @@ def read_servers(path: Path) -> tuple[dict[str, Any], list[str]]:
         data = json.loads(text, object_pairs_hook=_pairs_keep_duplicates)
     except json.JSONDecodeError as exc:
         raise ClaudeImportError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).") from None
+    except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+        why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise ClaudeImportError(f"{path} cannot be read as JSON ({why}).") from None
     if not isinstance(data, dict):
         raise ClaudeImportError(f"{path} does not hold a JSON object.")
     servers = data.get("mcpServers", {})

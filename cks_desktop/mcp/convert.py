@@ -107,16 +107,18 @@ def schema_problem(schema: Any) -> str | None:
     kind = schema.get("type", "object")
     if kind != "object":
         return f"its input schema describes {kind!r}, not an object of arguments"
-    for ref in _refs(schema):
-        if ref != "#" and not ref.startswith("#/"):
-            return f"its input schema refers to an external document ({ref})"
-        if not _pointer_exists(schema, ref):
-            return f"its input schema refers to {ref}, which it does not define"
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
+        for ref in _refs(schema):
+            if ref != "#" and not ref.startswith("#/"):
+                return f"its input schema refers to an external document ({ref})"
+            if not _pointer_exists(schema, ref):
+                return f"its input schema refers to {ref}, which it does not define"
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         return f"its input schema is invalid: {exc.message}"
+    except RecursionError:  # a hostile or broken server can nest a schema thousands deep
+        return "its input schema is nested too deeply"
     return None
 
 

@@ -65,9 +65,13 @@ def setup_logging(log_file: Path, redact: Redactor, *, level: int = logging.INFO
     handler.setFormatter(_RedactingFormatter(redact))
     handler.setLevel(level)
     root = logging.getLogger()
-    root.addHandler(handler)
-    if root.level > level or root.level == logging.NOTSET:
+    if root.getEffectiveLevel() > level:
+        # The file wants more than the console shows: keep the console (--verbose or not) as it was.
+        for existing in root.handlers:
+            if existing.level == logging.NOTSET:
+                existing.setLevel(root.getEffectiveLevel())
         root.setLevel(level)
+    root.addHandler(handler)
     return handler
 
 
@@ -103,7 +107,6 @@ class CrashReporter:
         self._parent = parent
         self._dialog: QMessageBox | None = None
         self._suppressed = 0
-        self.reports: list[str] = []  # redacted texts shown this run (for tests and the self-test)
 
     def install(self) -> None:
         sys.excepthook = self.excepthook
@@ -115,7 +118,6 @@ class CrashReporter:
             return
         text = self.redact("".join(traceback.format_exception(exc_type, exc, tb)))
         log.error("uncaught exception\n%s", text)
-        self.reports.append(text)
         self._show(self.redact(f"{exc_type.__name__}: {exc}"), text)
 
     def loop_exception_handler(self, loop: object, context: dict) -> None:

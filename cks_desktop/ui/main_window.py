@@ -15,10 +15,9 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from cks_desktop import APP_NAME, __version__
-from cks_desktop.tools.approval import Approver
 from cks_desktop.ui.approval.approver import GuiApprover
 from cks_desktop.ui.approval.dialog import dialog_presenter
 from cks_desktop.ui.bridge import EventBridge
@@ -43,7 +42,7 @@ class MainWindow(QMainWindow):
     approvalDialogOpened = Signal(object)  # the ApprovalDialog, once it is on screen
     settingsDialogOpened = Signal(object)
 
-    def __init__(self, services: AppServices, *, approver: Approver | None = None) -> None:
+    def __init__(self, services: AppServices) -> None:
         super().__init__()
         self.services = services
         self.tasks = TaskTracker()
@@ -53,9 +52,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(APP_NAME)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
-        self.gui_approver = GuiApprover(dialog_presenter(lambda: self, self._session_title,
-                                                         on_open=self.approvalDialogOpened.emit))
-        self.approver: Approver = approver or self.gui_approver
+        self.approver = GuiApprover(dialog_presenter(lambda: self, self._session_title,
+                                                     on_open=self.approvalDialogOpened.emit))
         self.controllers: dict[str, ChatController] = {}
 
         # core events → GUI thread
@@ -127,7 +125,8 @@ class MainWindow(QMainWindow):
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
 
         edit_menu = bar.addMenu("&Edit")
-        self.find_action = self._action(edit_menu, "&Find in chat…", self._find, "Ctrl+F", "findAction")
+        self.find_action = self._action(edit_menu, "&Find…", self._find, "Ctrl+F", "findAction")
+        self.find_action.setToolTip("Find in the graph when it has the focus, otherwise in the chat")
 
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.sessions_dock.toggleViewAction())
@@ -154,6 +153,7 @@ class MainWindow(QMainWindow):
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.sidebar.sessionActivated.connect(self.open_session)
+        self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)
         self.chat_panel.settingsRequested.connect(lambda page: self.open_settings(page))
         self.chat_panel.providerChosen.connect(self._provider_chosen)
@@ -190,12 +190,15 @@ class MainWindow(QMainWindow):
     def open_session(self, session_id: str) -> None:
         self.graph_view.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
-        title = self._session_title(session_id)
-        self.setWindowTitle(f"{title} — {APP_NAME}" if title else APP_NAME)
         if session_id:
             self.services.settings.data["ui"]["last_session"] = session_id
         if self.sidebar.current_id != session_id and session_id:
             self.sidebar.select(session_id)
+        self._update_title()
+
+    def _update_title(self) -> None:
+        title = self._session_title(self.sidebar.current_id)
+        self.setWindowTitle(f"{title} — {APP_NAME}" if title else APP_NAME)
 
     @property
     def current_session(self) -> str:
@@ -220,6 +223,11 @@ class MainWindow(QMainWindow):
             self.chat_panel.find_bar.hide_bar()
 
     def _find(self) -> None:
+        focus = QApplication.focusWidget()
+        search = getattr(self.graph_view, "search", None)
+        if focus is not None and self.graph_view.isAncestorOf(focus) and search is not None:
+            search.focus()
+            return
         if not self.chat_dock.isVisible():
             self.chat_dock.show()
         self.chat_panel.show_find()
@@ -353,7 +361,7 @@ class MainWindow(QMainWindow):
         """Stop chats and dialogs, remember the layout, close servers and clients."""
         self._quitting = True
         self.save_layout()
-        self.gui_approver.deny_all()
+        self.approver.deny_all()
         running = [c.task for c in self.controllers.values() if c.task is not None and not c.task.done()]
         for controller in self.controllers.values():
             controller.stop()

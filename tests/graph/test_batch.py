@@ -66,9 +66,13 @@ def test_every_failing_op_is_reported(store: GraphStore, session: Session) -> No
             add("Fay", properties={"x": float("nan")}),               # 7: not JSON
             "not an op",                                              # 8
             {"op": "update_object", "ref": "Alice"},                  # 9: nothing to update
+            {"op": "add_relation", "source": ["x"], "target": {"y": 1}, "type": "t"},  # 10: refs not strings
+            {"op": "remove_object", "ref": 42},                       # 11
         ], "test")
     errors = info.value.errors
-    assert [e["index"] for e in errors] == list(range(10))
+    assert [e["index"] for e in errors] == list(range(12))
+    assert "source: 'source' must be a non-empty string" in errors[10]["message"]
+    assert "target: 'target' must be" in errors[10]["message"]
     messages = [e["message"] for e in errors]
     assert "already exists" in messages[0] and "on_conflict" in messages[0]
     assert "'name' must be a non-empty string" in messages[1]
@@ -223,3 +227,24 @@ def test_explicit_ids_are_checked(store: GraphStore, session: Session) -> None:
     other = store.create_session("other")
     with pytest.raises(ValidationFailed, match="already used in another session"):
         store.apply(other.id, [add("A", id="o_01M8MVM9E9DJZRE4S1852SP0GN")], "t")
+
+
+def test_text_that_cannot_be_stored_is_rejected_up_front(store: GraphStore, session: Session) -> None:
+    with pytest.raises(ValidationFailed) as info:
+        store.apply(session.id, [add("bad \ud800 name"), add("ok", properties={"p": "x\udfffy"})], "t")
+    assert [e["index"] for e in info.value.errors] == [0, 1]
+    assert "not valid Unicode" in info.value.errors[0]["message"]
+
+
+def test_internal_timestamps(store: GraphStore, session: Session) -> None:
+    r = store.apply(session.id, [add("A", label="$a", created_at="2020-01-02T03:04:05.000Z", updated_at=None),
+                                 add("B", label="$b", created_at=None),
+                                 {"op": "add_relation", "source": "$a", "target": "$b", "type": "t",
+                                  "created_at": None, "label": "$r"}], "t")
+    a = store.get_object(session.id, r.created["$a"])
+    assert a.created_at == a.updated_at == "2020-01-02T03:04:05.000Z"
+    b = store.get_object(session.id, r.created["$b"])
+    assert b.created_at == b.updated_at and b.created_at.startswith("20")
+    assert store.get_relation(session.id, r.created["$r"]).created_at == b.created_at
+    with pytest.raises(ValidationFailed, match="ISO 8601"):
+        store.apply(session.id, [add("C", created_at="yesterday")], "t")

@@ -254,3 +254,16 @@ def test_empty_session_exports(store: GraphStore, session: Session) -> None:
     assert store.export(session.id, "memory-jsonl") == ""
     result = store.import_data(session.id, "memory-jsonl", "", "i")
     assert result.change is None
+
+
+def test_graphml_keeps_characters_xml_cannot_carry(store: GraphStore, session: Session,
+                                                   other_store: GraphStore) -> None:
+    store.apply(session.id, [{"op": "add_object", "type": "T", "name": "bell\x07", "properties": {
+        "ctl": "a\x00b\x1f\ufffe", "ok": "é"}}], "t")
+    text = store.export(session.id, "graphml")
+    ET.fromstring(text)  # well-formed
+    target = other_store.create_session("copy")
+    other_store.import_data(target.id, "graphml", text, "i")
+    (obj,) = other_store.all_objects(target.id)
+    assert obj.properties == {"ctl": "a\x00b\x1f\ufffe", "ok": "é"}  # exact, through the JSON
+    assert obj.name == "bell\ufffd"  # names are plain XML text: such characters become U+FFFD

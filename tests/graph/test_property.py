@@ -112,6 +112,8 @@ def test_random_batches_apply_fully_or_not_at_all(shared_store: GraphStore, spec
         assert dump(store) == before_dump
         return
     assert len(result.change.ops) == len(ops)
+    stored = store.get_change(session.id, result.change.id)  # the JSON written equals what was returned
+    assert (stored.ops, stored.inverse_ops) == (result.change.ops, result.change.inverse_ops)
     store.revert(session.id, result.change.id, "undo")
     assert (graph_rows(store, session.id), store.type_defs(session.id)) == before_rows
     _check_invariants(store, session.id)

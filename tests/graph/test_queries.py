@@ -187,3 +187,22 @@ def test_reads_of_a_missing_session_or_object(store: GraphStore, session: Sessio
         store.get_relation(session.id, "r_missing")
     with pytest.raises(NotFound):
         store.resolve(session.id, "   ")
+
+
+def test_reads_with_text_that_is_not_unicode(store: GraphStore, session: Session) -> None:
+    with pytest.raises(StoreError, match="not valid Unicode"):
+        store.resolve(session.id, "x\ud800")
+    with pytest.raises(StoreError, match="not valid Unicode"):
+        store.list_objects(session.id, type="\udfff")
+    assert store.search_objects(session.id, "\ud800") == []
+
+
+def test_neighbors_include_relations_among_the_outer_ring(store: GraphStore, session: Session) -> None:
+    store.apply(session.id, [_obj("A"), _obj("B"), _obj("C"), _obj("D"),
+                             {"op": "add_relation", "source": "A", "target": "B", "type": "t"},
+                             {"op": "add_relation", "source": "A", "target": "C", "type": "t"},
+                             {"op": "add_relation", "source": "C", "target": "B", "type": "ring"},
+                             {"op": "add_relation", "source": "B", "target": "D", "type": "beyond"}], "t")
+    objects, relations = store.neighbors(session.id, "A", depth=1)
+    assert {o.name for o in objects} == {"A", "B", "C"}
+    assert sorted(r.type for r in relations) == ["ring", "t", "t"]

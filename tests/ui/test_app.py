@@ -118,3 +118,23 @@ def test_self_test_runs_the_real_window(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip() == ""
     assert not (tmp_path / "untouched").exists()  # the self-test works in a throwaway folder
+
+
+def test_the_log_file_gets_info_without_the_console_getting_louder(tmp_path: Path) -> None:
+    root = logging.getLogger()
+    console = logging.StreamHandler()
+    saved_level, saved_handlers = root.level, list(root.handlers)
+    root.setLevel(logging.WARNING)
+    root.addHandler(console)
+    handler = setup_logging(tmp_path / "app.log", Redactor())
+    try:
+        logging.getLogger("cks_desktop.test").info("an info line")
+        handler.flush()
+        assert "an info line" in (tmp_path / "app.log").read_text()
+        assert console.level == logging.WARNING  # the console still shows warnings only
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        root.removeHandler(console)
+        root.setLevel(saved_level)
+        assert root.handlers == saved_handlers

@@ -112,9 +112,10 @@ def test_revert_button_emits_the_item(qtbot) -> None:
     row = ToolCallRow(item)
     qtbot.addWidget(row)
     row.show()
-    with qtbot.waitSignal(row.revertRequested, timeout=1000) as blocker:
-        qtbot.mouseClick(row.revert_button, Qt.MouseButton.LeftButton)
-    assert blocker.args == [item]
+    emitted: list[object] = []
+    row.revertRequested.connect(emitted.append)
+    qtbot.mouseClick(row.revert_button, Qt.MouseButton.LeftButton)
+    assert emitted == [item]
 
 
 def _long_chat(n_messages: int) -> ChatModel:
@@ -134,9 +135,7 @@ def test_a_thousand_messages_open_in_under_a_second(qtbot) -> None:
     view = ChatView(ChatModel())
     qtbot.addWidget(view)
     view.resize(480, 700)
-    view.model = model
-    model.subscribe(view)
-    view.items_reset()
+    view.set_model(model)
     view.show()
     QGuiApplication.processEvents()
     elapsed = time.perf_counter() - started
@@ -216,3 +215,31 @@ def test_provider_picker_reports_choices(qtbot) -> None:
     composer.model_box.setEditText("qwen3")
     composer.model_box.lineEdit().editingFinished.emit()
     assert chosen == [("ollama", "qwen3")]
+
+
+def test_find_in_chat_steps_through_matches(qtbot) -> None:
+    from cks_desktop.ui.chat.controller import ChatController
+    from cks_desktop.ui.chat.find import find_matches, mentioned_ids
+    from cks_desktop.ui.chat.panel import ChatPanel
+
+    controller = ChatController("s1", services=None)  # type: ignore[arg-type]
+    controller.loaded = True
+    controller.model.reset([MessageItem("user", "Where is Paris?"), MessageItem("assistant", "Paris is in France."),
+                            _tool(arguments={"name": "Paris"}, result='{"id": "o_01M8MVPG078N4X0DAVFX82H6C5"}')])
+    assert find_matches(controller.model.items, "PARIS") == [0, 1, 2]
+    assert mentioned_ids(controller.model.items[2]) == ["o_01M8MVPG078N4X0DAVFX82H6C5"]
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.resize(480, 600)
+    panel.show()
+    panel.set_controller(controller)
+    panel.show_find()
+    qtbot.keyClicks(panel.find_bar.edit, "paris")
+    assert panel.find_bar.count.text() == "3 of 3"
+    row = panel.view.rows()[0]
+    assert row.is_expanded()  # the newest match, a tool row, is opened
+    qtbot.keyClick(panel.find_bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert panel.find_bar.count.text() == "2 of 3"
+    assert panel.view.widget_for(1).view.textCursor().selectedText() == "Paris"
+    qtbot.keyClick(panel.find_bar.edit, Qt.Key.Key_Escape)
+    assert not panel.find_bar.isVisible()

@@ -106,3 +106,19 @@ async def test_delete_asks_first(qtbot, store, accept: bool) -> None:
     assert (doomed in ids) is not accept and keep in ids
     if accept:
         assert sidebar.current_id == keep  # the next session becomes current
+
+
+def test_a_session_deleted_elsewhere_moves_the_sidebar_on(qtbot, store) -> None:
+    sidebar = _sidebar(qtbot, store)
+    unsubscribe = store.subscribe(sidebar.presenter.on_store_event)
+    try:
+        keep = sidebar.create_session()
+        doomed = sidebar.create_session()
+        activated: list[str] = []
+        sidebar.sessionActivated.connect(activated.append)
+        store.delete_session(doomed)  # e.g. `cks-desktop sessions delete` while the window is open
+        assert sidebar.current_id == keep and activated == [keep]
+        store.delete_session(keep)
+        assert sidebar.current_id == "" and activated[-1] == ""
+    finally:
+        unsubscribe()

@@ -108,6 +108,7 @@ async def test_revert_undoes_a_tool_change_and_is_remembered(qtbot, home, anthro
     async with open_window(home, fake=anthropic_fake) as window:
         window.sidebar.create_session()
         await wait(_send(window, qtbot, "Add Paris"))
+        window.chat_panel.view.flush()  # row repaints are coalesced; apply them now
         (row,) = window.chat_panel.view.rows()
         assert "Paris" in window.graph_view.object_names() and row.revert_button.isVisibleTo(row)
         mentioned: list[list[str]] = []

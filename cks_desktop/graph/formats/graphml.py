@@ -61,6 +61,12 @@ def _attribute_keys(items: list[dict[str, Any]]) -> dict[str, str]:
     return {k: v for k, v in sorted(kinds.items()) if v is not None and k not in _RESERVED}
 
 
+def _json(value: Any) -> str:
+    """Property JSON for a data element; escaped to ASCII if it holds characters XML cannot."""
+    text = json.dumps(value, ensure_ascii=False)
+    return json.dumps(value) if _XML_INVALID.search(text) else text
+
+
 def _text_of(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -96,14 +102,14 @@ def export_graphml(session: Session, objects: list[Object], relations: list[Rela
         node = ET.SubElement(graph, f"{{{NS}}}node", {"id": o.id})
         data(node, "type", _clean(o.type))
         data(node, "name", _clean(o.name))
-        data(node, "properties", json.dumps(o.properties, ensure_ascii=False))
+        data(node, "properties", _json(o.properties))
         for prop, value in o.properties.items():
             if prop in node_keys:
                 data(node, node_keys[prop], _text_of(value))
     for r in relations:
         edge = ET.SubElement(graph, f"{{{NS}}}edge", {"id": r.id, "source": r.source_id, "target": r.target_id})
         data(edge, "type", _clean(r.type))
-        data(edge, "properties", json.dumps(r.properties, ensure_ascii=False))
+        data(edge, "properties", _json(r.properties))
         for prop, value in r.properties.items():
             if prop in edge_keys:
                 data(edge, edge_keys[prop], _text_of(value))

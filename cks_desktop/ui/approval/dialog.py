@@ -94,8 +94,11 @@ class ApprovalDialog(QDialog):
         self.deny_button = QPushButton("&Deny")
         self.deny_button.setObjectName("denyButton")
         self.deny_button.setToolTip("Do not run it; the assistant is told you declined.")
-        for button in (self.allow_button, self.allow_run_button, self.deny_button):
+        for button, name in ((self.allow_button, "Allow this call"),
+                             (self.allow_run_button, "Allow this tool for the rest of this reply"),
+                             (self.deny_button, "Deny this call")):
             button.setAutoDefault(False)
+            button.setAccessibleName(name)
         buttons.addButton(self.deny_button, QDialogButtonBox.ButtonRole.RejectRole)
         buttons.addButton(self.allow_run_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.allow_button, QDialogButtonBox.ButtonRole.AcceptRole)

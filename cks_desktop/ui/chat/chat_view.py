@@ -62,6 +62,13 @@ class ChatView(QScrollArea):
         bar.rangeChanged.connect(self._range_changed)
         model.subscribe(self)
 
+    def set_model(self, model: ChatModel) -> None:
+        """Show another chat (switching sessions)."""
+        self.model.unsubscribe(self)
+        self.model = model
+        model.subscribe(self)
+        self.items_reset()
+
     # -- ChatModelListener -------------------------------------------------------
     def items_reset(self) -> None:
         for widget in self._widgets.values():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
                                QVBoxLayout, QWidget)
 
 from cks_desktop.settings import PROVIDERS
@@ -102,9 +102,6 @@ class Composer(QWidget):
         self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         bottom.addWidget(self.provider_box)
         bottom.addWidget(self.model_box, 1)
-        self.hint = QLabel()
-        self.hint.setObjectName("composerHint")
-        bottom.addWidget(self.hint)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAutoDefault(False)

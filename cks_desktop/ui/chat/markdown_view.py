@@ -6,6 +6,8 @@
   images are replaced by a text link ("[image: alt]") the person may click.
 - Links open in the browser only on click, and only http(s)/mailto links.
 - The view sizes itself to its content, so a chat is one scrolling column.
+- Huge texts (more than ``DISPLAY_MAX`` characters or ``DISPLAY_MAX_LINES`` lines)
+  show only their beginning, as plain text, so laying them out never freezes the window.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import (QColor, QDesktopServices, QPalette, QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument,
-                           QTextFormat, QWheelEvent)
+from PySide6.QtGui import (QColor, QDesktopServices, QPalette, QResizeEvent, QTextCharFormat, QTextCursor,
+                           QTextDocument, QTextDocumentFragment, QTextFormat, QWheelEvent)
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
 MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
@@ -22,10 +24,38 @@ MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 
 
+# Qt lays text out on the event loop: 20,000 characters of Markdown take ~0.2 s (a table
+# more), a 100,000-character line over a second. Longer texts (a runaway 5 MB answer)
+# show their first 20,000 characters as plain text, with a note; ``source_text`` keeps all.
+# The number of lines counts as much as the characters (each paragraph is laid out on its own).
+DISPLAY_MAX = 20_000
+DISPLAY_MAX_LINES = 500
+
+
+def is_huge(text: str) -> bool:
+    return len(text) > DISPLAY_MAX or text.count("\n", 0, DISPLAY_MAX + 1) > DISPLAY_MAX_LINES
+
+
+def shown_part(text: str) -> str:
+    if not is_huge(text):
+        return text
+    head = "\n".join(text[:DISPLAY_MAX].split("\n")[:DISPLAY_MAX_LINES])
+    return (head + f"\n\n[… this text is {len(text):,} characters long; only its beginning "
+            f"({len(head):,} characters) is shown, without formatting]")
+
+
 def set_safe_markdown(document: QTextDocument, text: str) -> None:
-    """Fill ``document`` from Markdown with raw HTML off and images turned into links."""
-    document.setMarkdown(text, MARKDOWN_FEATURES)
-    _replace_images(document)
+    """Fill ``document`` from Markdown with raw HTML off and images turned into links.
+
+    The Markdown is parsed into a detached document first: one that is laid out
+    (shown) would try to load each image as soon as it appears — Qt decodes
+    ``data:`` images itself — before the images could be replaced.
+    """
+    scratch = QTextDocument()
+    scratch.setMarkdown(text, MARKDOWN_FEATURES)
+    _replace_images(scratch)
+    document.clear()
+    QTextCursor(document).insertFragment(QTextDocumentFragment(scratch))
 
 
 def _replace_images(document: QTextDocument) -> None:
@@ -86,14 +116,17 @@ class MarkdownView(QTextBrowser):
         if self._markdown and text == self._text:
             return
         self._text, self._markdown = text, True
-        set_safe_markdown(self.document(), text)
+        if is_huge(text):
+            self.setPlainText(shown_part(text))
+        else:
+            set_safe_markdown(self.document(), text)
         self._fit()
 
     def set_plain(self, text: str) -> None:
         if not self._markdown and text == self._text:
             return
         self._text, self._markdown = text, False
-        self.setPlainText(text)
+        self.setPlainText(shown_part(text))
         self._fit()
 
     def source_text(self) -> str:

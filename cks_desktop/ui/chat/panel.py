@@ -160,18 +160,12 @@ class ChatPanel(QWidget):
         self.controller = controller
         self.model = controller.model if controller is not None else ChatModel()
         self.model.subscribe(self)  # for the empty-chat hint
-        self._set_view_model(self.model)
+        self.view.set_model(self.model)
         if controller is not None:
             controller.subscribe(self._sync)
             if not controller.loaded:
                 controller.load()
         self._sync()
-
-    def _set_view_model(self, model: ChatModel) -> None:
-        self.view.model.unsubscribe(self.view)
-        self.view.model = model
-        model.subscribe(self.view)
-        self.view.items_reset()
 
     # ChatModelListener (only to toggle the hint)
     def items_reset(self) -> None:

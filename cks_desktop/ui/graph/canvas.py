@@ -1,11 +1,11 @@
 """The one widget that draws the whole graph, and turns gestures into intents.
 
-Painting: the base picture (edges, nodes, labels) is rendered into a cached
-pixmap a margin larger than the widget. Panning only moves that pixmap (well
-under a millisecond) until the view leaves the margin; while a zoom gesture
-is in flight the old frame is scaled as a preview and the real frame is drawn
-once the wheel rests. Selection, hover and highlights are painted on top each
-frame (``overlay.py``), so clicking never costs a full redraw.
+Painting: the base picture (edges, nodes, labels) lives in a cached frame
+(``frames.py``): panning moves it, a big redraw happens in pieces while the
+old frame is shown, and while a zoom gesture is in flight the old frame is
+scaled as a preview and the real frame is drawn once the wheel rests.
+Selection, hover and highlights are painted on top each frame
+(``overlay.py``), so clicking never costs a full redraw.
 
 Gestures: the canvas changes only what is purely visual (viewport, hover,
 selection, dragged positions) and emits signals for everything that edits
@@ -19,7 +19,7 @@ import time
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QColor, QKeyEvent, QMouseEvent, QNativeGestureEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent,
+    QColor, QKeyEvent, QMouseEvent, QNativeGestureEvent, QPainter, QPaintEvent, QPen, QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -27,12 +27,13 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from cks_desktop.ui.graph.model import GraphModel
 from cks_desktop.ui.graph.overlay import OverlayPainter
 from cks_desktop.ui.graph.placement import GRID_CELL
-from cks_desktop.ui.graph.render import FrameRenderer, SceneBuffers, Style, node_diameter
+from cks_desktop.ui.graph.buffers import SceneBuffers
+from cks_desktop.ui.graph.frames import SYNC_EDGES, FrameCache
+from cks_desktop.ui.graph.render import FrameRenderer, Style, node_diameter
 from cks_desktop.ui.graph.spatial import SpatialGrid
 from cks_desktop.ui.graph.viewport import Viewport
 from cks_desktop.ui.graph.viewstate import ViewState
 
-MARGIN = 0.25  # of the widget size, rendered beyond each edge so small pans need no redraw
 DRAG_THRESHOLD = 4
 SETTLE_MS = 90  # the frame is redrawn this long after the last wheel step
 
@@ -62,9 +63,7 @@ class GraphCanvas(QWidget):
         self.connect_mode = False
         self.status_text = ""
         self.empty_text = ""
-        self._frame: QPixmap | None = None
-        self._frame_key: tuple | None = None
-        self._frame_view: tuple[float, float, float, int, int] = (0.0, 0.0, 1.0, 0, 0)  # cx, cy, scale, mx, my
+        self.frames = FrameCache(self.renderer, self.update)
         self._interacting_until = 0.0
         self._hover: int | None = None
         self._press: QPointF | None = None
@@ -76,7 +75,6 @@ class GraphCanvas(QWidget):
         self._last: QPointF = QPointF()
         self._cursor: QPointF = QPointF()
         self._band_end: QPointF | None = None
-        self.last_render_ms = 0.0
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.timeout.connect(self.update)
@@ -104,7 +102,7 @@ class GraphCanvas(QWidget):
 
     def invalidate(self) -> None:
         """The base frame must be redrawn (geometry, filter or style changed)."""
-        self._frame_key = None
+        self.buffers.version += 1
         self.update()
 
     def rebuild(self) -> None:
@@ -187,70 +185,44 @@ class GraphCanvas(QWidget):
     # -- painting -------------------------------------------------------------
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.viewport.resize(self.width(), self.height())
-        self._frame_key = None
         super().resizeEvent(event)
         self.viewportChanged.emit()
 
-    def _render_frame(self) -> None:
-        vp = self.viewport
-        dpr = self.devicePixelRatioF()
-        mx, my = int(vp.width * MARGIN), int(vp.height * MARGIN)
-        w, h = int(vp.width) + 2 * mx, int(vp.height) + 2 * my
-        if self._frame is None or self._frame.width() != int(w * dpr) or self._frame.height() != int(h * dpr):
-            self._frame = QPixmap(int(w * dpr), int(h * dpr))
-            self._frame.setDevicePixelRatio(dpr)
-        started = time.perf_counter()
-        painter = QPainter(self._frame)
-        big = Viewport(w, h, vp.scale, vp.cx, vp.cy)
-        self.renderer.paint(painter, big, self.style_, bounds=self.graph_bounds())
-        painter.end()
-        self.last_render_ms = (time.perf_counter() - started) * 1000
-        self._frame_view = (vp.cx, vp.cy, vp.scale, mx, my)
-        self._frame_key = self._key()
+    @property
+    def last_render_ms(self) -> float:
+        return self.frames.last_render_ms
 
     def _key(self) -> tuple:
         vp = self.viewport
         return (self.buffers.version, id(self.style_), vp.scale, vp.width, vp.height, self.devicePixelRatioF())
 
-    def _blit(self, p: QPainter) -> bool:
-        """Draw the cached frame at the current pan offset; False if it does not cover the view."""
-        if self._frame is None or self._frame_key != self._key():
-            return False
-        cx, cy, scale, mx, my = self._frame_view
-        vp = self.viewport
-        ox = -mx + (cx - vp.cx) * scale
-        oy = -my + (cy - vp.cy) * scale
-        if not (-2 * mx <= ox <= 0 and -2 * my <= oy <= 0):
-            return False
-        p.drawPixmap(QPointF(ox, oy), self._frame)
-        return True
+    def _render_frame(self) -> None:
+        """Draw the base frame for the current view completely, now (benchmarks, grabs, exports)."""
+        self.ensure_style()
+        self.frames.render_now(self.viewport, self.devicePixelRatioF(), self._key(), self.style_,
+                               self.graph_bounds())
 
-    def _preview(self, p: QPainter) -> bool:
-        """While a zoom is in flight: the old frame, scaled. Cheap and good enough for 90 ms."""
-        if self._frame is None or self._frame_key is None or time.monotonic() > self._interacting_until:
-            return False
-        cx, cy, s0, mx, my = self._frame_view
-        vp = self.viewport
-        k = vp.scale / s0
-        w2 = (vp.width + 2 * mx) / 2
-        h2 = (vp.height + 2 * my) / 2
-        p.fillRect(self.rect(), self.style_.background)
-        p.save()
-        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
-        p.translate((cx - vp.cx) * vp.scale + vp.width / 2 - w2 * k, (cy - vp.cy) * vp.scale + vp.height / 2 - h2 * k)
-        p.scale(k, k)
-        p.drawPixmap(QPointF(0, 0), self._frame)
-        p.restore()
-        self._settle.start(SETTLE_MS)
-        return True
+    def finish_frame(self) -> None:
+        """Bring the cached frame up to date synchronously (before a grab in tests or a screenshot)."""
+        self.frames.finish()
+        if self.frames.front is None or self.frames.front.key != self._key():
+            self._render_frame()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.ensure_style()
         p = QPainter(self)
-        if not self._blit(p):
-            if not self._preview(p):
-                self._render_frame()
-                self._blit(p)
+        vp, key = self.viewport, self._key()
+        if not self.frames.blit(p, vp, key):
+            zooming = time.monotonic() < self._interacting_until
+            if self.buffers.drawn_edges < SYNC_EDGES:
+                self._render_frame()  # small: cheaper to draw than to schedule
+                self.frames.blit(p, vp, key)
+            else:
+                self.frames.preview(p, vp, self.style_.background)
+                if zooming:
+                    self._settle.start(SETTLE_MS)  # the real frame once the wheel rests
+                else:
+                    self.frames.start(vp, self.devicePixelRatioF(), key, self.style_, self.graph_bounds())
         mask = self.state.visible_mask(self.model)
         self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask)
         self._paint_gesture(p)

@@ -131,9 +131,12 @@ class GraphEditor:
     async def remove_relation(self, relation_id: str) -> EditResult:
         return await self.invoke("remove_relation", {"relation_id": relation_id})
 
-    async def retype_relation(self, relation_id: str, source_id: str, target_id: str, type_name: str,
-                              properties: dict[str, Any] | None = None) -> EditResult:
-        """Change a relation's type: remove and re-add in one change (one undo)."""
+    async def replace_relation(self, relation_id: str, source_id: str, target_id: str, type_name: str,
+                               properties: dict[str, Any] | None = None) -> EditResult:
+        """Change a relation's type or properties: remove and re-add in one change (one undo).
+
+        There is no update tool for relations (models never need one: they add and
+        remove); one batch keeps it a single, revertible change."""
         add: dict[str, Any] = {"op": "add_relation", "source": source_id, "target": target_id, "type": type_name}
         if properties:
             add["properties"] = properties

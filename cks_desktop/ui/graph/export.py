@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QRect, QRectF, QSize
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
@@ -25,7 +25,7 @@ def _paint(canvas: GraphCanvas, p: QPainter, *, vector: bool) -> None:
     vp = Viewport(canvas.viewport.width, canvas.viewport.height, canvas.viewport.scale,
                   canvas.viewport.cx, canvas.viewport.cy)
     canvas.ensure_style()
-    canvas.renderer.paint(p, vp, canvas.style_, vector=vector)
+    canvas.renderer.paint(p, vp, canvas.style_, vector=vector, inside=QRectF(0, 0, vp.width, vp.height))
     flashes, canvas.state.flashes = canvas.state.flashes, {}
     try:
         canvas.overlay.paint(p, vp, canvas.style_, time.monotonic(), mask=canvas.state.visible_mask(canvas.model))

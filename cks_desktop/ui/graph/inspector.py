@@ -425,6 +425,7 @@ class Inspector(QFrame):
         menu = QMenu(self)
         menu.addAction("Go to the other object", lambda: self.navigate.emit(item.data(ROLE_ID + 1)))
         menu.addAction("Change type…", lambda: self.spawn(self.retype_relation(rel)))
+        menu.addAction("Edit properties…", lambda: self.spawn(self.edit_relation_properties(rel)))
         menu.addAction("Remove relation", lambda: self.spawn(self._edit(self.editor.remove_relation(rel.id))))
         menu.popup(lst.viewport().mapToGlobal(pos))
 
@@ -432,11 +433,37 @@ class Inspector(QFrame):
         from cks_desktop.ui.dialogs import run_dialog
 
         dialog = QInputDialog(self)
-        dialog.setObjectName("relationTypeDialog")
+        dialog.setObjectName("relationRetypeDialog")
         dialog.setWindowTitle("Relation type")
         dialog.setLabelText("New type for this relation:")
         dialog.setTextValue(rel.type)
         if await run_dialog(dialog) and dialog.textValue().strip() and dialog.textValue().strip() != rel.type:
-            await self._edit(self.editor.retype_relation(rel.id, rel.source_id, rel.target_id,
-                                                         dialog.textValue().strip(), rel.properties))
+            await self._edit(self.editor.replace_relation(rel.id, rel.source_id, rel.target_id,
+                                                          dialog.textValue().strip(), rel.properties))
         dialog.deleteLater()
+
+    async def edit_relation_properties(self, rel: Relation) -> None:
+        """A relation's properties as one JSON object (relations rarely have more than a few)."""
+        from cks_desktop.ui.dialogs import run_dialog
+
+        dialog = QInputDialog(self)
+        dialog.setObjectName("relationPropertiesDialog")
+        dialog.setWindowTitle("Relation properties")
+        dialog.setLabelText(f"Properties of “{rel.type}” as a JSON object:")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput, True)
+        dialog.setTextValue(json.dumps(rel.properties, ensure_ascii=False, indent=2))
+        try:
+            if not await run_dialog(dialog):
+                return
+            try:
+                props = json.loads(dialog.textValue() or "{}")
+            except ValueError as exc:
+                self.status.setText(f"Those properties are not valid JSON: {exc}.")
+                return
+            if not isinstance(props, dict):
+                self.status.setText("Relation properties must be a JSON object, like {\"since\": 2020}.")
+                return
+            if props != rel.properties:
+                await self._edit(self.editor.replace_relation(rel.id, rel.source_id, rel.target_id, rel.type, props))
+        finally:
+            dialog.deleteLater()

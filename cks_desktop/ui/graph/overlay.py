@@ -21,6 +21,7 @@ from cks_desktop.ui.graph.viewport import Viewport
 from cks_desktop.ui.graph.viewstate import ViewState
 
 MAX_OVERLAY_ITEMS = 3000
+MAX_FLASHING = 500  # the glow redraws 25 times a second while it fades: keep it cheap
 
 
 class OverlayPainter:
@@ -38,6 +39,13 @@ class OverlayPainter:
         pen.setWidthF(width)
         p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawEllipse(QPointF(sx, sy), r, r)
+
+    def _disc(self, p: QPainter, vp: Viewport, i: int, colour: QColor) -> None:
+        sx, sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
+        r = node_diameter(vp.scale) / 2
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(colour)
         p.drawEllipse(QPointF(sx, sy), r, r)
 
     def _label(self, p: QPainter, vp: Viewport, style: Style, i: int, *, bold: bool = False,
@@ -114,13 +122,18 @@ class OverlayPainter:
         if state.path_edges:
             edges = [model.rel_index[r] for r in state.path_edges if r in model.rel_index]
             self._edges(p, vp, edges, style.path, 4.0)
-        # the latest change, fading out
+        # the latest change, fading out; the changed nodes and their relations are drawn here too,
+        # so they are on screen in the very next frame even while a big base frame is being redrawn
+        flashing = [(i, state.flash_strength(oid, now)) for i, oid in
+                    ((shown(oid), oid) for oid in list(state.flashes)[:MAX_FLASHING]) if i is not None]
+        flashing = [(i, k) for i, k in flashing if k > 0]
+        if flashing:
+            edges = [j for i, _ in flashing[:200] for j in model.incident_edges(i)[:30]]
+            self._edges(p, vp, edges, style.edge_near, 1.2)
+            for i, _ in flashing:
+                self._disc(p, vp, i, style.colour_of(model.type_of(i)))
         glow = QColor(style.flash)
-        for oid in list(state.flashes)[:MAX_OVERLAY_ITEMS]:
-            i = shown(oid)
-            strength = state.flash_strength(oid, now)
-            if i is None or strength <= 0:
-                continue
+        for i, strength in flashing:
             glow.setAlphaF(0.25 + 0.75 * strength)
             self._ring(p, vp, i, glow, 3.0 + 3.0 * strength, 3.0 + 4.0 * strength)
         for oid in list(state.marked)[:MAX_OVERLAY_ITEMS]:

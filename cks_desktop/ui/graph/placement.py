@@ -24,7 +24,7 @@ from cks_desktop.ui.graph.model import GraphModel
 from cks_desktop.ui.graph.spatial import SpatialGrid
 
 EDGE_LENGTH = 60.0
-NODE_RADIUS = 7.0
+NODE_RADIUS = 8.5
 GRID_CELL = EDGE_LENGTH
 
 

@@ -25,8 +25,7 @@ zoomed out the frame is plain squares and hairlines.
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -34,16 +33,16 @@ from PySide6.QtGui import (
     QColor, QFont, QPainter, QPainterPath, QPalette, QPen, QPolygonF, QStaticText, QTransform,
 )
 
+from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.model import GraphModel
 from cks_desktop.ui.graph.palette import assign_colours
 from cks_desktop.ui.graph.placement import EDGE_LENGTH, NODE_RADIUS
 from cks_desktop.ui.graph.spatial import SpatialGrid
 from cks_desktop.ui.graph.viewport import Viewport
 
-PARKED = 1.0e9
 LABEL_MAX_CHARS = 28
 MAX_LABELS = 600
-MAX_ARROWS = 1500
+MAX_ARROWS = 1200
 MAX_EDGE_LABELS = 250
 
 
@@ -100,6 +99,8 @@ class Detail:
     arrows: bool
     edge_labels: bool
     round_nodes: bool
+    heavy_edges: bool = False  # the edges on screen drawn again, a little wider
+    rings: bool = False  # a background-coloured ring around each disc
 
 
 def node_diameter(scale: float) -> float:
@@ -107,144 +108,29 @@ def node_diameter(scale: float) -> float:
 
 
 def choose_detail(scale: float, visible_nodes: int, visible_edges: int) -> Detail:
+    """Detail costs per visible node, so it is granted by how many are on screen, not by zoom alone.
+
+    Thousands of nodes on screen are drawn as small square dots: big discs would
+    only cover each other (and the edges), and squares cost a third of discs.
+    """
     px = node_diameter(scale)
+    if visible_nodes > 3000:
+        px = min(px, 5.0)
     return Detail(
         node_px=px,
-        antialias=visible_nodes <= 4000,
-        labels=px >= 6 and visible_nodes <= MAX_LABELS,
+        antialias=visible_nodes <= 1500,
+        labels=px >= 4.5 and visible_nodes <= MAX_LABELS,
         arrows=px >= 8 and visible_edges <= MAX_ARROWS,
         edge_labels=scale * EDGE_LENGTH >= 90 and visible_edges <= MAX_EDGE_LABELS,
-        round_nodes=px >= 4.5 or visible_nodes <= 4000,
+        round_nodes=visible_nodes <= 3000 or px >= 9,  # squares are ~3x cheaper and read the same small
+        heavy_edges=px >= 8 and visible_nodes <= 800,
+        rings=px >= 6 and visible_nodes <= 1500,
     )
 
 
 def world_transform(vp: Viewport) -> QTransform:
     s = vp.scale
     return QTransform(s, 0, 0, s, vp.width / 2 - vp.cx * s, vp.height / 2 - vp.cy * s)
-
-
-class SceneBuffers:
-    """The batched geometry: one point polygon per node type, one path for all edges."""
-
-    def __init__(self) -> None:
-        self.polys: dict[int, QPolygonF] = {}
-        self.node_slot = array("i")
-        self.edges = QPainterPath()
-        self.edge_slot = array("i")
-        self.drawn_nodes = 0
-        self.drawn_edges = 0
-        self.holes = 0
-        self.version = 0  # bumped on every change: the cached frame compares it
-
-    def _drawable(self, model: GraphModel, mask: bytearray | None, i: int) -> bool:
-        return bool(model.alive[i] and model.placed[i] and (mask is None or mask[i]))
-
-    def rebuild(self, model: GraphModel, mask: bytearray | None) -> None:
-        xs, ys, ntype = model.xs, model.ys, model.ntype
-        pts: dict[int, list[QPointF]] = {}
-        node_slot = array("i", [-1]) * model.slot_count
-        drawable = bytearray(model.slot_count)
-        for i in model.nodes():
-            if model.placed[i] and (mask is None or mask[i]):
-                bucket = pts.setdefault(ntype[i], [])
-                node_slot[i] = len(bucket)
-                bucket.append(QPointF(xs[i], ys[i]))
-                drawable[i] = 1
-        self.polys = {t: QPolygonF(points) for t, points in pts.items()}
-        self.node_slot = node_slot
-        self.drawn_nodes = sum(len(p) for p in pts.values())
-        path = QPainterPath()
-        edge_slot = array("i", [-1]) * len(model.ealive)
-        src, dst, k = model.src, model.dst, 0
-        move, line = path.moveTo, path.lineTo
-        for j in model.edges():
-            a, b = src[j], dst[j]
-            if drawable[a] and drawable[b]:
-                move(xs[a], ys[a])
-                line(xs[b], ys[b])
-                edge_slot[j] = k
-                k += 1
-        self.edges = path
-        self.edge_slot = edge_slot
-        self.drawn_edges = k
-        self.holes = 0
-        self.version += 1
-
-    def _grow(self, model: GraphModel) -> None:
-        if len(self.node_slot) < model.slot_count:
-            self.node_slot.extend([-1] * (model.slot_count - len(self.node_slot)))
-        if len(self.edge_slot) < len(model.ealive):
-            self.edge_slot.extend([-1] * (len(model.ealive) - len(self.edge_slot)))
-
-    def add(self, model: GraphModel, mask: bytearray | None, nodes: Iterable[int], edges: Iterable[int]) -> None:
-        """Append new nodes and edges without touching the rest."""
-        self._grow(model)
-        xs, ys = model.xs, model.ys
-        for i in nodes:
-            if self.node_slot[i] >= 0 or not self._drawable(model, mask, i):
-                continue
-            poly = self.polys.get(model.ntype[i])
-            if poly is None:
-                poly = self.polys[model.ntype[i]] = QPolygonF()
-            self.node_slot[i] = len(poly)
-            poly.append(QPointF(xs[i], ys[i]))
-            self.drawn_nodes += 1
-        for j in edges:
-            if self.edge_slot[j] >= 0 or not model.ealive[j]:
-                continue
-            a, b = model.src[j], model.dst[j]
-            if self.node_slot[a] < 0 or self.node_slot[b] < 0:
-                continue
-            self.edge_slot[j] = self.edges.elementCount() // 2
-            self.edges.moveTo(xs[a], ys[a])
-            self.edges.lineTo(xs[b], ys[b])
-            self.drawn_edges += 1
-        self.version += 1
-
-    def remove(self, model: GraphModel, nodes: Iterable[int], edges: Iterable[int]) -> None:
-        """Park removed nodes and edges far away (a rebuild later reclaims the space)."""
-        self._grow(model)
-        for j in edges:
-            k = self.edge_slot[j]
-            if k >= 0:
-                self.edges.setElementPositionAt(2 * k, PARKED, PARKED)
-                self.edges.setElementPositionAt(2 * k + 1, PARKED, PARKED)
-                self.edge_slot[j] = -1
-                self.drawn_edges -= 1
-                self.holes += 1
-        for i in nodes:
-            k = self.node_slot[i]
-            if k >= 0:
-                poly = self.polys.get(model.ntype[i])
-                if poly is not None and k < len(poly):
-                    poly[k] = QPointF(PARKED, PARKED)
-                self.node_slot[i] = -1
-                self.drawn_nodes -= 1
-                self.holes += 1
-        self.version += 1
-
-    @property
-    def fragmented(self) -> bool:
-        return self.holes > 512 + (self.drawn_nodes + self.drawn_edges) // 5
-
-    def move(self, model: GraphModel, nodes: Iterable[int]) -> None:
-        """Follow position changes of ``nodes`` (and their edges)."""
-        self._grow(model)
-        xs, ys, src = model.xs, model.ys, model.src
-        setp = self.edges.setElementPositionAt
-        for i in nodes:
-            k = self.node_slot[i]
-            if k < 0:
-                continue
-            x, y = xs[i], ys[i]
-            self.polys[model.ntype[i]][k] = QPointF(x, y)
-            for j in model.incident_edges(i):
-                e = self.edge_slot[j]
-                if e >= 0:
-                    setp(2 * e if src[j] == i else 2 * e + 1, x, y)
-                    if model.dst[j] == i and src[j] == i:
-                        setp(2 * e + 1, x, y)
-        self.version += 1
 
 
 def visible_nodes(model: GraphModel, grid: SpatialGrid, buffers: SceneBuffers, vp: Viewport,
@@ -286,6 +172,7 @@ class FrameRenderer:
         self.edge_font.setItalic(True)
         # Text layout is the slow part of a label (3-4x drawing it): keep it laid out.
         self._texts: dict[tuple[str, bool], QStaticText] = {}
+        self.last_detail = choose_detail(1.0, 0, 0)
 
     def static_text(self, text: str, *, edge: bool = False) -> QStaticText:
         key = (text, edge)
@@ -309,46 +196,66 @@ class FrameRenderer:
 
     def paint(self, p: QPainter, vp: Viewport, style: Style, *, background: bool = True,
               force_detail: Detail | None = None, vector: bool = False,
-              bounds: tuple[float, float, float, float] | None = None) -> Detail:
-        """Draw edges, nodes and (zoomed in) labels for viewport ``vp``.
+              bounds: tuple[float, float, float, float] | None = None, inside: QRectF | None = None) -> Detail:
+        """Draw edges, nodes and (zoomed in) labels for viewport ``vp``, all at once.
 
         ``vector`` (SVG export): nodes as real circles and labels as text, not
         wide points and cached glyph runs, so the file is faithful in any viewer.
         """
+        steps = self.steps(p, vp, style, background=background, force_detail=force_detail, vector=vector,
+                           bounds=bounds, inside=inside)
+        for _ in steps:
+            pass
+        return self.last_detail
+
+    def steps(self, p: QPainter, vp: Viewport, style: Style, *, background: bool = True,
+              force_detail: Detail | None = None, vector: bool = False,
+              bounds: tuple[float, float, float, float] | None = None,
+              inside: QRectF | None = None) -> Iterator[None]:
+        """The same drawing in pieces of a few ms each (a generator): the canvas draws a big
+        frame across several event-loop turns, so the window never waits for a whole frame.
+        The painter's state is restored between pieces, the geometry is read as it is then."""
         if background:
             p.fillRect(QRectF(0, 0, vp.width, vp.height), style.background)
         on_screen = visible_nodes(self.model, self.grid, self.buffers, vp, 60, MAX_LABELS * 4, bounds)
-        detail = force_detail or self.detail(vp, on_screen)
-        model, buffers = self.model, self.buffers
-        p.save()
-        p.setTransform(world_transform(vp), True)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, detail.antialias)
+        detail = self.last_detail = force_detail or self.detail(vp, on_screen)
+        transform = world_transform(vp)
         pen = QPen(style.edge_near if detail.node_px >= 8 else style.edge)
         pen.setCosmetic(True)
         pen.setWidthF(0)  # a hairline: the stroker culls it cheaply; wider pens stroke all 40k segments
-        p.setPen(pen)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        if buffers.drawn_edges:
-            p.drawPath(buffers.edges)
-        if on_screen is not None and detail.node_px >= 8:
+
+        def world() -> None:
+            p.save()
+            p.setTransform(transform, True)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, detail.antialias)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+
+        for path in list(self.buffers.edge_paths):
+            world()
+            p.setPen(pen)
+            p.drawPath(path)
+            p.restore()
+            yield
+        world()
+        if on_screen is not None and detail.heavy_edges:
             self._near_edges(p, style, on_screen)
         if detail.arrows and on_screen is not None:
             self._arrows(p, vp, style, detail, on_screen)
         if vector:
             self._vector_nodes(p, vp, style, detail)
         else:
-            self._nodes(p, style, detail, on_screen)
+            yield from self._nodes(p, style, detail, on_screen)
         p.restore()
         if on_screen is not None and (detail.labels or detail.edge_labels):
+            yield
             p.save()
             p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
             p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             if detail.edge_labels:
                 self._edge_labels(p, vp, style, on_screen)
             if detail.labels:
-                self._labels(p, vp, style, detail, on_screen, vector=vector)
+                self._labels(p, vp, style, detail, on_screen, vector=vector, inside=inside)
             p.restore()
-        return detail
 
     def _near_edges(self, p: QPainter, style: Style, on_screen: list[int]) -> None:
         """Zoomed in: the edges of the nodes on screen again, a little heavier."""
@@ -365,7 +272,8 @@ class FrameRenderer:
         p.setPen(pen)
         p.drawPath(path)
 
-    def _nodes(self, p: QPainter, style: Style, detail: Detail, on_screen: list[int] | None) -> None:
+    def _nodes(self, p: QPainter, style: Style, detail: Detail, on_screen: list[int] | None) -> Iterator[None]:
+        """One ``drawPoints`` per type; yields between types (the painter keeps its state)."""
         model = self.model
         polys: Iterable[tuple[int, QPolygonF]]
         if on_screen is not None:
@@ -378,8 +286,8 @@ class FrameRenderer:
         else:
             polys = list(self.buffers.polys.items())
         cap = Qt.PenCapStyle.RoundCap if detail.round_nodes else Qt.PenCapStyle.SquareCap
-        if detail.round_nodes and detail.node_px >= 6 and on_screen is not None:
-            # a ring in the background colour separates neighbours (zoomed in only: it doubles the cost)
+        if detail.rings and on_screen is not None:
+            # a ring in the background colour separates neighbours (few nodes only: it doubles the cost)
             ring = QPen(style.background)
             ring.setCosmetic(True)
             ring.setCapStyle(cap)
@@ -394,6 +302,7 @@ class FrameRenderer:
             pen.setWidthF(detail.node_px)
             p.setPen(pen)
             p.drawPoints(poly)
+            yield
 
     def _visible_edges(self, on_screen: list[int]) -> list[int]:
         seen: dict[int, None] = {}
@@ -447,9 +356,10 @@ class FrameRenderer:
                 p.drawEllipse(QPointF(xs[i], ys[i]), r, r)
 
     def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int],
-                vector: bool = False) -> None:
+                vector: bool = False, inside: QRectF | None = None) -> None:
         """Names beside the nodes, best connected first; a label that would overlap one
-        already drawn is skipped (hover or select the node to read it)."""
+        already drawn is skipped (hover or select the node to read it). Near the edge of
+        ``inside`` (the part of the frame on screen) a side that keeps it whole is preferred."""
         model = self.model
         p.setFont(self.font)
         halo = QColor(style.background)
@@ -475,8 +385,12 @@ class FrameRenderer:
             size = st.size()
             w, h = size.width(), size.height()
             # right of the node, then left, below, above: the first spot that is free wins
-            for lx, ly in ((sx + off, sy - h / 2), (sx - off - w, sy - h / 2),
-                           (sx - w / 2, sy + off - 1), (sx - w / 2, sy - off - h + 1)):
+            spots = [(sx + off, sy - h / 2), (sx - off - w, sy - h / 2),
+                     (sx - w / 2, sy + off - 1), (sx - w / 2, sy - off - h + 1)]
+            if inside is not None and inside.contains(QPointF(sx, sy)):
+                # on screen: a label cut by the widget's edge reads worse than none (hover shows it)
+                spots = [(x, y) for x, y in spots if inside.contains(QRectF(x, y, w, h))]
+            for lx, ly in spots:
                 cells = [(cx, cy) for cx in range(int((lx + pad) // cell), int((lx + w - pad) // cell) + 1)
                          for cy in range(int((ly + pad) // cell), int((ly + h - pad) // cell) + 1)]
                 if not any(c in taken for c in cells):

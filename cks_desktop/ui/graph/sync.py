@@ -31,7 +31,7 @@ from cks_desktop.ui.graph.layout import NITER, LayoutRunner
 from cks_desktop.ui.graph.model import Delta, GraphModel
 from cks_desktop.ui.graph.placement import GRID_CELL, place_new, settle
 from cks_desktop.ui.graph.positions import PositionStore
-from cks_desktop.ui.graph.render import SceneBuffers
+from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.spatial import SpatialGrid
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class GraphSync:
         self._graveyard: dict[str, tuple[float, float, bool]] = {}
         self.requested_positions: dict[str, tuple[float, float]] = {}  # from "add object here"
         self.target: str | None = None  # the session shown, or being opened
+        self.layout_cpu_s = 0.0  # CPU seconds the last layout took where it ran (all its passes)
         self.opened = asyncio.Event()  # set when the current session's first picture is drawn
         self.laid_out = asyncio.Event()  # set when no layout is pending
 
@@ -109,7 +110,9 @@ class GraphSync:
                 pass
             else:
                 self._show(gen, session_id, built)
-                return self.spawn(asyncio.sleep(0))
+                done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                done.set_result(None)  # no task: nothing is scheduled when nothing is left to do
+                return done
         return self.spawn(self._open(gen, session_id or None))
 
     def _is_small(self, session_id: str) -> bool:
@@ -119,12 +122,13 @@ class GraphSync:
             return False
 
     def _read(self, session_id: str) -> tuple[GraphModel, SceneBuffers, SpatialGrid]:
-        objects = self.store.all_objects(session_id)
-        relations = self.store.all_relations(session_id)
         saved = self.positions.load(session_id) if self.positions is not None else {}
         model = GraphModel()
-        model.load(session_id, objects, relations, saved)
-        del objects, relations
+        if hasattr(self.store, "object_heads"):  # the lean rows: no properties parsed
+            model.load_heads(session_id, self.store.object_heads(session_id), self.store.relation_heads(session_id),
+                             saved)
+        else:
+            model.load(session_id, self.store.all_objects(session_id), self.store.all_relations(session_id), saved)
         buffers, grid = _build_geometry(model, None)
         return model, buffers, grid
 
@@ -285,23 +289,15 @@ class GraphSync:
         """Lay out the whole graph in the worker; pinned objects stay put. True if applied."""
         self._layout_gen += 1
         gen = self._layout_gen
-        model = self.model
         self.layout_running = True
         self.laid_out.clear()
+        self.layout_cpu_s = 0.0
         try:
             passes = [QUICK_NITER, NITER] if quick_first else [NITER]
             for k, niter in enumerate(passes):
-                ids = [model.ids[i] for i in model.nodes()]
-                slot_of = {oid: k_ for k_, oid in enumerate(ids)}
-                edges: list[int] = []
-                for j in model.edges():
-                    a, b = model.ids[model.src[j]], model.ids[model.dst[j]]
-                    if a is not None and b is not None:
-                        edges.append(slot_of[a])
-                        edges.append(slot_of[b])
-                fixed = {slot_of[model.ids[i]]: (model.xs[i], model.ys[i])  # type: ignore[index]
-                         for i in model.pinned if model.alive[i] and model.placed[i]}
+                ids, edges, fixed = await self._off_loop(self._layout_job)
                 xs, ys = await self.runner.layout(len(ids), edges, fixed=fixed or None, niter=niter)
+                self.layout_cpu_s += self.runner.last_cpu_s
                 if gen != self._layout_gen:
                     return False
                 await self._apply_layout(ids, xs, ys, final=k == len(passes) - 1)
@@ -315,23 +311,51 @@ class GraphSync:
                 self.canvas.update()
                 self.laid_out.set()
 
-    async def _apply_layout(self, ids: list[str | None], xs: list[float], ys: list[float], *, final: bool) -> None:
-        model = self.model
-        index = model.index
-        for k, oid in enumerate(ids):
-            i = index.get(oid) if oid is not None else None
-            if i is not None and i not in model.pinned:
-                model.xs[i], model.ys[i] = xs[k], ys[k]
-                model.placed[i] = 1
-        model.position_version += 1
-        late = model.unplaced()  # objects that arrived during the layout
+    async def _off_loop(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run model-wide work in a thread; store events wait in the queue meanwhile."""
         self.busy = True
         try:
-            mask = self.state.visible_mask(model)
-            buffers, grid = await asyncio.to_thread(_build_geometry, model, mask)
+            return await asyncio.to_thread(fn, *args)
+        finally:
+            self.busy = False
+            self._drain()
+
+    def _layout_job(self) -> tuple[list[str], list[int], dict[int, tuple[float, float]]]:
+        """The worker's input: node ids in order, a flat edge list over them, pinned positions."""
+        model = self.model
+        order = [i for i in model.nodes()]
+        ids = [model.ids[i] for i in order]
+        slot_of = dict(zip(order, range(len(order))))
+        edges: list[int] = []
+        src, dst = model.src, model.dst
+        for j in model.edges():
+            a, b = slot_of.get(src[j]), slot_of.get(dst[j])
+            if a is not None and b is not None:
+                edges.append(a)
+                edges.append(b)
+        fixed = {slot_of[i]: (model.xs[i], model.ys[i]) for i in model.pinned
+                 if i in slot_of and model.placed[i]}
+        return ids, edges, fixed  # type: ignore[return-value]
+
+    def _place_all(self, ids: list[str], xs: list[float], ys: list[float]) -> tuple[SceneBuffers, SpatialGrid]:
+        model = self.model
+        index, pinned, mx, my, placed = model.index, model.pinned, model.xs, model.ys, model.placed
+        for k, oid in enumerate(ids):
+            i = index.get(oid)
+            if i is not None and i not in pinned:
+                mx[i], my[i] = xs[k], ys[k]
+                placed[i] = 1
+        model.position_version += 1
+        return _build_geometry(model, self.state.visible_mask(model))
+
+    async def _apply_layout(self, ids: list[str], xs: list[float], ys: list[float], *, final: bool) -> None:
+        self.busy = True
+        try:
+            buffers, grid = await asyncio.to_thread(self._place_all, ids, xs, ys)
         finally:
             self.busy = False
         self.canvas.adopt(buffers, grid)
+        late = self.model.unplaced()  # objects that arrived during the layout
         if late:
             self._place(late)
             self.canvas.rebuild()
@@ -393,6 +417,9 @@ class GraphSync:
         if self.positions is None or self.session_id is None:
             return
         self._dirty.clear()
-        rows = self.model.positions_snapshot()
-        session, positions = self.session_id, self.positions
-        self._full_save = self.spawn(asyncio.to_thread(positions.save, session, rows, replace=True))
+        session, positions, model = self.session_id, self.positions, self.model
+
+        def save() -> bool:
+            return positions.save(session, model.positions_snapshot(), replace=True)
+
+        self._full_save = self.spawn(asyncio.to_thread(save))

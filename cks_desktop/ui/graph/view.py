@@ -19,20 +19,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Iterable
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QLabel, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
 )
 
 from cks_desktop.ui.bridge import EventBridge
+from cks_desktop.ui.graph.actions import ViewActions, reference_text
 from cks_desktop.ui.graph.canvas import GraphCanvas
-from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type
-from cks_desktop.ui.graph.editor import EditResult, GraphEditor
-from cks_desktop.ui.graph.export import export_png, export_svg
+from cks_desktop.ui.graph.editor import GraphEditor
 from cks_desktop.ui.graph.inspector import Inspector
 from cks_desktop.ui.graph.layout import LayoutRunner
 from cks_desktop.ui.graph.legend import Legend
@@ -49,17 +47,7 @@ EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you
               "or double-click here to add an object.")
 
 
-def reference_text(model: GraphModel, ids: Iterable[str]) -> str:
-    """How an object is named in the chat input: type, name and id (the id is unambiguous)."""
-    parts = []
-    for oid in ids:
-        i = model.index.get(oid)
-        if i is not None:
-            parts.append(f'{model.type_of(i)} "{model.names[i]}" ({oid})')
-    return ", ".join(parts)
-
-
-class GraphView(QWidget):
+class GraphView(ViewActions, QWidget):
     askAbout = Signal(str)
     changed = Signal(object)  # the picture changed: a Delta for a store change, None for anything else
 
@@ -135,25 +123,28 @@ class GraphView(QWidget):
         self.hops.valueChanged.connect(self._hops_changed)
         self.toolbar.addWidget(self.hops)
         self.path_action = a("Path", "graphPath", self.show_path, "Shortest path between the two selected objects")
-        self.relayout_action = a("Re-layout", "graphRelayout", lambda: self.spawn(self.relayout()),
-                                 "Lay the whole graph out again (pinned objects stay)")
-        export = QToolButton()
-        export.setObjectName("graphExport")
-        export.setText("Export")
-        export.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(export)
-        menu.addAction("PNG image…", lambda: self.spawn(self.export_dialog("png")))
-        menu.addAction("SVG drawing…", lambda: self.spawn(self.export_dialog("svg")))
-        export.setMenu(menu)
-        self.toolbar.addWidget(export)
-        self.minimap_action = a("Overview", "graphMinimapToggle", self._update_minimap, "Show the overview map")
+        # less frequent things in one menu, so the bar fits beside the chat dock
+        more = QToolButton()
+        more.setObjectName("graphMore")
+        more.setText("More")
+        more.setToolTip("Re-layout, export, overview")
+        more.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(more)
+        menu.setObjectName("graphMoreMenu")
+        self.relayout_action = self._menu_act(menu, "Re-layout", "graphRelayout", lambda: self.spawn(self.relayout()),
+                                              "Lay the whole graph out again (pinned objects stay)")
+        menu.addSeparator()
+        self._menu_act(menu, "Export as PNG image…", "graphExportPng", lambda: self.spawn(self.export_dialog("png")),
+                       "Save the view as a PNG image (twice the resolution on screen)")
+        self._menu_act(menu, "Export as SVG drawing…", "graphExportSvg",
+                       lambda: self.spawn(self.export_dialog("svg")), "Save the view as an SVG drawing")
+        menu.addSeparator()
+        self.minimap_action = self._menu_act(menu, "Show the overview map", "graphMinimapToggle",
+                                             self._update_minimap, "A small map of the whole graph when zoomed in")
         self.minimap_action.setCheckable(True)
         self.minimap_action.setChecked(True)
-        spacer = QWidget()
-        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
-                             spacer.sizePolicy().verticalPolicy().Preferred)
-        self.toolbar.addWidget(spacer)
-        self.toolbar.addWidget(self.search)
+        more.setMenu(menu)
+        self.toolbar.addWidget(more)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("graphSplitter")
@@ -169,7 +160,12 @@ class GraphView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.toolbar)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 6, 0)
+        top.setSpacing(4)
+        top.addWidget(self.toolbar, 1)  # it folds what does not fit into its » menu; the search always shows
+        top.addWidget(self.search, 0)
+        layout.addLayout(top)
         layout.addWidget(self.splitter, 1)
         foot = QHBoxLayout()
         foot.setContentsMargins(8, 2, 8, 2)
@@ -181,6 +177,14 @@ class GraphView(QWidget):
         find = QShortcut(QKeySequence("/"), self.canvas)
         find.setContext(Qt.ShortcutContext.WidgetShortcut)
         find.activated.connect(self.search.focus)
+
+    def _menu_act(self, menu: QMenu, text: str, name: str, slot: Any, tip: str) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        action.setToolTip(tip)
+        action.triggered.connect(lambda *_: slot())
+        menu.addAction(action)
+        return action
 
     def _act(self, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -442,130 +446,6 @@ class GraphView(QWidget):
             self.center_on([current])
         self.canvas.update()
         return current
-
-    # -- edits -------------------------------------------------------------------------------------
-    def _report(self, result: EditResult, done: str = "") -> EditResult:
-        self._say((done or result.message) if result.ok else result.message)
-        return result
-
-    async def add_object_at(self, where: tuple[float, float] | None) -> EditResult | None:
-        if self.session_id is None:
-            return None
-        answer = await ask_new_object(self, [t for t, _ in self.model.live_types()])
-        if answer is None:
-            return None
-        type_name, name = answer
-        result = await self.editor.add_object(type_name, name)
-        if result.ok and result.created_id:
-            vp = self.canvas.viewport
-            x, y = where if where is not None else (vp.cx, vp.cy)
-            i = self.model.index.get(result.created_id)
-            if i is None:
-                self.sync.requested_positions[result.created_id] = (x, y)
-            else:
-                self.canvas.grid.move(i, x, y)
-                self.model.set_position(i, x, y)
-                self.canvas.buffers.move(self.model, [i])
-                self.sync.mark_moved([i])
-                self.canvas.update()
-            self.state.select(result.created_id)
-        return self._report(result, f"Added {type_name} “{name}”. Ctrl+Z removes it.")
-
-    async def connect_nodes(self, source: str, target: str) -> EditResult | None:
-        types = self.model.live_rel_types()
-        a, b = (self.model.names[self.model.index[x]] for x in (source, target))
-        type_name = await ask_relation_type(self, a, b, types)
-        if not type_name:
-            return None
-        result = await self.editor.add_relation(source, target, type_name)
-        return self._report(result, f"Related {a} → {type_name} → {b}.")
-
-    async def delete_selected(self) -> EditResult | None:
-        return await self.delete_objects(list(self.state.selection))
-
-    async def delete_objects(self, ids: list[str]) -> EditResult | None:
-        if not ids:
-            self._say("Select the objects to delete first.")
-            return None
-        result = await self.editor.remove_objects(ids)
-        n = len(ids)
-        return self._report(result, f"Deleted {n} object{'s' if n != 1 else ''}. Ctrl+Z brings "
-                                    f"{'them' if n != 1 else 'it'} back.")
-
-    async def undo(self) -> EditResult:
-        result = await self.editor.undo()
-        self._report(result)
-        self._update_actions()
-        return result
-
-    async def relayout(self) -> bool:
-        if self.session_id is None or self.sync.layout_running:
-            return False
-        self.canvas.status_text = f"Laying out {self.model.node_count:,} objects…"
-        self.canvas.update()
-        task = self.sync.start_relayout()
-        return bool(await task)
-
-    async def export_dialog(self, kind: str) -> Path | None:
-        from cks_desktop.ui.dialogs import run_dialog
-
-        dialog = QFileDialog(self, f"Export the graph as {kind.upper()}")
-        dialog.setObjectName("graphExportDialog")
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setNameFilter("PNG image (*.png)" if kind == "png" else "SVG drawing (*.svg)")
-        dialog.setDefaultSuffix(kind)
-        dialog.selectFile(f"graph.{kind}")
-        try:
-            if not await run_dialog(dialog) or not dialog.selectedFiles():
-                return None
-            path = Path(dialog.selectedFiles()[0])
-        finally:
-            dialog.deleteLater()
-        return self.export(path, kind)
-
-    def export(self, path: Path, kind: str) -> Path | None:
-        try:
-            if kind == "png":
-                export_png(self.canvas, path)
-            else:
-                export_svg(self.canvas, path)
-        except OSError as exc:
-            self._say(str(exc))
-            return None
-        self._say(f"Saved {path.name}.")
-        return path
-
-    # -- context menu --------------------------------------------------------------------------------
-    def _context_menu(self, where: QPoint, oid: str | None, wx: float, wy: float) -> None:
-        menu = QMenu(self)
-        menu.setObjectName("graphContextMenu")
-        if oid is not None:
-            sel = list(self.state.selection) or [oid]
-            menu.addAction("Ask about this", lambda: self.askAbout.emit(reference_text(self.model, sel)))
-            menu.addAction("Inspect", lambda: self._activated(oid))
-            menu.addAction("Focus on its neighbourhood", lambda: self.focus_on(sel))
-            if len(sel) == 2:
-                menu.addAction("Shortest path between the two", self.show_path)
-            i = self.model.index[oid]
-            menu.addAction("Unpin" if i in self.model.pinned else "Pin here", lambda: self._toggle_pin(oid))
-            menu.addAction(f"Select all {self.model.type_of(i)}", lambda: self._select_type(self.model.type_of(i)))
-            menu.addSeparator()
-            label = "Delete" if len(sel) == 1 else f"Delete {len(sel)} objects"
-            menu.addAction(label, lambda: self.spawn(self.delete_objects(sel)))
-        else:
-            menu.addAction("Add object here…", lambda: self.spawn(self.add_object_at((wx, wy))))
-            menu.addAction("Fit to view", self.canvas.fit)
-            menu.addAction("Re-layout", lambda: self.spawn(self.relayout()))
-            if self.model.pinned:
-                menu.addAction("Unpin all", self._unpin_all)
-            if self.state.focused:
-                menu.addAction("Leave focus mode", lambda: (self.focus_action.setChecked(False), self._toggle_focus()))
-        menu.popup(where)
-
-    def _unpin_all(self) -> None:
-        pinned = list(self.model.pinned)
-        self.model.pinned.clear()
-        self.sync.mark_moved(pinned)
 
     def _name_of(self, oid: str) -> tuple[str, str]:
         i = self.model.index.get(oid)

@@ -69,7 +69,7 @@ class Viewport:
         x0, y0, x1, y1 = bounds
         w = max(x1 - x0, 1e-9)
         h = max(y1 - y0, 1e-9)
-        room = label_room_px if self.width > 4 * label_room_px else 0.0
+        room = min(label_room_px, self.width * 0.06)
         avail_w = max(10.0, self.width - 2 * (margin_px + room))
         avail_h = max(10.0, self.height - 2 * margin_px)
         self.scale = min(max_scale, max(MIN_SCALE, min(avail_w / w, avail_h / h)))

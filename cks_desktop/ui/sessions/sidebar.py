@@ -103,6 +103,13 @@ class SessionsSidebar(QWidget):
         has = self.list.currentItem() is not None
         self.rename_button.setEnabled(has)
         self.delete_button.setEnabled(has)
+        if self.current_id and self.presenter.get(self.current_id) is None:
+            # The current session was deleted elsewhere (a tool, the CLI): move on to another one.
+            self.current_id = ""
+            if self.list.count():
+                self.list.setCurrentRow(0)
+            else:
+                self.sessionActivated.emit("")
 
     def _item_for(self, session_id: str) -> QListWidgetItem | None:
         for row in range(self.list.count()):

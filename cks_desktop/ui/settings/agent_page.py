@@ -55,7 +55,10 @@ class AgentPage(QWidget):
         self.table.setHorizontalHeaderLabels(["Tool", "Default", "Policy"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.policy_boxes: dict[str, QComboBox] = {}
         overrides = settings.tool_policies
         for spec in registry.specs():
@@ -87,12 +90,13 @@ class AgentPage(QWidget):
         reset_row.addWidget(self.reset_button)
         reset_row.addStretch(1)
         tools_layout.addLayout(reset_row)
-        layout.addWidget(tools, 1)
+        layout.addWidget(tools, 1)  # the tool list gets the room
 
         folders = QGroupBox("Folders the assistant may read files from (read_text_file)")
         folders_layout = QVBoxLayout(folders)
         self.folders = QListWidget()
         self.folders.setObjectName("allowedFolders")
+        self.folders.setMaximumHeight(self.folders.fontMetrics().lineSpacing() * 5 + 8)
         for folder in settings.data["agent"]["allowed_folders"]:
             if isinstance(folder, str) and folder:
                 self.folders.addItem(folder)

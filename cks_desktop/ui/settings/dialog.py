@@ -34,6 +34,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.services = services
         self.setObjectName("settingsDialog")
+        self.setAccessibleName("Settings")
         self.setWindowTitle("Settings")
         self.resize(860, 640)
         layout = QVBoxLayout(self)

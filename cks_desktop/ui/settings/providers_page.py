@@ -16,7 +16,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit,
                                QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from cks_desktop.settings import PROVIDERS, Settings

@@ -35,6 +35,9 @@ import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp.server.lowlevel.server import NotificationOptions, Server  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged  # noqa: E402
+
+BUS = InMemorySubscriptionBus()  # how the newer protocol revision carries list changes
 
 TOOLS = [
     types.Tool(name="env", input_schema={"type": "object"}, description="The server's environment."),
@@ -67,17 +70,21 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         for _ in range(int(float(args.get("mb", 50)) * 10_000)):
             os.write(2, line)
         return text("flooded")
+    if name not in {t.name for t in TOOLS}:
+        return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {name}")], is_error=True)
     if name == "echo":
         return text(str(args.get("text", "")))
     if name == "shrink":
         TOOLS[:] = [t for t in TOOLS if t.name != "echo"]
+        await BUS.publish(ToolsListChanged())
         await ctx.session.send_tool_list_changed()
         return text("shrunk")
     return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {name}")], is_error=True)
 
 
 async def main() -> None:
-    server = Server("rogue", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("rogue", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
+                    on_subscriptions_listen=ListenHandler(BUS))
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
     if os.environ.get("ROGUE_IGNORE_TERM"):

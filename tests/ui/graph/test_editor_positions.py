@@ -60,7 +60,7 @@ async def test_failures_come_back_as_one_sentence(registry: ToolRegistry, sessio
     result = await editor.update_object("o_does_not_exist", name="x")
     assert not result.ok and "\n" not in result.message and result.message
     assert not editor.can_undo
-    retyped = await editor.retype_relation("r_nope", "a", "b", "likes")
+    retyped = await editor.replace_relation("r_nope", "a", "b", "likes")
     assert not retyped.ok
     nothing = await editor.update_object("whatever")
     assert nothing.ok and nothing.message == "Nothing changed."

@@ -111,3 +111,31 @@ def test_bounds_and_memory_layout() -> None:
     m.set_position(2, 3.0, -4.0)
     assert m.bounds() == (-1.0, -4.0, 3.0, 2.0)
     assert m.bounds([0]) == (-1.0, 2.0, -1.0, 2.0)
+
+
+def test_load_heads_matches_load() -> None:
+    objects = [obj(0), obj(1, "Company"), obj(2)]
+    relations = [rel(0, 0, 1), rel(1, 1, 2, "owns"), Relation("r_x", S, "knows", "o_0", "o_missing")]
+    saved = {"o_1": (3.0, 4.0, True)}
+    a, b = GraphModel(), GraphModel()
+    a.load(S, objects, relations, saved)
+    b.load_heads(S, [(o.id, o.type, o.name) for o in objects],
+                 [(r.id, r.type, r.source_id, r.target_id) for r in relations], saved)
+    for attr in ("ids", "names", "ntype", "xs", "ys", "alive", "placed", "pinned", "index", "type_names",
+                 "type_counts", "rel_ids", "src", "dst", "etype", "ealive", "rel_index", "rel_type_names"):
+        assert getattr(a, attr) == getattr(b, attr), attr
+    assert (a.node_count, a.edge_count) == (b.node_count, b.edge_count) == (3, 2)
+    assert sorted(b.neighbors(1)) == [0, 2]
+
+
+def test_the_view_model_imports_no_qt() -> None:
+    """The model, state, geometry, layout, positions and editor are testable (and usable) without Qt."""
+    import subprocess
+    import sys
+
+    modules = ("model", "adjacency", "viewstate", "viewport", "spatial", "placement", "layout", "positions",
+               "editor", "palette")
+    code = ("import sys\n" + "".join(f"import cks_desktop.ui.graph.{m}\n" for m in modules)
+            + "print(sorted(k for k in sys.modules if k.split('.')[0] in ('PySide6', 'qasync', 'shiboken6')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

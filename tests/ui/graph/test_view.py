@@ -349,3 +349,54 @@ async def test_switching_sessions_and_deleting_the_open_one(store, registry, ses
         store.delete_session(session)
         await until(view.changed, lambda: view.session_id is None)
         assert view.model.node_count == 0
+
+
+@pytest.mark.asyncio
+async def test_relayout_keeps_pinned_objects_and_saves_the_new_picture(store, registry, session) -> None:
+    async with open_view(store, registry, session) as view:
+        m = view.model
+        pinned = m.node_id(4)
+        i = m.index[pinned]
+        m.set_position(i, 900.0, 900.0)
+        m.pinned.add(i)
+        before = {m.node_id(k): (m.xs[k], m.ys[k]) for k in m.nodes()}
+        assert await view.relayout()
+        assert (m.xs[i], m.ys[i]) == (900.0, 900.0)
+        after = {m.node_id(k): (m.xs[k], m.ys[k]) for k in m.nodes()}
+        assert sum(before[o] != after[o] for o in after) > 30
+        await view.sync.flush()
+        saved = PositionStore.for_store(store).load(session)
+        assert saved[pinned] == (900.0, 900.0, True) and len(saved) == 40
+
+
+@pytest.mark.asyncio
+async def test_inspector_edits_relations_type_and_properties_and_removes_a_property(store, registry, session) -> None:
+    async with open_view(store, registry, session) as view:
+        oid = store.resolve(session, "Person 10").id
+        await view.inspect(oid)
+        ins = view.inspector
+        incoming, outgoing = store.relations_of(session, oid)
+        rel = (outgoing + incoming)[0]
+        task = asyncio.ensure_future(ins.edit_relation_properties(rel))
+        dialog = await _dialog(view, "relationPropertiesDialog")
+        dialog.setTextValue('{"since": 2020}')
+        dialog.accept()
+        await asyncio.wait_for(task, 10)
+        ends = (rel.source_id, rel.target_id)
+        assert any(r.properties == {"since": 2020} and (r.source_id, r.target_id) == ends
+                   for r in store.all_relations(session))
+        await until(ins.loaded, lambda: any(r.properties == {"since": 2020} for r in ins.outgoing + ins.incoming))
+        rel2 = next(r for r in ins.outgoing + ins.incoming if r.properties == {"since": 2020})
+        task = asyncio.ensure_future(ins.retype_relation(rel2))
+        dialog = await _dialog(view, "relationRetypeDialog")
+        dialog.setTextValue("mentored")
+        dialog.accept()
+        await asyncio.wait_for(task, 10)
+        assert any(r.type == "mentored" and r.properties == {"since": 2020} for r in store.all_relations(session))
+        ins.props.selectRow(0)
+        key = ins.props.item(0, 0).text()
+        ins.remove_prop.click()
+        await until(view.changed, lambda: key not in store.get_object(session, oid).properties)
+        assert [c.origin for c in store.list_changes(session, 3)] == ["user", "user", "user"]
+        await view.undo()
+        assert key in store.get_object(session, oid).properties
