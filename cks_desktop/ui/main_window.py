@@ -138,9 +138,12 @@ class MainWindow(QMainWindow):
         self.send_action = self._action(chat_menu, "&Send", self._send_shortcut, "Ctrl+Return", "sendAction")
         self.stop_action = self._action(chat_menu, "S&top", self._stop_shortcut, None, "stopAction")
         self.stop_action.setToolTip("Stop the running answer (Esc)")
-        # Esc only while this window has focus: dialogs keep their own Esc (= Cancel / Deny).
+        self.stop_action.setEnabled(False)
+        # Esc stops from anywhere in the window, but only while the chat answers: otherwise
+        # it stays with the widgets (closing a search, leaving an editor). Dialogs keep their own.
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         self._esc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self._esc.setEnabled(False)
         self._esc.activated.connect(self._stop_shortcut)
 
         help_menu = bar.addMenu("&Help")
@@ -152,6 +155,8 @@ class MainWindow(QMainWindow):
         self.store_bridge.event.connect(self.graph_view.on_store_event)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
+        self.chat_panel.runningChanged.connect(self._esc.setEnabled)
+        self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
         self.sidebar.sessionActivated.connect(self.open_session)
         self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)
@@ -219,8 +224,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.composer.submit()
 
     def _stop_shortcut(self) -> None:
-        if not self.chat_panel.stop() and self.chat_panel.find_bar.isVisible():
-            self.chat_panel.find_bar.hide_bar()
+        self.chat_panel.stop()
 
     def _find(self) -> None:
         focus = QApplication.focusWidget()

@@ -74,14 +74,16 @@ async def warm(fake: Any) -> None:
     once per run, not per fault."""
     if fake.name in WARMED:
         return
-    fake.queue(text_turn("warm"), Turn(status=429), Turn(status=500))
-    provider = await asyncio.to_thread(provider_for, fake)
+    warmers = [text_turn("warm"), Turn(status=429), Turn(status=500), Turn(status=401), Turn(status=404),
+               Turn(text=["x"], stall_after_text=True), Turn(text=["x"], cut_after_text=True)]
+    fake.queue(*warmers)
+    provider = await asyncio.to_thread(lambda: provider_for(fake, timeout=0.3))
     try:
-        for _ in range(3):
+        for _ in warmers:
             try:
                 async for _event in provider.stream([Message.user("hi")], []):
                     pass
-            except ProviderError:
+            except (ProviderError, TimeoutError):
                 pass
     finally:
         await provider.aclose()

@@ -124,11 +124,13 @@ async def test_secrets_stay_in_the_keychain(memory_keyring, tmp_path: Path, monk
                 raise RuntimeError(f"server rejected token {MCP_SECRET} and key {PROVIDER_KEY} / {SHAPED_KEY}")
             except RuntimeError as exc:
                 crash.excepthook(type(exc), exc, exc.__traceback__)
-            if crash._dialog is not None:
-                crash._dialog.close()
-            for report in crash.reports:
-                assert not [s for s in (MCP_SECRET, PROVIDER_KEY, SHAPED_KEY) if s in report], report
-            (home / "crash-report.txt").write_text("\n".join(crash.reports))
+            dialog = crash._dialog  # the crash dialog the person sees (and may copy from)
+            assert dialog is not None
+            report = "\n".join((dialog.text(), dialog.informativeText(), dialog.detailedText()))
+            dialog.close()
+            assert "server rejected token" in report
+            assert not [s for s in (MCP_SECRET, PROVIDER_KEY, SHAPED_KEY) if s in report], report
+            (home / "crash-report.txt").write_text(report)
             await manager.connections["rogue"].call_tool("flood", {"mb": 0.01})
         finally:
             await manager.aclose()

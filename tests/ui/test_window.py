@@ -8,6 +8,7 @@ import json
 import pytest
 import shiboken6
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from cks_desktop.ui.chat.model import MessageItem, RowState
 
@@ -163,3 +164,22 @@ async def test_reopening_restores_the_chat_and_its_rows(qtbot, home, anthropic_f
         rows[0].set_expanded(True)
         assert "<img src=" in rows[0].result_block.view.toPlainText()
         assert hostile in window.graph_view.object_names()
+
+
+@pytest.mark.asyncio
+async def test_esc_anywhere_in_the_window_stops_only_while_answering(qtbot, home, anthropic_fake) -> None:
+    anthropic_fake.queue(Turn(text=["Slow"], stall_after_text=True))
+    async with open_window(home, fake=anthropic_fake) as window:
+        window.sidebar.create_session()
+        assert not window._esc.isEnabled()  # idle: Esc belongs to the widgets (searches, editors)
+        task = _send(window, qtbot, "Go slowly")
+        assert window._esc.isEnabled() and window.stop_action.isEnabled()
+        if QApplication.activeWindow() is not window:  # shortcuts go to the active window
+            activated = signal_future(QApplication.instance().focusWindowChanged)
+            window.windowHandle().requestActivate()
+            await wait(activated)
+        window.sidebar.list.setFocus()
+        qtbot.keyClick(window.sidebar.list, Qt.Key.Key_Escape)
+        with pytest.raises(asyncio.CancelledError):
+            await wait(task)
+        assert not window._esc.isEnabled() and not window.stop_action.isEnabled()

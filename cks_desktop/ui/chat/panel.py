@@ -87,6 +87,7 @@ class _FindBar(QFrame):
 class ChatPanel(QWidget):
     settingsRequested = Signal(str)  # settings page: "providers", "agent", "mcp"
     objectsMentioned = Signal(list)  # object ids of a clicked tool-call row
+    runningChanged = Signal(bool)  # the shown chat started or stopped answering
     providerChosen = Signal(str, str)
     useOllamaRequested = Signal()
 
@@ -96,6 +97,7 @@ class ChatPanel(QWidget):
         self.controller: ChatController | None = None
         self.model = ChatModel()
         self.tasks = TaskTracker()
+        self._running = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -181,6 +183,9 @@ class ChatPanel(QWidget):
     def _sync(self) -> None:
         controller = self.controller
         running = controller is not None and controller.running
+        if running != self._running:
+            self._running = running
+            self.runningChanged.emit(running)
         self.composer.set_running(running)
         self.composer.setEnabled(controller is not None)
         self.limit_banner.setVisible(controller is not None and controller.limit_reached)

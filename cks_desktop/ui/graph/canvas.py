@@ -224,7 +224,8 @@ class GraphCanvas(QWidget):
                 else:
                     self.frames.start(vp, self.devicePixelRatioF(), key, self.style_, self.graph_bounds())
         mask = self.state.visible_mask(self.model)
-        self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask)
+        self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask,
+                           live=self._drag_nodes if self._mode == "drag" else None)
         self._paint_gesture(p)
         self._paint_texts(p)
         p.end()

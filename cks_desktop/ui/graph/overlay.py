@@ -106,7 +106,9 @@ class OverlayPainter:
             p.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
     def paint(self, p: QPainter, vp: Viewport, style: Style, now: float, *, hover: int | None = None,
-              mask: bytearray | None = None) -> None:
+              mask: bytearray | None = None, live: list[int] | None = None) -> None:
+        """``live``: nodes being dragged, drawn here where they are now (a big base frame
+        catches up with them a moment later)."""
         model, state = self.model, self.state
         index = model.index
         p.save()
@@ -127,10 +129,11 @@ class OverlayPainter:
         flashing = [(i, state.flash_strength(oid, now)) for i, oid in
                     ((shown(oid), oid) for oid in list(state.flashes)[:MAX_FLASHING]) if i is not None]
         flashing = [(i, k) for i, k in flashing if k > 0]
-        if flashing:
-            edges = [j for i, _ in flashing[:200] for j in model.incident_edges(i)[:30]]
+        current = [i for i, _ in flashing] + (live or [])[:MAX_FLASHING]
+        if current:
+            edges = [j for i in current[:200] for j in model.incident_edges(i)[:30]]
             self._edges(p, vp, edges, style.edge_near, 1.2)
-            for i, _ in flashing:
+            for i in current:
                 self._disc(p, vp, i, style.colour_of(model.type_of(i)))
         glow = QColor(style.flash)
         for i, strength in flashing:

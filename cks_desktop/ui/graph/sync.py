@@ -86,7 +86,7 @@ class GraphSync:
         return self.model.session_id
 
     # -- opening ------------------------------------------------------------------
-    def open_session(self, session_id: str | None) -> Any:
+    def open_session(self, session_id: str | None) -> asyncio.Future[Any]:
         """Start opening a session; from now on its events are queued until it is drawn.
 
         A small session (up to ``SYNC_OPEN_MAX`` objects, a few ms of work) is

@@ -223,7 +223,9 @@ class GraphView(ViewActions, QWidget):
     def session_id(self) -> str | None:
         return self.model.session_id
 
-    def set_session(self, session_id: str | None) -> asyncio.Task[Any]:
+    def set_session(self, session_id: str | None) -> asyncio.Future[Any]:
+        """Show a session's graph (None: nothing). Small sessions are on screen when this returns;
+        the result can be awaited until the first picture of any session is there."""
         self.editor.set_session(session_id or None)
         self.inspector.hide()
         self.search.field.clear()
