@@ -107,7 +107,7 @@ class LagMeter:
 async def on_screen(canvas: Any) -> None:
     """Until the canvas shows a frame of its current state (big frames are drawn in pieces)."""
     canvas.update()
-    while canvas.frames.front is None or canvas.frames.front.key != canvas._key() or canvas.frames.rendering:
+    while not canvas.frame_is_current():
         await asyncio.sleep(0.002)
 
 

@@ -47,6 +47,7 @@ class GraphCanvas(QWidget):
     deleteRequested = Signal()
     addRequested = Signal(float, float)  # world point of a double click on empty space
     viewportChanged = Signal()
+    frameReady = Signal()  # a frame drawn in pieces is complete (and shown on the next paint)
 
     def __init__(self, model: GraphModel, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,7 +64,7 @@ class GraphCanvas(QWidget):
         self.connect_mode = False
         self.status_text = ""
         self.empty_text = ""
-        self.frames = FrameCache(self.renderer, self.update)
+        self.frames = FrameCache(self.renderer, self._frame_done)
         self._interacting_until = 0.0
         self._hover: int | None = None
         self._press: QPointF | None = None
@@ -191,6 +192,14 @@ class GraphCanvas(QWidget):
     @property
     def last_render_ms(self) -> float:
         return self.frames.last_render_ms
+
+    def _frame_done(self) -> None:
+        self.update()
+        self.frameReady.emit()
+
+    def frame_is_current(self) -> bool:
+        front = self.frames.front
+        return front is not None and front.key == self._key() and not self.frames.rendering
 
     def _key(self) -> tuple:
         vp = self.viewport

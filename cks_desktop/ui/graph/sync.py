@@ -36,6 +36,7 @@ from cks_desktop.ui.graph.spatial import SpatialGrid
 
 log = logging.getLogger(__name__)
 
+THREAD_REBUILD_FROM = 5000  # slots; below, rebuilding the buffers takes a few ms
 SYNC_OPEN_MAX = 1500  # sessions this small are read and drawn without a thread hop (a few ms)
 QUICK_LAYOUT_FROM = 2000  # graphs this big get a rough layout drawn before the full one
 QUICK_NITER = 30
@@ -78,6 +79,7 @@ class GraphSync:
         self.requested_positions: dict[str, tuple[float, float]] = {}  # from "add object here"
         self.target: str | None = None  # the session shown, or being opened
         self.layout_cpu_s = 0.0  # CPU seconds the last layout took where it ran (all its passes)
+        self._rebuild_gen = 0
         self.opened = asyncio.Event()  # set when the current session's first picture is drawn
         self.laid_out = asyncio.Event()  # set when no layout is pending
 
@@ -238,7 +240,7 @@ class GraphSync:
                 or canvas.buffers.fragmented:
             if model.needs_compaction():
                 model.compact()
-            canvas.rebuild()
+            self.rebuild()
         else:
             canvas.buffers.add(model, mask, delta.added_nodes, delta.added_edges)
             if delta.updated_nodes or delta.updated_edges:
@@ -248,6 +250,33 @@ class GraphSync:
         canvas.invalidate()
         self.changed(delta)
         return delta
+
+    def rebuild(self) -> None:
+        """Rebuild the draw buffers from the model (a filter, focus, retyped nodes, compaction).
+
+        Small graphs now; big ones in a worker thread (events wait in the queue), the
+        old picture staying on screen meanwhile (the change glow shows what is new)."""
+        if self.model.slot_count < THREAD_REBUILD_FROM:
+            self.canvas.rebuild()
+            return
+        self._rebuild_gen += 1
+        self.spawn(self._rebuild_off_loop(self._rebuild_gen))
+
+    async def _rebuild_off_loop(self, gen: int) -> None:
+        model, state = self.model, self.state
+
+        def build() -> tuple[SceneBuffers, SpatialGrid]:
+            return _build_geometry(model, state.visible_mask(model))
+
+        self.busy = True
+        try:
+            buffers, grid = await asyncio.to_thread(build)
+        finally:
+            self.busy = False
+        if gen == self._rebuild_gen:
+            self.canvas.adopt(buffers, grid)
+        self._drain()
+        self.changed(None)
 
     def _flash(self, delta: Delta) -> None:
         if delta.touched_ids and len(delta.touched_ids) <= MAX_FLASH:

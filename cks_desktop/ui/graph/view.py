@@ -354,12 +354,12 @@ class GraphView(ViewActions, QWidget):
 
     def _type_toggled(self, type_name: str, visible: bool) -> None:
         self.state.set_type_visible(type_name, visible)
-        self.canvas.rebuild()
+        self.sync.rebuild()
         self._changed(None)
 
     def _show_all_types(self) -> None:
         self.state.show_all_types()
-        self.canvas.rebuild()
+        self.sync.rebuild()
         self._changed(None)
 
     def _select_type(self, type_name: str) -> None:
@@ -382,7 +382,7 @@ class GraphView(ViewActions, QWidget):
             return
         self.state.set_focus(ids, self.hops.value())
         self.focus_action.setChecked(True)
-        self.canvas.rebuild()
+        self.sync.rebuild()
         mask = self.state.visible_mask(self.model)
         self.canvas.fit([i for i in self.model.nodes() if mask is None or mask[i]], max_scale=1.2)
         self._changed(None)
@@ -392,13 +392,13 @@ class GraphView(ViewActions, QWidget):
             self.focus_on(list(self.state.selection))
         else:
             self.state.clear_focus()
-            self.canvas.rebuild()
+            self.sync.rebuild()
             self._changed(None)
 
     def _hops_changed(self, k: int) -> None:
         if self.state.focus_ids is not None:
             self.state.set_focus(self.state.focus_ids, k)
-            self.canvas.rebuild()
+            self.sync.rebuild()
             self._changed(None)
 
     def show_path(self) -> None:

@@ -400,3 +400,35 @@ async def test_inspector_edits_relations_type_and_properties_and_removes_a_prope
         assert [c.origin for c in store.list_changes(session, 3)] == ["user", "user", "user"]
         await view.undo()
         assert key in store.get_object(session, oid).properties
+
+
+@pytest.mark.asyncio
+async def test_the_big_graph_paths_threaded_open_rebuild_and_frames_in_pieces(
+        store, registry, session, monkeypatch) -> None:
+    """Sessions big enough to be read in a thread, rebuilt in a thread and drawn in pieces
+    (thresholds lowered so a 40-object graph takes those paths)."""
+    from cks_desktop.ui.graph import canvas as canvas_module
+    from cks_desktop.ui.graph import frames as frames_module
+    from cks_desktop.ui.graph import sync as sync_module
+
+    monkeypatch.setattr(sync_module, "SYNC_OPEN_MAX", 0)
+    monkeypatch.setattr(sync_module, "THREAD_REBUILD_FROM", 0)
+    monkeypatch.setattr(canvas_module, "SYNC_EDGES", 0)
+    monkeypatch.setattr(frames_module, "BUDGET_S", 0.0)  # one piece per event-loop turn
+    async with open_view(store, registry, session) as view:
+        c, m = view.canvas, view.model
+        assert m.node_count == 40
+        c.update()
+        await until(c.frameReady, c.frame_is_current)
+        item = view.legend.list.item(0)
+        hidden = dict(m.live_types())[item.data(Qt.ItemDataRole.UserRole + 1)]
+        item.setCheckState(Qt.CheckState.Unchecked)
+        await until(view.changed, lambda: c.buffers.drawn_nodes == 40 - hidden)
+        anchor = store.resolve(session, "Place 2").id
+        store.apply(session, [{"op": "add_object", "type": "Place", "name": "Lisbon", "label": "$l"},
+                              {"op": "add_relation", "source": "$l", "target": anchor, "type": "near"}], "model")
+        await until(view.changed, lambda: "Lisbon" in view.object_names())
+        c.update()
+        await until(c.frameReady, c.frame_is_current)
+        image = c.grab().toImage()
+        assert not image.isNull()
