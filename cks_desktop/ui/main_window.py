@@ -165,7 +165,6 @@ class MainWindow(QMainWindow):
         self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))
         self.status.providerClicked.connect(lambda: self.open_settings("providers"))
         self.status.serverClicked.connect(lambda name: self.open_settings("mcp", name))
-        self.mcp_bridge.event.connect(self.status.on_status_event)
         self.services.providers.subscribe(self._refresh_provider)
 
     # -- sessions ----------------------------------------------------------------
@@ -176,11 +175,7 @@ class MainWindow(QMainWindow):
         if not self.sessions.sessions:  # a first start: a session to work in right away
             self.sessions.create(FIRST_SESSION)
         last = str(self.services.settings.data["ui"].get("last_session") or "")
-        target = last if self.sessions.get(last) else (self.sessions.sessions[0].id if self.sessions.sessions else "")
-        if target:
-            self.sidebar.select(target)
-        else:
-            self.open_session("")
+        self.sidebar.select(last if self.sessions.get(last) else self.sessions.sessions[0].id)
 
     def controller_for(self, session_id: str) -> ChatController:
         controller = self.controllers.get(session_id)

@@ -2,8 +2,8 @@
 
 Each light has the server's colour (ready, starting, failed, stopped) and a
 tooltip with the reason; clicking it opens that server in the settings.
-Events arrive through an ``EventBridge`` (GUI thread), duck-typed so this
-module never imports the MCP SDK.
+The main window rebuilds the lights from ``McpManager.statuses()`` on each
+status event; rows are duck-typed so this module never imports the MCP SDK.
 """
 
 from __future__ import annotations
@@ -102,8 +102,3 @@ class StatusWidgets(QWidget):
                 self.lights[state.name] = light
                 self._servers_box.addWidget(light)
             light.set_status(str(state.status), state.reason)
-
-    def on_status_event(self, event: Any) -> None:
-        light = self.lights.get(getattr(event, "server", ""))
-        if light is not None:
-            light.set_status(str(event.status), event.reason)

@@ -87,3 +87,31 @@ async def test_safe_schemas_still_work(world: World) -> None:
     assert not res.is_error, res.content
     res = await call(registry, world, "add_object", type="Code", name="bad", properties={"code": "abcdefg"})
     assert res.is_error and "too long" in res.content
+
+
+@pytest.mark.asyncio
+async def test_an_mcp_tool_schema_with_a_backtracking_pattern_cannot_freeze_the_app(world: World) -> None:
+    """An MCP server's input schema is the server's (untrusted). The server validates its own input; our
+    early check must not run a regular expression that can backtrack for minutes on the loop."""
+    from cks_desktop.tools.context import ToolContext
+    from cks_desktop.tools.types import Policy, Scope, ToolSpec
+
+    ran: list[dict[str, Any]] = []
+
+    async def handler(args: dict[str, Any], ctx: ToolContext) -> str:
+        ran.append(args)
+        return "the server answered"
+
+    registry = build_registry(world.store)
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"},
+                                               "tags": {"type": "object", "patternProperties": {
+                                                   "^(x+)+$": {"type": "string"}}, "additionalProperties": False}},
+              "required": ["code"]}
+    registry.register(ToolSpec(name="mcp:evil:check", description="d", input_schema=schema,
+                               scopes=frozenset({Scope.NET_FETCH}), default_policy=Policy.AUTO, llm_exposed=True,
+                               handler=handler, pin_session=False, source="mcp:evil"))
+    async with LagProbe("an MCP schema with a backtracking pattern"):
+        res = await call(registry, world, "mcp:evil:check", code="a" * 26 + "!", tags={"x" * 26 + "!": "v"})
+    assert not res.is_error and ran, res.content  # the server decides; it got the call
+    res = await call(registry, world, "mcp:evil:check", code=7)
+    assert res.is_error and "code" in res.content  # every other keyword is still checked early

@@ -38,7 +38,6 @@ def result(call_id: str, content: str = '{"ok": true}', *, error: bool = False, 
 def test_streamed_text_then_a_tool_call_that_runs() -> None:
     model, presenter, recorder = make()
     presenter.add_user("Add Alice")
-    presenter.started()
     for event in [ev.TurnStarted(1), ev.TextDelta("Adding "), ev.TextDelta("Alice."),
                   ev.AssistantMessage(Message("assistant", [Text("Adding Alice."),
                                                             ToolCallPart("c1", "add_object", {"name": "Alice"})])),
@@ -56,7 +55,6 @@ def test_streamed_text_then_a_tool_call_that_runs() -> None:
     presenter.handle(ev.AssistantMessage(Message("assistant", [Text("Done.")])))
     presenter.handle(ev.Finished("stop", 2))
     assert isinstance(model.items[-1], MessageItem) and model.items[-1].text == "Done."
-    assert not presenter.running
     assert ("changed", 1) in recorder.log and ("inserted", 3) in recorder.log
 
 
@@ -74,12 +72,11 @@ def test_approval_states_and_denial() -> None:
 
 def test_stop_leaves_nothing_running() -> None:
     model, presenter, _ = make()
-    presenter.started()
     presenter.handle(ev.ToolCallStarted("c1", "add_object", "Add object", {}, "builtin"))
     presenter.handle(ev.ApprovalRequested("c1"))
     presenter.cancelled()
     row = model.tool("c1")
-    assert row is not None and row.state is RowState.CANCELLED and not presenter.running
+    assert row is not None and row.state is RowState.CANCELLED
 
 
 def test_errors_and_the_iteration_limit() -> None:

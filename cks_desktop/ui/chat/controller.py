@@ -101,7 +101,6 @@ class ChatController:
         if not self.loaded:
             self.load()
         self.presenter.add_user(text)
-        self.presenter.started()
         self.task = asyncio.ensure_future(self._run(text))
         self.task.add_done_callback(lambda _t: self._state_changed())
         self._state_changed()

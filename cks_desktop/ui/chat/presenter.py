@@ -31,20 +31,16 @@ class ChatPresenter:
         self.model = model
         self._is_revertable = is_revertable
         self._streaming: MessageItem | None = None
-        self.running = False
         self.limit_reached = False
         self._last_error: str | None = None
 
     # -- live events --------------------------------------------------------
     def add_user(self, text: str) -> None:
+        """A new turn starts with the person's message."""
         self.limit_reached = False
         self._streaming = None
-        self.model.append(MessageItem("user", text))
-
-    def started(self) -> None:
-        self.running = True
-        self.limit_reached = False
         self._last_error = None
+        self.model.append(MessageItem("user", text))
 
     def handle(self, event: ev.AgentEvent) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -125,7 +121,6 @@ class ChatPresenter:
 
     def _on_finished(self, event: ev.Finished) -> None:
         self._end_stream()
-        self.running = False
         for item in self.model.tools():  # nothing may look "running" after the turn ended
             if not item.state.finished:
                 item.state = RowState.CANCELLED
@@ -144,7 +139,6 @@ class ChatPresenter:
     # -- restoring a saved chat ---------------------------------------------
     def load(self, history: Sequence[SavedMessage]) -> None:
         self._streaming = None
-        self.running = False
         items: list[ChatItem] = []
         by_call: dict[str, ToolItem] = {}
         last_notice_limit = False

@@ -6,7 +6,7 @@ Tools: ``env`` (its environment as JSON), ``big`` (a result of ``mb`` megabytes)
   ROGUE_IGNORE_TERM=1   ignore SIGTERM and stdin EOF (only SIGKILL ends it)
   ROGUE_SAY=TEXT        print TEXT to stderr at start (a server logging its own config)
   ROGUE_PID_FILE=PATH   write the pid there
-  ROGUE_NO_INIT=1       read stdin forever, never answer initialize (ignores EOF too)
+  ROGUE_NO_INIT=1       never answer initialize, and ignore stdin EOF (SIGTERM still ends it)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if __name__ == "__main__":
             fh.write(str(os.getpid()))
     if os.environ.get("ROGUE_SAY"):
         print(f"rogue: starting with {os.environ['ROGUE_SAY']}", file=sys.stderr, flush=True)
-    if os.environ.get("ROGUE_IGNORE_TERM") or os.environ.get("ROGUE_NO_INIT"):
+    if os.environ.get("ROGUE_IGNORE_TERM"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if os.environ.get("ROGUE_NO_INIT"):
         while True:
@@ -69,6 +69,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         line = ("e" * 99 + "\n").encode()
         for _ in range(int(float(args.get("mb", 50)) * 10_000)):
             os.write(2, line)
+        os.write(2, b"flood done\n")
         return text("flooded")
     if name not in {t.name for t in TOOLS}:
         return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {name}")], is_error=True)
