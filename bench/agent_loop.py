@@ -221,7 +221,7 @@ async def main(rounds: int, providers: list[str]) -> int:
           f"{'bare SDK':>9} {'ai_chat':>9} {'overhead':>9}")
     worst = 0.0
     for name, r in rows:
-        (bare_w, bare_c), (chat_w, chat_c), (tx_w, tx_c) = r["bare"], r["chat"], r["chat_tx"]
+        (bare_w, bare_c), (chat_w, chat_c), (_, tx_c) = r["bare"], r["chat"], r["chat_tx"]
         worst = max(worst, chat_c - bare_c)
         print(f"{name:<10} {bare_c:>7.2f}ms {chat_c:>7.2f}ms {chat_c - bare_c:>7.2f}ms {tx_c - bare_c:>11.2f}ms "
               f"{bare_w:>7.2f}ms {chat_w:>7.2f}ms {chat_w - bare_w:>7.2f}ms")

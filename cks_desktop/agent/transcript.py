@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from cks_desktop.graph.sqlite_util import bare_connection_access
 from cks_desktop.llm.messages import Message, ToolResultPart
 
 INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
@@ -86,22 +87,7 @@ class TranscriptStore:
     @classmethod
     def for_connection(cls, conn: sqlite3.Connection) -> "TranscriptStore":
         """On a bare connection opened with ``isolation_level=None`` (explicit transactions)."""
-
-        @contextmanager
-        def read() -> Iterator[sqlite3.Connection]:
-            yield conn
-
-        @contextmanager
-        def write() -> Iterator[sqlite3.Connection]:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-        return cls(read, write)
+        return cls(*bare_connection_access(conn))
 
     # -- writes -----------------------------------------------------------
     def append(self, session_id: str, messages: Sequence[Message], *, calls: Sequence[CallRecord] = (),

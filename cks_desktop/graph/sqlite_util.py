@@ -13,6 +13,8 @@ import json
 import re
 import sqlite3
 from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,32 @@ def json_list(values: Any) -> str:
     ASCII escapes: SQLite decodes them (surrogate pairs included), and a lone surrogate
     in a name being looked up cannot break the query's UTF-8 encoding."""
     return json.dumps(list(values))
+
+
+ConnectionAccess = tuple[
+    Callable[[], AbstractContextManager[sqlite3.Connection]],
+    Callable[[], AbstractContextManager[sqlite3.Connection]],
+]
+
+
+def bare_connection_access(conn: sqlite3.Connection) -> ConnectionAccess:
+    """``(read, write)`` context-manager factories over a bare connection opened with
+    ``isolation_level=None``: the same shape as the store's ``connection_lock`` and
+    ``transaction``, for modules that keep their own tables in the store's file and
+    are used on a plain connection by tests and scripts."""
+
+    @contextmanager
+    def read() -> Iterator[sqlite3.Connection]:
+        yield conn
+
+    @contextmanager
+    def write() -> Iterator[sqlite3.Connection]:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    return read, write

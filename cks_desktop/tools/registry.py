@@ -118,6 +118,23 @@ def _relax_session(schema: Mapping[str, Any]) -> dict[str, Any]:
     return relaxed
 
 
+def _without_regex(node: Any) -> Any:
+    """A copy of a JSON Schema without ``pattern`` and ``patternProperties``.
+
+    Where ``patternProperties`` went, ``additionalProperties: false`` goes too, so a name
+    the patterns would have allowed is not refused instead.
+    """
+    if isinstance(node, list):
+        return [_without_regex(v) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {k: _without_regex(v) for k, v in node.items()
+           if not (k == "pattern" and isinstance(v, str)) and not (k == "patternProperties" and isinstance(v, Mapping))}
+    if isinstance(node.get("patternProperties"), Mapping) and out.get("additionalProperties") is False:
+        del out["additionalProperties"]
+    return out
+
+
 def model_schema(spec: ToolSpec) -> dict[str, Any]:
     """The input schema a model is shown: pinned ``session_id`` is not its business."""
     schema = copy.deepcopy(dict(spec.input_schema))
@@ -152,6 +169,14 @@ class ToolRegistry:
         if not replace and spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is already registered")
         schema = _relax_session(spec.input_schema) if spec.pin_session else dict(spec.input_schema)
+        if spec.source != "builtin":
+            # An MCP server's schema is the server's, and the server checks its own input. Our early
+            # check leaves out its regular expressions: Python's engine can backtrack on one for
+            # minutes, holding the event loop (the model still sees the patterns as hints).
+            try:
+                schema = _without_regex(schema)
+            except RecursionError:
+                raise ValueError(f"tool {spec.name!r} has an input schema nested too deeply") from None
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
             cls.check_schema(schema)

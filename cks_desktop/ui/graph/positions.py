@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
+
+from cks_desktop.graph.sqlite_util import bare_connection_access
 
 log = logging.getLogger(__name__)
 
@@ -41,22 +43,7 @@ class PositionStore:
     @classmethod
     def for_connection(cls, conn: sqlite3.Connection) -> "PositionStore":
         """On a bare connection opened with ``isolation_level=None`` (tests, scripts)."""
-
-        @contextmanager
-        def read() -> Iterator[sqlite3.Connection]:
-            yield conn
-
-        @contextmanager
-        def write() -> Iterator[sqlite3.Connection]:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-        return cls(read, write)
+        return cls(*bare_connection_access(conn))
 
     def load(self, session_id: str) -> dict[str, tuple[float, float, bool]]:
         try:
