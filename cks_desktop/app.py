@@ -18,11 +18,9 @@ from pathlib import Path
 
 
 def _icon_path() -> Path | None:
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "resources" / "cks-desktop.svg", here.parent / "resources" / "cks-desktop.svg"):
-        if candidate.is_file():
-            return candidate
-    return None
+    """The window icon ships inside the package, so pip installs and bundles both have it."""
+    candidate = Path(__file__).resolve().parent / "resources" / "cks-desktop.svg"
+    return candidate if candidate.is_file() else None
 
 
 def run_gui(data_dir: str | None = None, self_test: bool = False) -> int:

@@ -15,7 +15,7 @@ Output layout under ``--out`` (default ``build/icons``)::
     hicolor/scalable/apps/cks-desktop.svg
     cks-desktop.ico  cks-desktop.icns  cks-desktop.png (256 px)
 
-Run: ``python scripts/render_icons.py [--svg resources/cks-desktop.svg] [--out build/icons]``.
+Run: ``python scripts/render_icons.py [--svg cks_desktop/resources/cks-desktop.svg] [--out build/icons]``.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def render(svg: Path, out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--svg", type=Path, default=ROOT / "resources" / f"{ICON_NAME}.svg")
+    parser.add_argument("--svg", type=Path, default=ROOT / "cks_desktop" / "resources" / f"{ICON_NAME}.svg")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "icons")
     args = parser.parse_args(argv)
     files = render(args.svg, args.out)

@@ -95,7 +95,7 @@ def test_every_module_and_lazy_sdk_imports_in_the_bundle(build: Build, tmp_path:
     assert not failed
     assert any(name.startswith("cks_desktop.ui.") for name in info["imports"])
     assert {"libqxcb.so", "libqwayland.so", "libqoffscreen.so"} <= set(info["qt_platform_plugins"])
-    assert (BUNDLE / "_internal" / "resources" / f"{APP}.svg").is_file()  # the window icon app.py loads
+    assert (BUNDLE / "_internal" / "cks_desktop" / "resources" / f"{APP}.svg").is_file()  # the window icon app.py loads
     keyring_info = info["keyring"]
     assert "SecretService" in keyring_info["entry_points"]
     assert "keyring.backends.SecretService.Keyring" in keyring_info["registered"]

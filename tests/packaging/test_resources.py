@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESOURCES = ROOT / "resources"
+ICON_SVG = ROOT / "cks_desktop" / "resources" / "cks-desktop.svg"
 APP_ID = "io.github.cks_desktop.CksDesktop"
 
 
@@ -35,7 +36,7 @@ def icons(qapp, tmp_path_factory: pytest.TempPathFactory) -> Path:
     # qapp first: the renderer would otherwise create a QGuiApplication, and the widget tests that
     # run later in the same process need the one instance to be a QApplication.
     out = tmp_path_factory.mktemp("icons")
-    _render_icons_module().render(RESOURCES / "cks-desktop.svg", out)
+    _render_icons_module().render(ICON_SVG, out)
     return out
 
 
@@ -48,7 +49,7 @@ def test_hicolor_pngs_have_their_sizes(icons: Path) -> None:
         assert image.hasAlphaChannel() and image.pixelColor(0, 0).alpha() == 0  # rounded corners
         assert image.pixelColor(size // 2, size // 2).alpha() == 255
     assert (icons / "hicolor" / "scalable" / "apps" / "cks-desktop.svg").read_bytes() == \
-        (RESOURCES / "cks-desktop.svg").read_bytes()
+        (ICON_SVG).read_bytes()
 
 
 def test_ico_frames_decode_with_qt(icons: Path) -> None:

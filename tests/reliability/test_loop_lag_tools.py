@@ -50,3 +50,49 @@ async def test_big_calls_keep_the_loop_responsive(world: World, case: str) -> No
     async with LagProbe(case):
         result = await registry.invoke(ToolCall("big", name, args), run)
     assert result.content
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[tuple[World, str]]:
+    """A session with an object joined to 10,000 others (a tag, a country, a popular author)."""
+    w = build_world(tmp_path / "hub.sqlite3")
+    ops = [{"op": "add_object", "type": "Tag", "name": "hub", "label": "$h"}]
+    ops += [{"op": "add_object", "type": "Note", "name": f"n{i}", "label": f"$n{i}"} for i in range(10_000)]
+    ops += [{"op": "add_relation", "source": f"$n{i}", "target": "$h", "type": "tagged"} for i in range(10_000)]
+    change = w.store.apply(w.mine, ops, "user").change
+    assert change is not None
+    try:
+        yield w, change.id
+    finally:
+        w.store.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("case", ["remove_object", "merge_objects", "revert_change"])
+async def test_small_calls_with_big_effects_keep_the_loop_responsive(hub: tuple[World, str], case: str) -> None:
+    world, change_id = hub
+    registry = build_registry(world.store)
+    run = Run(session_id=world.mine, caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
+    args = {"remove_object": {"ref": "hub"}, "merge_objects": {"keep": "Ada", "merge": "hub"},
+            "revert_change": {"change_id": change_id}}[case]
+    async with LagProbe(f"{case} on an object with 10,000 relations"):
+        result = await registry.invoke(ToolCall("big", case, args), run)
+    assert not result.is_error, result.content
+
+
+READS = [("graph_summary", {}), ("list_types", {}), ("list_objects", {"limit": 200}),
+         ("search_objects", {"query": "n1*", "limit": 100}), ("get_object", {"ref": "hub"}),
+         ("neighbors", {"ref": "hub", "depth": 3, "limit": 200}), ("find_path", {"source": "n1", "target": "n9999"}),
+         ("list_relations", {"ref": "hub", "limit": 200}), ("list_changes", {"limit": 100}),
+         *[("export_graph", {"format": f}) for f in ("json", "graphml", "markdown", "mermaid", "memory-jsonl")]]
+
+
+@pytest.mark.asyncio
+async def test_reads_of_a_big_graph_keep_the_loop_responsive(hub: tuple[World, str]) -> None:
+    world, _ = hub
+    registry = build_registry(world.store)
+    run = Run(session_id=world.mine, caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
+    for name, args in READS:
+        async with LagProbe(f"{name} {args} on 10,000 objects"):
+            result = await registry.invoke(ToolCall("r", name, args), run)
+        assert not result.is_error, (name, result.content[:300])

@@ -111,3 +111,32 @@ async def test_huge_text_renders_without_freezing(qtbot: Any, shape: str) -> Non
         view.set_markdown(text)
         await asyncio.sleep(0.02)
     assert view.toPlainText() and view.source_text() == text  # shown in part, kept whole
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("where", ["arguments", "result"])
+async def test_a_tool_row_with_a_200_kb_line_expands_without_freezing(qtbot: Any, where: str) -> None:
+    """A long document passed to ``construct_knowledge``, or a minified JSON result, is one huge line."""
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QPushButton
+
+    from cks_desktop.ui.chat.model import RowState, ToolItem
+    from cks_desktop.ui.chat.tool_row import ToolCallRow
+
+    line = "<b>" + "x" * 200_000 + "</b>"
+    item = ToolItem(call_id="c", name="construct_knowledge", display_name="Construct knowledge", source="builtin",
+                    arguments={"text": line} if where == "arguments" else {"text": "short"})
+    item.state = RowState.DONE
+    item.result = line if where == "result" else "ok"
+    row = ToolCallRow(item)
+    qtbot.addWidget(row)
+    row.resize(600, 100)
+    row.show()
+    async with LagProbe(f"expanding a row with a 200 kB line in its {where}"):
+        await asyncio.sleep(0.02)
+        row.set_expanded(True)
+        await asyncio.sleep(0.02)
+    copy = row.findChild(QPushButton, "toolCallArgumentsCopy" if where == "arguments" else "toolCallResultCopy")
+    assert copy is not None
+    copy.click()
+    assert line in QGuiApplication.clipboard().text()  # the copy is the original, unbroken

@@ -14,6 +14,8 @@ Rules (chosen so the merged graph says what both objects said, once):
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.tools.builtin.refs import brief, full, resolve, store_errors, write_result
@@ -83,10 +85,14 @@ async def build_merge(args: dict[str, Any], ctx: ToolContext) -> tuple[list[dict
     merge = resolve(ctx, args["merge"])
     if keep.id == merge.id:
         raise ToolError(f"keep and merge are the same object ({keep.id}, {keep.name!r}); nothing to merge.")
-    with store_errors():
+
+    def relation_ops() -> tuple[list[dict[str, Any]], Any, Any]:
         keep_rels = _unique(*ctx.store.relations_of(ctx.session_id, keep.id))
         merge_rels = _unique(*ctx.store.relations_of(ctx.session_id, merge.id))
-    rel_ops, repointed, dropped = _relation_ops(keep, merge, keep_rels, merge_rels)
+        return _relation_ops(keep, merge, keep_rels, merge_rels)
+
+    with store_errors():  # on a worker thread: an object may have thousands of relations
+        rel_ops, repointed, dropped = await asyncio.to_thread(relation_ops)
 
     to_set: dict[str, Any] = {}
     conflicts: list[dict[str, Any]] = []

@@ -162,7 +162,7 @@ def _finish_define_type(args: dict[str, Any], ctx: ToolContext, result: "ApplyRe
 
 # -- revert_change ------------------------------------------------------------
 async def revert_change(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    result = await blocking(ctx.store.revert, ctx.session_id, args["change_id"], ctx.run.origin, offload=False)
+    result = await blocking(ctx.store.revert, ctx.session_id, args["change_id"], ctx.run.origin)  # may be huge
     return {"status": "reverted", "reverted": args["change_id"], **write_result(result)}
 
 

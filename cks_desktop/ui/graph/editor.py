@@ -15,6 +15,8 @@ was and says why in one sentence. Qt-free.
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +63,9 @@ class GraphEditor:
         self.registry = registry
         self.session_id = session_id
         self._undo: list[str] = []
+        # Edits still running. The store announces a write (from its worker thread) before
+        # the edit's change id reaches the undo stack, so undo first lets these land.
+        self._inflight: set[asyncio.Future[None]] = set()
 
     def set_session(self, session_id: str | None) -> None:
         if session_id != self.session_id:
@@ -79,7 +84,13 @@ class GraphEditor:
         if self.session_id is None:
             return EditResult(False, "Open a session first.")
         run = Run(self.session_id, Caller.USER, approver=StaticApprover(Decision.ALLOW))
-        result: ToolResult = await self.registry.invoke(ToolCall(new_id("call_"), name, dict(arguments)), run)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inflight.add(done)
+        try:
+            result: ToolResult = await self.registry.invoke(ToolCall(new_id("call_"), name, dict(arguments)), run)
+        finally:
+            self._inflight.discard(done)
+            done.set_result(None)
         data = result.structured if isinstance(result.structured, dict) else {}
         if result.is_error:
             return EditResult(False, _first_line(result.content), None, result.structured)
@@ -145,12 +156,15 @@ class GraphEditor:
 
     # -- undo -------------------------------------------------------------
     async def undo(self) -> EditResult:
+        while self._inflight:
+            await asyncio.gather(*self._inflight)
         if not self._undo:
             return EditResult(False, "Nothing to undo.")
-        change_id = self._undo[-1]
+        # Taken off the stack before the revert runs, so a second Ctrl+Z pressed while this
+        # one is still in flight undoes the change before it, not the same one twice.
+        change_id = self._undo.pop()
         result = await self.invoke("revert_change", {"change_id": change_id}, record=False)
         if result.ok:
-            if self._undo and self._undo[-1] == change_id:
-                self._undo.pop()
             return EditResult(True, f"Undone: {result.message}", result.change_id, result.structured)
+        self._undo.append(change_id)
         return result
