@@ -1,11 +1,17 @@
 """An event-loop lag probe: a task that sleeps 10 ms at a time and records how
 late each wake-up is. A fault or a big input that holds the loop for longer
 than ``limit`` (250 ms, the point where a window visibly freezes) fails the test.
+
+The probe starts from a frozen heap (``gc.freeze``): a full garbage
+collection over everything a test process has loaded (every SDK, Qt, hypothesis)
+takes ~0.2 s by itself, and which allocation triggers it is chance. That is the
+heap an app has after calling ``gc.freeze()`` once it is up (docs/reliability.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from types import TracebackType
 
@@ -30,6 +36,7 @@ class LagProbe:
             self.ticks += 1
 
     async def __aenter__(self) -> "LagProbe":
+        gc.freeze()
         self._task = asyncio.create_task(self._run())
         await asyncio.sleep(0)
         return self
@@ -39,6 +46,7 @@ class LagProbe:
         self._stop = True
         assert self._task is not None
         await self._task
+        gc.unfreeze()
         if exc_type is None:
             self.check()
 

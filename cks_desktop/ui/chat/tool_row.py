@@ -68,6 +68,25 @@ class _ElidedLabel(QLabel):
         self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(self.width(), 10)))
 
 
+# Qt lays out a line as a whole: one 200 kB line (a long document passed to construct_knowledge,
+# a minified JSON result) took 2–5 s to show. Longer lines are shown broken every LINE_CHUNK
+# characters; the Copy button still copies the text exactly.
+LINE_CHUNK = 2000
+
+
+def displayable(text: str) -> str:
+    lines = text.split("\n")
+    if all(len(line) <= LINE_CHUNK for line in lines):
+        return text
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= LINE_CHUNK:
+            out.append(line)
+        else:
+            out.extend(line[i:i + LINE_CHUNK] for i in range(0, len(line), LINE_CHUNK))
+    return "\n".join(out)
+
+
 class _TextBlock(QWidget):
     """A caption, a copy button and a read-only monospace text, sized to its content."""
 
@@ -103,14 +122,15 @@ class _TextBlock(QWidget):
         self.set_text(text)
 
     def set_text(self, text: str) -> None:
-        if self.view.toPlainText() != text:
-            self.view.setPlainText(text)
+        if getattr(self, "_text", None) != text:
+            self._text = text
+            self.view.setPlainText(displayable(text))
         lines = max(1, min(text.count("\n") + 1, 18))
         height = self.view.fontMetrics().lineSpacing() * lines + 14
         self.view.setFixedHeight(min(DETAIL_MAX_HEIGHT, height))
 
     def _copy(self) -> None:
-        QGuiApplication.clipboard().setText(self.view.toPlainText())
+        QGuiApplication.clipboard().setText(self._text)  # the original, without display breaks
 
 
 class ToolCallRow(QFrame):
