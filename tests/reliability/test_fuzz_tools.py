@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,16 @@ from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller, ToolCall, ToolResult
 from tests.reliability import schema_strategies as S
 from tests.reliability.crash_batches import replay
-from tests.reliability.world import World, build_world, check_store, cursors, dump, leaks, refs, session_rows
+from tests.reliability.world import (
+    World,
+    build_world,
+    check_store,
+    cursors,
+    dump,
+    leaks,
+    refs,
+    session_rows,
+)
 
 CI = settings(max_examples=25, deadline=None, database=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -136,3 +144,13 @@ def test_model_calls_with_fuzzed_arguments(name: str, world: World, registry: To
     h = hints(world, tmp_path)
     args = data.draw(st.one_of(S.arguments(spec.input_schema, h), S.broken(spec.input_schema, h)), label="args")
     check_call(world, registry, run, name, args)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("name", exposed_names())
+@settings(CI, max_examples=300)
+@given(data=st.data())
+def test_model_calls_with_fuzzed_arguments_long(name: str, world: World, registry: ToolRegistry, tmp_path: Path,
+                                               data: st.DataObject) -> None:
+    test_model_calls_with_fuzzed_arguments.hypothesis.inner_test(name, world, registry, tmp_path, data)

@@ -7,11 +7,14 @@ GIL contention; no model output comes near that."""
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cks_desktop.graph.store import GraphStore
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.context import Run
@@ -52,19 +55,31 @@ async def test_big_calls_keep_the_loop_responsive(world: World, case: str) -> No
     assert result.content
 
 
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[tuple[World, str]]:
-    """A session with an object joined to 10,000 others (a tag, a country, a popular author)."""
-    w = build_world(tmp_path / "hub.sqlite3")
+@pytest.fixture(scope="module")
+def hub_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, World]:
+    """A session with an object joined to 10,000 others (a tag, a country, a popular author), built once."""
+    path = tmp_path_factory.mktemp("hub") / "hub.sqlite3"
+    w = build_world(path)
     ops = [{"op": "add_object", "type": "Tag", "name": "hub", "label": "$h"}]
     ops += [{"op": "add_object", "type": "Note", "name": f"n{i}", "label": f"$n{i}"} for i in range(10_000)]
     ops += [{"op": "add_relation", "source": f"$n{i}", "target": "$h", "type": "tagged"} for i in range(10_000)]
-    change = w.store.apply(w.mine, ops, "user").change
-    assert change is not None
+    w.store.apply(w.mine, ops, "user")
+    w.store.close()  # closed cleanly: the one file holds everything
+    return path, w
+
+
+@pytest.fixture
+def hub(hub_file: tuple[Path, World], tmp_path: Path) -> Iterator[tuple[World, str]]:
+    path, template = hub_file
+    copy = tmp_path / "hub.sqlite3"
+    shutil.copyfile(path, copy)
+    store = GraphStore.open(copy)
+    w = dataclasses.replace(template, store=store)
+    change_id = store.list_changes(w.mine, limit=1)[0].id
     try:
-        yield w, change.id
+        yield w, change_id
     finally:
-        w.store.close()
+        store.close()
 
 
 @pytest.mark.asyncio

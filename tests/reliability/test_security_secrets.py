@@ -26,7 +26,6 @@ from cks_desktop.secrets import SecretStore
 from cks_desktop.settings import Settings
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
-from cks_desktop.tools.types import ToolCall
 from tests.fakes.providers import make_fake
 from tests.fakes.script import Turn, call_turn, text_turn
 

@@ -35,7 +35,11 @@ import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp.server.lowlevel.server import NotificationOptions, Server  # noqa: E402
 from mcp.server.stdio import stdio_server  # noqa: E402
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged  # noqa: E402
+from mcp.server.subscriptions import (  # noqa: E402
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ToolsListChanged,
+)
 
 BUS = InMemorySubscriptionBus()  # how the newer protocol revision carries list changes
 
