@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.graph.model import Object, Relation, Session
 
 log = logging.getLogger(__name__)
@@ -42,22 +43,8 @@ StoreEvent = GraphChanged | SessionEvent
 Listener = Callable[[StoreEvent], None]
 
 
-@dataclass
-class EventHub:
-    _listeners: list[Listener] = field(default_factory=list)
+class EventHub(Callbacks[[StoreEvent]]):
+    """The store's listeners; called after commit, on the thread that wrote."""
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def emit(self, event: StoreEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:  # one broken listener must not break the write that already committed
-                log.exception("store listener failed")
+    def __init__(self) -> None:
+        super().__init__("store")

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.mcp.config import ConfigError, find_name, looks_secret, parse_server, protect_values
+from cks_desktop.mcp.config import (
+    ConfigError,
+    find_name,
+    looks_secret,
+    parse_server,
+    protect_values,
+)
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore

@@ -43,6 +43,7 @@ from mcp_types import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cks_desktop import APP_ID, __version__
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.convert import SkippedTool, build_specs, result_to_output
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
@@ -111,7 +112,7 @@ class McpConnection:
         self.protocol_version: str | None = None
         self.server_info: types.Implementation | None = None
         self.garbage_lines = 0
-        self._listeners: list[StatusListener] = []
+        self._listeners: Callbacks[[StatusEvent]] = Callbacks("MCP status")
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._pipe: StderrPipe | None = None
@@ -128,8 +129,7 @@ class McpConnection:
 
     # -- status ----------------------------------------------------------------
     def subscribe(self, listener: StatusListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     def set_status(self, status: Status, reason: str = "", *, crashed: bool = False) -> None:
         previous = self.status
@@ -139,11 +139,7 @@ class McpConnection:
         if status is Status.FAILED:
             self.log.note(f"failed: {reason}")
         event = StatusEvent(self.name, status, reason, previous, crashed, time.time())
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("MCP status listener failed")
+        self._listeners.emit(event)
 
     async def wait_for(self, *statuses: Status, timeout: float) -> Status:
         """Wait (bounded) until the status is one of ``statuses``; return it."""

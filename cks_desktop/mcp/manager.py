@@ -24,8 +24,21 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from cks_desktop.mcp.config import ConfigError, ServerConfig, parse_server, parse_servers, remove_server
-from cks_desktop.mcp.connection import STARTUP_TIMEOUT, McpConnection, Status, StatusEvent, StatusListener
+from cks_desktop.callbacks import Callbacks
+from cks_desktop.mcp.config import (
+    ConfigError,
+    ServerConfig,
+    parse_server,
+    parse_servers,
+    remove_server,
+)
+from cks_desktop.mcp.connection import (
+    STARTUP_TIMEOUT,
+    McpConnection,
+    Status,
+    StatusEvent,
+    StatusListener,
+)
 from cks_desktop.mcp.convert import SkippedTool
 from cks_desktop.mcp.server_log import ServerLog, log_file_name
 
@@ -83,7 +96,7 @@ class McpManager:
         self.connections: dict[str, McpConnection] = {}
         self.problems: dict[str, str] = {}
         self._logs: dict[str, ServerLog] = {}
-        self._listeners: list[StatusListener] = []
+        self._listeners: Callbacks[[StatusEvent]] = Callbacks("MCP manager")
         self._restart_tasks: dict[str, asyncio.Task[None]] = {}
         self._restarts: dict[str, int] = {}
         self._ready_at: dict[str, float] = {}
@@ -114,17 +127,12 @@ class McpManager:
 
     # -- events -----------------------------------------------------------------
     def subscribe(self, listener: StatusListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     def _emit(self, event: StatusEvent) -> None:
         if event.status is Status.READY:
             self._ready_at[event.server] = time.monotonic()
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.exception("MCP manager listener failed")
+        self._listeners.emit(event)
         if event.crashed and not self._closed:
             self._schedule_restart(event.server, event.reason)
 

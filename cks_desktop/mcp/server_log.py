@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from cks_desktop.callbacks import Callbacks
+
 TAIL_LINES = 200
 MAX_LINE = 4_000
 MAX_BYTES = 1_000_000
@@ -55,7 +57,7 @@ class ServerLog:
         self.backups = backups
         self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
         self._lock = threading.Lock()
-        self._listeners: list[Listener] = []
+        self._listeners: Callbacks[[]] = Callbacks("MCP server log")
         self.lines_written = 0
 
     # -- writing -----------------------------------------------------------
@@ -110,15 +112,10 @@ class ServerLog:
         return [line for line in self.tail() if not line.startswith("[cks-desktop ")][-n:]
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     def _notify(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:  # a broken view must not break logging
-                pass
+        self._listeners.emit()
 
     # -- the child's stderr ---------------------------------------------------
     def open_pipe(self) -> "StderrPipe":

@@ -23,7 +23,12 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from cks_desktop.mcp.config import ConfigError, ServerConfig, resolve_env, resolve_headers
+from cks_desktop.mcp.config import (
+    ConfigError,
+    ServerConfig,
+    resolve_env,
+    resolve_headers,
+)
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
 

@@ -18,9 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from cks_desktop.tools.approval import ApprovalRequest, Decision, fingerprint, reason_for
+from cks_desktop.callbacks import Callbacks
+from cks_desktop.tools.approval import (
+    ApprovalRequest,
+    Decision,
+    fingerprint,
+    reason_for,
+)
 from cks_desktop.tools.context import Run, ToolContext
-from cks_desktop.tools.types import Policy, ToolCall, ToolError, ToolOutput, ToolResult, ToolSpec
+from cks_desktop.tools.types import (
+    Policy,
+    ToolCall,
+    ToolError,
+    ToolOutput,
+    ToolResult,
+    ToolSpec,
+)
 from cks_desktop.tools.wire_names import WireNames, to_wire
 
 if TYPE_CHECKING:
@@ -162,7 +175,7 @@ class ToolRegistry:
         self._tools: dict[str, ToolSpec] = {}
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         self._policy_overrides: dict[str, Policy] = {}
-        self._listeners: list[RegistryListener] = []
+        self._listeners: Callbacks[[]] = Callbacks("tool registry")
 
     # -- contents ---------------------------------------------------------
     def register(self, spec: ToolSpec, *, replace: bool = False) -> None:
@@ -235,15 +248,10 @@ class ToolRegistry:
         return WireNames([s.name for s in specs])
 
     def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.subscribe(listener)
 
     def _notify(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:  # a broken listener must not break registration
-                log.exception("registry listener failed")
+        self._listeners.emit()
 
     # -- policies ---------------------------------------------------------
     def set_policy_overrides(self, overrides: Mapping[str, Policy | str]) -> None:

@@ -44,17 +44,15 @@ class AppServices:
     def open(cls, paths: AppPaths, *, secrets: SecretStore | None = None,
              provider_factory: Factory | None = None) -> "AppServices":
         """Raises ``StoreError`` (one sentence) when the database cannot be used."""
-        from cks_desktop.agent.knowledge import register_agent_tools
+        from cks_desktop.agent.toolset import build_chat_registry
         from cks_desktop.agent.transcript import TranscriptStore
         from cks_desktop.graph.store import GraphStore
-        from cks_desktop.tools.builtin import build_registry
 
         paths.ensure()
         settings = Settings.load(paths.settings_file)
         secrets = secrets if secrets is not None else SecretStore()
         store = GraphStore.open(paths.database)
-        registry = build_registry(store, settings)
-        register_agent_tools(registry)
+        registry = build_chat_registry(store, settings)
         return cls(paths=paths, settings=settings, secrets=secrets, store=store, registry=registry,
                    transcripts=TranscriptStore.for_store(store),
                    providers=ProviderHolder(settings, secrets, provider_factory))
