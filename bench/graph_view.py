@@ -430,7 +430,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
-    import qasync
+    from cks_desktop.ui.event_loop import AppEventLoop
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
@@ -439,7 +439,7 @@ def main() -> int:
     print(f"graph view benchmark: {n:,} objects / {m:,} relations; {os.cpu_count()} cores; "
           f"load average {load:.2f}; Qt platform {os.environ['QT_QPA_PLATFORM']}", flush=True)
     out: list[tuple[str, str, str, str]] = []
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: AppEventLoop(app)) as runner:
         runner.run(run(n, m, small, out))
     print("\n| figure | measured | target | floor (same run) |\n|---|---|---|---|")
     for name, value, target, floor in out:

@@ -147,12 +147,12 @@ async def shoot(out: Path) -> None:
 
 def main() -> int:
     from PySide6.QtWidgets import QApplication
-    import qasync
+    from cks_desktop.ui.event_loop import AppEventLoop
 
     app = QApplication.instance() or QApplication(sys.argv)
     app.setQuitOnLastWindowClosed(False)
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots/graph-view.png")
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: AppEventLoop(app)) as runner:
         runner.run(shoot(out))
     return 0
 
