@@ -20,11 +20,36 @@ from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.sqlite_util import dumps, json_list
 
 
-class ObjState:
+class _LazyProperties:
+    """Properties kept as the row's JSON text until someone reads them: most rows a
+    batch loads are only endpoints, and most writes can store the text unchanged."""
+
+    __slots__ = ("_props", "_props_json")
+
+    _props: dict[str, Any] | None
+    _props_json: str | None
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        if self._props is None:  # parsed lazily: most loaded rows are only endpoints
+            self._props = json.loads(self._props_json or "{}")
+        return self._props
+
+    def set_properties(self, props: dict[str, Any], props_json: str | None = None) -> None:
+        self._props = props
+        self._props_json = props_json
+
+    @property
+    def props_json(self) -> str:
+        if self._props_json is None:
+            self._props_json = dumps(self._props or {})
+        return self._props_json
+
+
+class ObjState(_LazyProperties):
     """One object as the batch currently sees it."""
 
-    __slots__ = ("id", "type", "name", "key", "_props", "_props_json", "created_at", "updated_at",
-                 "existed", "alive", "dirty", "n")
+    __slots__ = ("id", "type", "name", "key", "created_at", "updated_at", "existed", "alive", "dirty", "n")
 
     def __init__(self, id: str, type: str, name: str, props: dict[str, Any] | None,
                  props_json: str | None, created_at: str, updated_at: str, existed: bool,
@@ -43,22 +68,6 @@ class ObjState:
         self.dirty = False
 
     @property
-    def properties(self) -> dict[str, Any]:
-        if self._props is None:  # parsed lazily: most loaded rows are only endpoints
-            self._props = json.loads(self._props_json or "{}")
-        return self._props
-
-    def set_properties(self, props: dict[str, Any], props_json: str | None = None) -> None:
-        self._props = props
-        self._props_json = props_json
-
-    @property
-    def props_json(self) -> str:
-        if self._props_json is None:
-            self._props_json = dumps(self._props or {})
-        return self._props_json
-
-    @property
     def conflict_key(self) -> tuple[str, str]:
         return (self.type.casefold(), self.key)
 
@@ -69,9 +78,8 @@ class ObjState:
                 "updated_at": self.updated_at}
 
 
-class RelState:
-    __slots__ = ("id", "type", "source_id", "target_id", "_props", "_props_json", "created_at",
-                 "existed", "alive", "dirty")
+class RelState(_LazyProperties):
+    __slots__ = ("id", "type", "source_id", "target_id", "created_at", "existed", "alive", "dirty")
 
     def __init__(self, id: str, type: str, source_id: str, target_id: str,
                  props: dict[str, Any] | None, props_json: str | None, created_at: str,
@@ -86,22 +94,6 @@ class RelState:
         self.existed = existed
         self.alive = True
         self.dirty = False
-
-    @property
-    def properties(self) -> dict[str, Any]:
-        if self._props is None:
-            self._props = json.loads(self._props_json or "{}")
-        return self._props
-
-    def set_properties(self, props: dict[str, Any], props_json: str | None = None) -> None:
-        self._props = props
-        self._props_json = props_json
-
-    @property
-    def props_json(self) -> str:
-        if self._props_json is None:
-            self._props_json = dumps(self._props or {})
-        return self._props_json
 
     def snapshot(self) -> dict[str, Any]:
         return {"op": "add_relation", "id": self.id, "type": self.type, "source": self.source_id,

@@ -71,9 +71,8 @@ def relations_of(conn: sqlite3.Connection, session_id: str,
     return incoming, outgoing
 
 
-def list_objects(conn: sqlite3.Connection, session_id: str, type: str | None, limit: int,
-                 cursor: str | None) -> tuple[list[Object], str | None]:
-    limit = check_limit(limit)
+def _page_filter(session_id: str, type: str | None, cursor: str | None) -> tuple[list[str], list[Any]]:
+    """The WHERE terms every paged listing shares: its session, an optional type, the cursor."""
     where, params = ["session_id = ?"], [session_id]
     if type:
         where.append("type = ? COLLATE NOCASE")
@@ -81,6 +80,13 @@ def list_objects(conn: sqlite3.Connection, session_id: str, type: str | None, li
     if cursor:
         where.append("id > ?")
         params.append(decode_cursor(cursor))
+    return where, params
+
+
+def list_objects(conn: sqlite3.Connection, session_id: str, type: str | None, limit: int,
+                 cursor: str | None) -> tuple[list[Object], str | None]:
+    limit = check_limit(limit)
+    where, params = _page_filter(session_id, type, cursor)
     found = conn.execute(f"SELECT {rows.OBJECT_COLS} FROM objects WHERE {' AND '.join(where)} "
                          f"ORDER BY id LIMIT ?", (*params, limit + 1)).fetchall()
     page = [rows.obj(r) for r in found[:limit]]
@@ -92,13 +98,7 @@ def list_relations(conn: sqlite3.Connection, session_id: str, object_id: str | N
     limit = check_limit(limit)
     if direction not in ("both", "out", "in", "outgoing", "incoming"):
         raise StoreError("direction must be 'both', 'out' or 'in'.")
-    where, params = ["session_id = ?"], [session_id]
-    if type:
-        where.append("type = ? COLLATE NOCASE")
-        params.append(type.strip())
-    if cursor:
-        where.append("id > ?")
-        params.append(decode_cursor(cursor))
+    where, params = _page_filter(session_id, type, cursor)
     cols = rows.RELATION_COLS
     if object_id is None:
         sql = f"SELECT {cols} FROM relations WHERE {' AND '.join(where)} ORDER BY id LIMIT ?"

@@ -30,7 +30,7 @@ import ollama
 
 from cks_desktop.llm.errors import map_ollama
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
-from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OLLAMA
 from cks_desktop.llm.providers.base import (
@@ -61,8 +61,8 @@ def to_ollama_messages(messages: list[Message], system: str | None) -> list[dict
         for part in message.parts:
             if isinstance(part, ToolResultPart):
                 wire.append({"role": "tool", "content": result_text(part), "tool_name": to_wire(part.name)})
-        body = "".join(p.text for p in message.parts if isinstance(p, Text))
-        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
+        body = message.text
+        calls = message.tool_calls
         if message.role == "assistant":
             if not body and not calls:
                 continue

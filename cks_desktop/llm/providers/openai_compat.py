@@ -32,7 +32,7 @@ import openai
 from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_openai
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
-from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OPENAI
 from cks_desktop.llm.providers.base import (
@@ -86,11 +86,10 @@ def to_openai_messages(messages: list[Message], system: str | None) -> list[dict
     for message in messages:
         if message.role == "system":
             continue
-        results = [p for p in message.parts if isinstance(p, ToolResultPart)]
-        for part in results:
+        for part in message.tool_results:
             wire.append({"role": "tool", "tool_call_id": part.call_id, "content": result_text(part)})
-        calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
-        body = "".join(p.text for p in message.parts if isinstance(p, Text))
+        calls = message.tool_calls
+        body = message.text
         if message.role == "assistant":
             if not body and not calls:
                 continue

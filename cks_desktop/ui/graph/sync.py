@@ -120,7 +120,7 @@ class GraphSync:
     def _is_small(self, session_id: str) -> bool:
         try:
             return int(self.store.counts(session_id).get("objects", 0)) <= SYNC_OPEN_MAX
-        except Exception:
+        except Exception:  # the threaded open that follows reads the same table and reports the fault
             return False
 
     def _read(self, session_id: str) -> tuple[GraphModel, SceneBuffers, SpatialGrid]:
