@@ -15,7 +15,15 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.paths import AppPaths
+    from cks_desktop.ui.main_window import MainWindow
+    from cks_desktop.ui.services import AppServices
 
 
 def _icon_path() -> Path | None:
@@ -73,16 +81,18 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         from cks_desktop.ui.services import AppServices
 
         asyncio.get_running_loop().set_exception_handler(crash.loop_exception_handler)
-        try:
-            services = AppServices.open(app_paths, secrets=secrets,
-                                        provider_factory=selftest.provider_factory if self_test else None)
-        except StoreError as exc:
-            print(f"{APP_ID}: {exc}", file=sys.stderr)
-            return await _fatal(str(exc)) if not self_test else 1
+        services = await open_services(
+            app_paths, lambda: AppServices.open(app_paths, secrets=secrets,
+                                                provider_factory=selftest.provider_factory if self_test else None),
+            interactive=not self_test)
+        if services is None:
+            return 2 if not self_test else 1
         if services.settings.problem:
             print(f"{APP_ID}: {services.settings.problem}", file=sys.stderr)
 
-        window = MainWindow(services)
+        window = await build_window(services, interactive=not self_test)
+        if window is None:
+            return 2 if not self_test else 1
         quit_requested = asyncio.Event()
         window.quitRequested.connect(quit_requested.set)
         _watch_signals(quit_requested)
@@ -92,6 +102,8 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         # Once the SDKs and servers are loaded, move that long-lived heap out of the collector's
         # reach: a full collection over it costs about 0.2 s on the event loop, at random times.
         background.add_done_callback(lambda _task: gc.freeze())
+        if not self_test:
+            window.tasks.spawn(auto_backup(services.store), name="daily-backup")
         code = 0
         if self_test:
             ok, reason = await selftest.run_self_test(window)
@@ -122,15 +134,160 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         handler.close()
 
 
+async def open_services(app_paths: "AppPaths", opener: "Callable[[], AppServices]", *,
+                        interactive: bool = True) -> "AppServices | None":
+    """Open the services; if the database cannot be opened, is damaged or sits on a full
+    disk, say so in the start-up dialog and offer the way out. None: the app should exit.
+
+    The choices (the same as ``cks-desktop storage …``): open read-only (reads and
+    exports go on, every write is refused with one sentence), export what can be read
+    (every session as JSON into a ``salvage-<time>`` folder beside the database),
+    restore the automatic backup (the current file is kept in ``damaged/``), quit.
+    Blocking work (restore, export) runs on a worker thread.
+    """
+    from cks_desktop import APP_ID
+    from cks_desktop.graph import backup
+    from cks_desktop.graph.errors import StoreError
+
+    db = app_paths.database
+    note = ""
+    while True:
+        try:
+            services = opener()
+        except StoreError as exc:
+            print(f"{APP_ID}: {exc}", file=sys.stderr)
+            if not interactive:
+                return None
+            has_backup = bool(await asyncio.to_thread(backup.list_backups, db))
+            answer = await _startup_dialog(str(exc), note, can_read=False, has_backup=has_backup)
+            if answer == "restore":
+                note = await _restore(db)
+                continue
+            return None
+        reason = services.store.read_only_reason
+        if reason is None or not interactive:
+            if reason:
+                print(f"{APP_ID}: {reason}", file=sys.stderr)
+            return services
+        print(f"{APP_ID}: {reason}", file=sys.stderr)
+        damaged = services.store.damage is not None
+        has_backup = damaged and bool(await asyncio.to_thread(backup.list_backups, db))
+        while True:
+            answer = await _startup_dialog(reason, note, can_read=True, has_backup=has_backup,
+                                           can_export=damaged)
+            if answer == "export":
+                note = await _salvage(services.store, db)
+                continue
+            break
+        if answer == "read-only":
+            return services
+        await services.aclose()
+        if answer == "restore":
+            note = await _restore(db)
+            continue
+        return None
+
+
+async def build_window(services: "AppServices", *, interactive: bool = True) -> "MainWindow | None":
+    """The main window, or — when the database fails while the first screen is read (a
+    table missing, a damaged page) — the "cannot start" dialog and None, never a traceback."""
+    from cks_desktop import APP_ID
+    from cks_desktop.graph.errors import StoreError
+    from cks_desktop.ui.main_window import MainWindow
+
+    try:
+        return MainWindow(services)
+    except StoreError as exc:
+        print(f"{APP_ID}: {exc}", file=sys.stderr)
+        await services.aclose()
+        if interactive:
+            await _fatal(str(exc))
+        return None
+
+
+async def _startup_dialog(message: str, note: str, *, can_read: bool, has_backup: bool,
+                          can_export: bool = False) -> str:
+    from cks_desktop import APP_NAME
+    from cks_desktop.ui.dialogs import choose
+
+    choices: list[tuple[str, str]] = []
+    if can_read:
+        choices.append(("read-only", "Open read-only"))
+    if can_export:
+        choices.append(("export", "Export what can be read"))
+    if has_backup:
+        choices.append(("restore", "Restore the automatic backup"))
+    choices.append(("quit", "Quit"))
+    headline = (f"{APP_NAME} can open this database only read-only." if can_read
+                else f"{APP_NAME} cannot start.")
+    return await choose(None, APP_NAME, f"{headline}\n\n{message}", choices, informative=note,
+                        default=choices[0][0], escape="quit", critical=not can_read, object_name="startupDialog")
+
+
+async def _restore(db: "Path") -> str:
+    """Restore on a worker; the sentence to show next time the dialog opens."""
+    from cks_desktop.graph import backup
+    from cks_desktop.graph.errors import StoreError
+
+    try:
+        done = await asyncio.to_thread(backup.restore, db)
+    except StoreError as exc:
+        return f"Restoring failed: {exc}"
+    kept = f" The previous file is kept as {done.kept_as}." if done.kept_as else ""
+    return f"Restored the backup of {done.backup.made_at:%Y-%m-%d %H:%M} UTC.{kept}"
+
+
+async def _salvage(store: "GraphStore", db: "Path") -> str:
+    from datetime import datetime, timezone
+
+    from cks_desktop.graph.errors import StoreError
+    from cks_desktop.graph.salvage import export_readable
+
+    folder = db.parent / f"salvage-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+    try:
+        result = await asyncio.to_thread(export_readable, store, folder)
+    except StoreError as exc:
+        return f"Exporting failed: {exc}"
+    failed = f" {len(result.failed)} could not be read." if result.failed else ""
+    return f"Exported {len(result.written)} sessions to {folder}.{failed}"
+
+
+async def auto_backup(store: "GraphStore") -> None:
+    """The daily backup (graph/backup.py), on a worker; never raises. A backup that finds
+    the file damaged turns the store read-only, so the damage spreads no further."""
+    import logging
+
+    from cks_desktop.graph import backup
+
+    log = logging.getLogger("cks_desktop.backup")
+    if store.read_only_reason or not await asyncio.to_thread(backup.backup_due, store.path):
+        return
+    try:
+        made = await asyncio.to_thread(backup.make_backup, store.path)
+    except backup.DamagedSource as exc:
+        store.mark_damaged(exc.problem)
+        log.warning("%s", exc)
+    except backup.BackupError as exc:
+        log.warning("%s", exc)
+    else:
+        log.info("backed up the database to %s", made.path)
+
+
 async def _fatal(message: str) -> int:
     """The database cannot be opened: say so in a window, then exit 2."""
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
     from cks_desktop import APP_NAME
     from cks_desktop.ui.dialogs import run_dialog
 
     box = QMessageBox(QMessageBox.Icon.Critical, APP_NAME, f"{APP_NAME} cannot start.\n\n{message}")
-    await run_dialog(box)
+    box.setObjectName("cannotStartDialog")
+    box.setTextFormat(Qt.TextFormat.PlainText)  # the message quotes a path and SQLite's words
+    try:
+        await run_dialog(box)
+    finally:
+        box.deleteLater()
     return 2
 
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from cks_desktop import APP_ID, __version__
 from cks_desktop.commands import COMMAND_MODULES, load_command
-from cks_desktop.commands.common import CliError, EXIT_USAGE
+from cks_desktop.commands.common import CliError, EXIT_TOOL_ERROR, EXIT_USAGE, revealing_output
+from cks_desktop.settings import SettingsError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,17 +43,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(args_list)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     if args.command is None:
+        logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
         from cks_desktop.app import run_gui
 
         return run_gui(data_dir=args.data_dir, self_test=args.self_test)
-    try:
-        return int(args.handler(args) or 0)
-    except CliError as exc:
-        print(f"{APP_ID}: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
-        print(f"{APP_ID}: interrupted", file=sys.stderr)
-        return 130
+    with revealing_output():  # no untrusted text reaches the terminal with its escape sequences live
+        logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        try:
+            return int(args.handler(args) or 0)
+        except CliError as exc:
+            print(f"{APP_ID}: {exc}", file=sys.stderr)
+            return exc.code
+        except SettingsError as exc:  # a save that failed (disk full, lock taken): one sentence, file kept
+            print(f"{APP_ID}: {exc}", file=sys.stderr)
+            return EXIT_TOOL_ERROR
+        except KeyboardInterrupt:
+            print(f"{APP_ID}: interrupted", file=sys.stderr)
+            return 130

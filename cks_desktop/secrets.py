@@ -14,10 +14,36 @@ import os
 log = logging.getLogger(__name__)
 
 SERVICE = "cks-desktop"
+
+# Environment variables that hold an LLM provider's key. They are never passed to an MCP server,
+# not even one set to inherit the app's environment: servers are often someone else's package.
+# The providers this app talks to (``llm.profiles.API_KEY_ENVS``) are added at call time; the
+# rest are other providers' conventional names, which a person's shell commonly exports too.
+_OTHER_PROVIDER_KEY_ENVS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_API_KEY", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY",
+    "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY",
+    "VERTEX_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY",
+    "XAI_API_KEY", "COHERE_API_KEY", "CO_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY",
+    "PERPLEXITY_API_KEY", "HF_TOKEN", "HUGGINGFACE_API_KEY", "HUGGING_FACE_HUB_TOKEN", "REPLICATE_API_TOKEN",
+    "OLLAMA_API_KEY", "CEREBRAS_API_KEY", "AI21_API_KEY", "VOYAGE_API_KEY",
+)
 NO_KEYCHAIN_NOTICE = (
     "No secure keychain is available, so keys are kept in memory for this run only "
     "and must be entered again after a restart."
 )
+
+
+def provider_key_env_vars() -> frozenset[str]:
+    """Every environment variable name that may hold a provider's key (upper case)."""
+    from cks_desktop.llm.profiles import API_KEY_ENVS
+
+    names = {name for names in API_KEY_ENVS.values() for name in names}
+    return frozenset(n.upper() for n in (*names, *_OTHER_PROVIDER_KEY_ENVS))
+
+
+def is_provider_key_env(name: str) -> bool:
+    """Whether ``name`` (any case: Windows variables are case-insensitive) holds a provider key."""
+    return name.upper() in provider_key_env_vars()
 
 
 def secure_keyring_available() -> bool:

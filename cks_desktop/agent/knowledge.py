@@ -285,6 +285,12 @@ async def construct_knowledge(args: dict[str, Any], ctx: ToolContext) -> dict[st
             "summary": result.summary or "changes nothing", "counts": result.counts, **base}
 
 
+async def construct_effects(args: dict[str, Any], ctx: ToolContext) -> dict[str, int]:
+    """Adds objects and relations, and merges into existing objects (``on_conflict: update``),
+    so it asks at least like add_object, update_object and add_relation."""
+    return {"add_object": 1, "update_object": 1, "add_relation": 1}
+
+
 CONSTRUCT_KNOWLEDGE = ToolSpec(
     name="construct_knowledge",
     title="Construct knowledge",
@@ -296,6 +302,7 @@ CONSTRUCT_KNOWLEDGE = ToolSpec(
     default_policy=Policy.AUTO,
     llm_exposed=True,
     handler=construct_knowledge,
+    effects=construct_effects,
 )
 
 

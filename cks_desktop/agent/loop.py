@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,7 +159,7 @@ def _state(result: ToolResult) -> ev.CallState:
 # Tool definitions per registry and granted scopes, dropped whenever the registry changes
 # (an MCP server's tools refreshed, a tool registered): building them deep-copies every
 # schema, which would otherwise be most of the loop's own cost per chat.
-_TOOL_DEFS: "weakref.WeakKeyDictionary[ToolRegistry, dict[frozenset[Scope], tuple[list[ToolDef], dict[str, str]]]]" \
+_TOOL_DEFS: "weakref.WeakKeyDictionary[ToolRegistry, dict[Any, tuple[list[ToolDef], dict[str, str]]]]" \
     = weakref.WeakKeyDictionary()
 
 
@@ -172,7 +172,8 @@ def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str
     if cache is None:
         cache = _TOOL_DEFS[registry] = {}
         registry.subscribe(cache.clear)
-    hit = cache.get(run.granted_scopes)
+    grant_key = (run.granted_scopes, frozenset(run.source_grants.items()))
+    hit = cache.get(grant_key)
     if hit is not None:
         return hit
     offered = registry.offered(run)
@@ -183,7 +184,7 @@ def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str
         wire = to_wire(spec.name)
         back[wire] = table.internal(wire) or spec.name
         defs.append(ToolDef(wire, spec.description, model_schema(spec)))
-    cache[run.granted_scopes] = (defs, back)
+    cache[grant_key] = (defs, back)
     return defs, back
 
 
@@ -270,6 +271,8 @@ async def ai_chat(
     instructions: str | None = None,
     allowed_folders: Sequence[Path] = (),
     granted_scopes: frozenset[Scope] = ALL_SCOPES,
+    source_grants: Mapping[str, frozenset[Scope]] | None = None,
+    scope_setting: str = "",
     transcript: "TranscriptStore | None" = None,
     system_prompt: str | None = None,
 ) -> list[Message]:
@@ -280,6 +283,8 @@ async def ai_chat(
     ``instructions`` None reads the session's own instructions from the store.
     ``transcript`` given: the prompt and every turn are saved as they finish.
     ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
+    ``granted_scopes``/``source_grants``: what the run may use; the GUI and the CLI pass the
+    person's choice (``tools.scopes.chat_grant``), the all-scopes default is for tests.
     Cancelling the task is Stop: the transcript is saved consistently, then the
     ``CancelledError`` propagates.
     """
@@ -288,6 +293,7 @@ async def ai_chat(
     emit = _safe_emit(on_event)
     chat = _Chat(session_id, list(messages), emit, transcript)
     run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=granted_scopes,
+              source_grants=dict(source_grants or {}), scope_setting=scope_setting,
               allowed_folders=tuple(allowed_folders), llm=provider)
     tools, wire_back = tool_defs(registry, run)
     if system_prompt is None:

@@ -11,6 +11,15 @@ transcript as it was before that save, never half a turn. ``load`` also
 repairs the one shape that could still break a provider (an assistant tool
 call with no result, e.g. from a file written by a crashed older build) by
 adding an "interrupted" error result, so the next request is always valid.
+
+Exchanges (issue 11, items 9 and 17): an exchange is one user message and
+everything after it up to the next user message (the answer, its tool calls
+and results, notices). ``history`` numbers them from 1 (messages before the
+first user message, if any, are exchange 0) and marks a user message that got
+no answer (the last message, or followed by another user message) as
+``unanswered``. Deleting works on whole exchanges only, so a tool call and
+its result are always deleted together and what remains is still a valid
+conversation; the remaining rows are renumbered 1..n in the same transaction.
 """
 
 from __future__ import annotations
@@ -56,10 +65,13 @@ class SavedMessage:
     created_at: str
     notice: bool = False  # written by the loop (iteration limit, repeated failure)
     calls: list[CallRecord] = field(default_factory=list)  # for an assistant message's tool calls
+    turn: int = 0  # the exchange it belongs to (1 = the first user message and its answer)
+    unanswered: bool = False  # a user message with no answer after it (crash, failure, Stop)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice,
-                **self.message.to_json(), "calls": [c.to_json() for c in self.calls]}
+        return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice, "turn": self.turn,
+                "unanswered": self.unanswered, **self.message.to_json(),
+                "calls": [c.to_json() for c in self.calls]}
 
 
 def _now() -> str:
@@ -130,11 +142,49 @@ class TranscriptStore:
                                (int(reverted), session_id, change_id))
             return cur.rowcount
 
-    def clear(self, session_id: str) -> None:
-        """Forget the session's chat (the graph stays)."""
+    def clear(self, session_id: str) -> int:
+        """Forget the session's chat (the graph stays); return how many messages were removed."""
         with self._transaction() as conn:
             conn.execute("DELETE FROM chat_tool_calls WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM chat_messages WHERE session_id = ?", (session_id,))
+            cur = conn.execute("DELETE FROM chat_messages WHERE session_id = ?", (session_id,))
+            return int(cur.rowcount)
+
+    def delete_turn(self, session_id: str, turn: int, *, expect_prompt: str | None = None) -> int:
+        """Delete exchange ``turn`` whole (its user message, answer, calls, results, notices).
+
+        ``expect_prompt``: the text of the exchange's user message as the caller showed it; when
+        the saved one differs, nothing is deleted (the caller's view was out of date). Returns the
+        number of messages removed; raises ``LookupError`` with a sentence when there is no such
+        exchange. One transaction: the rest is renumbered 1..n, so ``append`` and readers see a
+        chat that never had the exchange.
+        """
+        with self._transaction() as conn:
+            rows = conn.execute("SELECT id, seq, role, parts FROM chat_messages WHERE session_id = ? "
+                                "ORDER BY seq", (session_id,)).fetchall()
+            number, prompt = 0, None
+            ids: list[int] = []
+            for mid, _seq, role, parts in rows:
+                if role == "user":
+                    number += 1
+                    if number == turn:
+                        prompt = Message.from_json({"role": role, "parts": json.loads(parts)}).text
+                if number == turn:
+                    ids.append(mid)
+            if not ids or turn < 0:
+                raise LookupError(f"There is no exchange {turn} in this chat; it has "
+                                  f"{number} exchange{'s' if number != 1 else ''} (numbered from 1).")
+            if expect_prompt is not None and prompt is not None and prompt.strip() != expect_prompt.strip():
+                raise LookupError("The chat changed since it was shown; reload it and try again.")
+            marks = ",".join("?" * len(ids))
+            conn.execute(f"DELETE FROM chat_tool_calls WHERE message_id IN ({marks})", ids)
+            conn.execute(f"DELETE FROM chat_messages WHERE id IN ({marks})", ids)
+            # Renumber in two steps: UNIQUE(session_id, seq) is checked row by row.
+            conn.execute("UPDATE chat_messages SET seq = -seq WHERE session_id = ?", (session_id,))
+            gone = set(ids)
+            kept = [mid for mid, *_ in rows if mid not in gone]
+            conn.executemany("UPDATE chat_messages SET seq = ? WHERE id = ?",
+                             [(n, mid) for n, mid in enumerate(kept, start=1)])
+            return len(ids)
 
     # -- reads ------------------------------------------------------------
     def history(self, session_id: str) -> list[SavedMessage]:
@@ -152,7 +202,7 @@ class TranscriptStore:
         saved = [SavedMessage(seq, Message.from_json({"role": role, "parts": json.loads(parts)}), at,
                               bool(notice), calls.get(mid, []))
                  for mid, seq, role, parts, notice, at in rows]
-        return _repair(saved)
+        return _number(_repair(saved))
 
     def load(self, session_id: str) -> list[Message]:
         """The messages to hand to ``ai_chat`` (every tool call has its result)."""
@@ -162,6 +212,18 @@ class TranscriptStore:
         with self._read() as conn:
             row = conn.execute("SELECT COUNT(*) FROM chat_messages WHERE session_id = ?", (session_id,)).fetchone()
         return int(row[0])
+
+
+def _number(saved: list[SavedMessage]) -> list[SavedMessage]:
+    """Set each row's exchange number and mark user messages that were never answered."""
+    turn = 0
+    for i, item in enumerate(saved):
+        if item.message.role == "user":
+            turn += 1
+            nxt = saved[i + 1] if i + 1 < len(saved) else None
+            item.unanswered = nxt is None or nxt.message.role == "user"
+        item.turn = turn
+    return saved
 
 
 def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:

@@ -9,6 +9,14 @@ line instead, for scripts. Approvals work as in ``tools call``: ``--yes``
 allows every asking tool, otherwise such calls are declined and the model is
 told why (with the hint to use ``--yes``).
 
+Managing the chat (the graph is never touched): ``--history`` prints it with
+each exchange's number (``you #2: …``; an exchange is one message of yours
+and its whole answer), ``--delete-turn N`` deletes exchange N whole (its tool
+calls and their results go with it, so the chat still loads and continues),
+``--clear`` deletes every message. A message that never got an answer (the
+app was killed, the provider failed) is shown as ``unanswered``; it is not
+sent with the next prompt, and ``--retry`` sends it again on its own.
+
 Exit codes: 0 the turn ended normally, 1 it ended in an error or at the
 iteration cap (or a repeated failure), 2 bad usage (unknown session, no
 provider, missing API key, empty prompt), 130 interrupted (Ctrl-C saves the
@@ -24,6 +32,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
+from cks_desktop.tools.types import Scope
 
 if TYPE_CHECKING:
     from cks_desktop.agent.events import AgentEvent
@@ -48,7 +57,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="allow tool calls that ask for approval")
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
     p.add_argument("--no-mcp", action="store_true", help="do not start the configured MCP servers")
-    p.add_argument("--history", action="store_true", help="print the saved transcript and exit")
+    p.add_argument("--grant", action="append", default=[], metavar="SCOPE", choices=[s.value for s in Scope],
+                   help="grant this scope to the run besides the session's (repeatable; e.g. code.execute for "
+                        "the tools of stdio MCP servers, net.fetch for remote ones)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--history", action="store_true", help="print the saved transcript and exit")
+    what.add_argument("--clear", action="store_true", help="delete every message of the chat (the graph stays)")
+    what.add_argument("--delete-turn", type=int, metavar="N",
+                      help="delete exchange N (as numbered by --history) with its whole answer")
+    what.add_argument("--retry", action="store_true",
+                      help="answer the chat's last message again when it got no answer (no PROMPT)")
     p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
     p.set_defaults(handler=_run)
 
@@ -56,7 +74,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.max_iterations is not None and args.max_iterations < 1:
         raise CliError("--max-iterations must be at least 1.")
-    if not args.history:
+    manage = args.history or args.clear or args.delete_turn is not None
+    if (manage or args.retry) and args.prompt is not None:
+        raise CliError("Give either a PROMPT or one of --history, --clear, --delete-turn, --retry, not both.")
+    if not manage and not args.retry:
         prompt = sys.stdin.read() if args.prompt == "-" else (args.prompt or "")
         if not prompt.strip():
             raise CliError("Give a message to send (PROMPT), or use --history to see the chat.")
@@ -66,9 +87,44 @@ def _run(args: argparse.Namespace) -> int:
         _session(store, args.session)
         if args.history:
             return _print_history(store, args.session, as_json=args.json)
+        if args.clear or args.delete_turn is not None:
+            return _delete(store, args)
+        if args.retry:
+            _check_retry(store, args.session)
         return asyncio.run(_chat(args, store))
     finally:
         store.close()
+
+
+def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
+    """--clear / --delete-turn N: whole exchanges only, in one transaction."""
+    from cks_desktop.agent.transcript import TranscriptStore
+
+    transcript = TranscriptStore.for_store(store)
+    if args.clear:
+        removed = transcript.clear(args.session)
+        text = f"Cleared the chat ({removed} message{'s' if removed != 1 else ''} deleted); the graph is unchanged."
+    else:
+        try:
+            removed = transcript.delete_turn(args.session, args.delete_turn)
+        except LookupError as exc:
+            raise CliError(str(exc)) from None
+        text = (f"Deleted exchange {args.delete_turn} ({removed} message{'s' if removed != 1 else ''}); "
+                "the graph is unchanged.")
+    if args.json:
+        print(json.dumps({"session": args.session, "deleted_messages": removed,
+                          "exchange": None if args.clear else args.delete_turn}))
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _check_retry(store: "GraphStore", session_id: str) -> None:
+    from cks_desktop.agent.transcript import TranscriptStore
+
+    history = TranscriptStore.for_store(store).history(session_id)
+    if not history or not history[-1].unanswered:
+        raise CliError("The chat does not end with an unanswered message, so there is nothing to retry.")
 
 
 def _session(store: "GraphStore", session_id: str) -> Any:
@@ -112,8 +168,10 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
     from cks_desktop.agent.toolset import build_chat_registry
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.tools.approval import Decision, StaticApprover
+    from cks_desktop.tools.scopes import CLI_SETTING, chat_grant, parse_scopes
 
     settings = _settings(args)
+    grant = chat_grant(settings, args.session, extra=parse_scopes(args.grant))  # --grant: this run only
     provider = _provider(args, settings)
     registry = build_chat_registry(store, settings)
     mcp = None if args.no_mcp else await _start_mcp(args, settings, registry)
@@ -122,10 +180,12 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
                               denial_hint="" if args.yes else DENIAL_HINT)
     printer = JsonPrinter(sys.stdout) if args.json else TextPrinter(sys.stdout, sys.stderr)
     try:
-        await ai_chat(args.session, transcript.load(args.session), args.prompt, provider=provider,
+        await ai_chat(args.session, transcript.load(args.session), None if args.retry else args.prompt,
+                      provider=provider,
                       registry=registry, store=store, approver=approver, on_event=printer,
                       max_iterations=args.max_iterations or settings.max_iterations,
-                      allowed_folders=settings.allowed_folders, transcript=transcript)
+                      allowed_folders=settings.allowed_folders, granted_scopes=grant.scopes,
+                      source_grants=grant.by_source, scope_setting=CLI_SETTING, transcript=transcript)
     finally:
         await provider.aclose()
         if mcp is not None:
@@ -247,7 +307,7 @@ def _history_text(row: "SavedMessage") -> str:
     message = row.message
     lines: list[str] = []
     if message.role == "user":
-        lines.append(f"you: {message.text}")
+        lines.append(f"you #{row.turn}{' (unanswered)' if row.unanswered else ''}: {message.text}")
     elif message.role == "assistant":
         records = {c.call_id: c for c in row.calls}
         if message.text:

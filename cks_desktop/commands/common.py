@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import paths
@@ -34,9 +36,14 @@ def open_store(args: argparse.Namespace) -> "GraphStore":
     from cks_desktop.graph.store import GraphStore
 
     try:
-        return GraphStore.open(app_paths(args).database)
+        store = GraphStore.open(app_paths(args).database)
     except StoreError as exc:
         raise CliError(str(exc)) from None
+    if store.read_only_reason:  # damaged or full disk: reads go on, writes are refused with the full sentence
+        why = "is damaged" if store.damage else "is on a full disk"
+        print(f"cks-desktop: warning: the database {store.path} {why} and is open read-only "
+              "(see: cks-desktop storage check).", file=sys.stderr)
+    return store
 
 
 def parse_json_arg(text: str, what: str) -> Any:
@@ -44,6 +51,29 @@ def parse_json_arg(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
+
+
+@contextlib.contextmanager
+def revealing_output() -> Iterator[None]:
+    """Every headless command runs inside this: stdout and stderr reveal hidden characters.
+
+    Model text, tool results and MCP servers' names and descriptions reach the
+    terminal through many ``print`` calls; wrapping the two streams once is the
+    one output layer that no command can go around. An ESC, a C1 control or a
+    bidi override becomes ``\\u001b`` / ``\\u202e`` (see ``untrusted_text``), which
+    inside ``--json`` output is JSON's own escape for the same character, so
+    JSON stays valid and means the same. Binary writes to ``sys.stdout.buffer``
+    (the MCP protocol of ``mcp serve``) are not touched.
+    """
+    from cks_desktop.untrusted_text import RevealingStream
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout = RevealingStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = RevealingStream(sys.stderr)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def print_json(value: Any) -> None:

@@ -1,8 +1,9 @@
 """`cks-desktop mcp …`: manage MCP servers, call their tools, serve our graph over MCP.
 
     mcp list [--json] [--no-probe]          every server, with its status after a probe
-    mcp add NAME [--env K=V]… [--secret-env K=V]… [--scope S]… [--approval P] [--timeout S] -- COMMAND [ARGS…]
-    mcp add NAME --url URL [--header K:V]… [--secret-header K:V]…
+    mcp add NAME [--env K=V]… [--secret-env K]… [--scope S]… [--approval P] [--timeout S] -- COMMAND [ARGS…]
+    mcp add NAME --url URL [--header K:V]… [--secret-header K]…
+    mcp show NAME [--json]                  one server's entry, secrets shown as [secret]
     mcp remove NAME | enable NAME | disable NAME
     mcp tools NAME [--json]                 connect and list the server's tools
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
@@ -11,9 +12,14 @@
 
 Exit codes as everywhere: 0 success, 1 the operation ran and ended in an error
 (a server that cannot start, a tool's error result), 2 bad usage or input.
-Secret values (``--secret-env``, and ``--env``/``--header`` whose name looks
-secret) go to the keychain; with no keychain they are refused, never written
-in clear: this process ends, so a memory-only secret would be lost at once.
+Secret values go to the keychain: ``--secret-env``/``--secret-header`` (the
+value is typed at a hidden prompt, or read from stdin one line per secret, so it
+never sits on a command line other programs can read; ``K=V`` still works with
+a warning), and any value that looks secret by name or shape — in ``--env``,
+``--header``, the arguments after ``--`` (``--api-key sk-…``, ``--token=…``) or
+the URL (``?api_key=…``, ``user:pass@``). With no keychain they are refused,
+never written in clear: this process ends, so a memory-only secret would be lost
+at once. Listings show them as ``[secret]``.
 """
 
 from __future__ import annotations
@@ -46,12 +52,13 @@ PROBE_TIMEOUT = 60.0
 
 def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for the server")
-    p.add_argument("--secret-env", action="append", default=[], metavar="K=V",
-                   help="environment variable kept in the keychain")
+    p.add_argument("--secret-env", action="append", default=[], metavar="K",
+                   help="environment variable kept in the keychain; its value is asked for (hidden) or read "
+                        "from stdin, one line per secret")
     p.add_argument("--url", help="a streamable HTTP server instead of a command")
     p.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header for --url")
-    p.add_argument("--secret-header", action="append", default=[], metavar="K:V",
-                   help="HTTP header kept in the keychain")
+    p.add_argument("--secret-header", action="append", default=[], metavar="K",
+                   help="HTTP header kept in the keychain; its value is asked for (hidden) or read from stdin")
     p.add_argument("--scope", action="append", default=[], metavar="S",
                    help="scope its tools need (graph.read, graph.mutate, fs.read, code.execute, net.fetch, "
                         "provider.call); default code.execute, or net.fetch for --url")
@@ -76,6 +83,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "%(prog)s NAME --url URL [--header K:V]...")
     _add_options(q)
     q.add_argument("rest", nargs=argparse.REMAINDER, metavar="NAME [OPTIONS] -- COMMAND [ARGS...]")
+
+    q = msub.add_parser("show", help="show one server's settings entry (secrets as [secret])")
+    q.add_argument("name")
+    add_json_flag(q)
 
     for verb, text in (("remove", "remove a server and its keychain secrets"),
                        ("enable", "enable a server"), ("disable", "disable a server")):
@@ -105,13 +116,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     command = getattr(args, "mcp_command", None)
     if command is None:
-        raise CliError(f"say what to do: {APP_ID} mcp {{list,add,remove,enable,disable,tools,call,"
+        raise CliError(f"say what to do: {APP_ID} mcp {{list,show,add,remove,enable,disable,tools,call,"
                        "import-claude,serve} (see --help)")
     if not getattr(args, "verbose", False):
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    handler = {"list": _list, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
+    handler = {"list": _list, "show": _show, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
                "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve}[command]
     return handler(args)
 
@@ -162,10 +173,11 @@ def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
 
 # -- list / tools / call ---------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.config import parse_servers
+    from cks_desktop.mcp.config import parse_servers, shown
 
     settings = _settings(args)
     configs, problems = parse_servers(settings.mcp_servers)
+    problems = {k: shown(v) for k, v in problems.items()}  # a bad URL is quoted in its sentence
     rows: list[dict[str, Any]] = []
     for name in settings.mcp_servers:
         if name in problems:
@@ -185,7 +197,7 @@ def _list(args: argparse.Namespace) -> int:
 
         for name, result in zip(probe_names, asyncio.run(probe_all()), strict=True):
             row = next(r for r in rows if r["name"] == name)
-            row.update(status="ready" if result.ok else "failed", reason=result.reason,
+            row.update(status="ready" if result.ok else "failed", reason=shown(result.reason),
                        tools=len([t for t in result.tools if configs[name].tool_enabled(t.name)]) if result.ok
                        else None, protocol=result.protocol_version)
     if args.json:
@@ -200,6 +212,24 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{r['name']:<{width}}  {r['status']:<8}  {tools:<9}  {r['transport'] or '-':<5}  {r['target']}")
         if r["reason"]:
             print(f"{'':<{width}}  └ {r['reason']}")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.config import shown_entry
+
+    settings = _settings(args)
+    if args.name not in settings.mcp_servers:
+        known = ", ".join(settings.mcp_servers) or "none are configured"
+        raise CliError(f"There is no MCP server named '{args.name}' ({known}).")
+    entry = shown_entry(settings.mcp_servers[args.name])
+    if args.json:
+        print_json({"name": args.name, "entry": entry})
+        return EXIT_OK
+    import json
+
+    print(f"{args.name}:")
+    print(json.dumps(entry, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -262,8 +292,9 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
     from cks_desktop.tools.types import Caller, ToolCall
 
     registry = ToolRegistry(None)  # type: ignore[arg-type]  # MCP tools never touch the graph store
-    log = ServerLog(app_paths(args).mcp_log_dir / log_file_name(config.name))
-    conn = McpConnection(config, log=log, registry=registry, secrets=_secrets(), startup_timeout=PROBE_TIMEOUT)
+    secrets = _secrets()
+    log = ServerLog(app_paths(args).mcp_log_dir / log_file_name(config.name), secrets=secrets.known_values)
+    conn = McpConnection(config, log=log, registry=registry, secrets=secrets, startup_timeout=PROBE_TIMEOUT)
     try:
         if not await conn.start():
             raise CliError(f"Could not connect to MCP server '{config.name}': {conn.reason}", EXIT_TOOL_ERROR)
@@ -315,8 +346,41 @@ def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
     return late
 
 
+def _secret_items(items: list[str], sep: str, what: str) -> tuple[dict[str, str | None], list[str]]:
+    """``--secret-env K`` (value asked for later) or the deprecated ``K=V``; returns the names given as K=V."""
+    out: dict[str, str | None] = {}
+    inline: list[str] = []
+    for item in items:
+        key, found, value = item.partition(sep)
+        key = key.strip()
+        if not key:
+            raise CliError(f"{what} '{item}' needs a name: {what} NAME (the value is asked for).")
+        if found:
+            inline.append(key)
+            out[key] = value.strip() if sep == ":" else value
+        else:
+            out[key] = None
+    return out, inline
+
+
+def _read_secret(key: str, what: str) -> str:
+    """The value of one secret, typed at the terminal (not echoed) or one line of stdin; never argv."""
+    import getpass
+
+    if sys.stdin is not None and sys.stdin.isatty():
+        value = getpass.getpass(f"Value of {what} {key} (not shown): ")
+    else:
+        line = sys.stdin.readline() if sys.stdin is not None else ""
+        value = line[:-1] if line.endswith("\n") else line
+        value = value[:-1] if value.endswith("\r") else value
+    if not value:
+        raise CliError(f"No value was given for {what} {key}; type it when asked, or pipe it on stdin "
+                       "(one line per secret, in the order given); nothing was changed.")
+    return value
+
+
 def _add(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.config import ConfigError, add_server, find_name, looks_secret, parse_server, store_secret
+    from cks_desktop.mcp.config import ConfigError, add_server, find_name, parse_server, protect_entry
 
     opts = _parse_add(args)
     if opts.url and opts.command:
@@ -334,10 +398,14 @@ def _add(args: argparse.Namespace) -> int:
         raise CliError(f"An MCP server named '{existing}' already exists; remove it first or pick another name.")
 
     section = "headers" if opts.url else "env"
+    flag = "--secret-header" if opts.url else "--secret-env"
     plain = _pairs(opts.header, ":", "--header") if opts.url else _pairs(opts.env, "=", "--env")
-    secret = _pairs(opts.secret_header, ":", "--secret-header") if opts.url \
-        else _pairs(opts.secret_env, "=", "--secret-env")
-    secret.update({k: plain.pop(k) for k in [k for k in plain if looks_secret(k)]})
+    secret, inline = _secret_items(opts.secret_header, ":", flag) if opts.url \
+        else _secret_items(opts.secret_env, "=", flag)
+    if inline:
+        print(f"{APP_ID}: warning: {flag} {inline[0]}{'=' if not opts.url else ':'}VALUE puts the value on the "
+              "command line, where other programs on this computer can read it; give only the name "
+              f"({flag} {inline[0]}) and type the value when asked, or pipe it on stdin.", file=sys.stderr)
 
     raw: dict[str, Any] = {"url": opts.url} if opts.url else {"command": opts.command[0], "args": opts.command[1:]}
     values = {**plain, **{k: "keychain:pending" for k in secret}}
@@ -352,24 +420,32 @@ def _add(args: argparse.Namespace) -> int:
         raw["enabled"] = False
     try:
         parse_server(opts.name, raw)  # validate everything before a secret is stored anywhere
+        # A dry run: which values (by name or shape, in env, headers, arguments or the URL) are secret.
+        _, found = protect_entry({**raw, section: {**plain, **{k: "" for k in secret}}}, server=opts.name,
+                                 secrets=None)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-
-    if secret:
+    kept = [f"{section.rstrip('s')} {k}" for k in secret] + found
+    if kept:
         secrets = _secrets()
         if not secrets.secure:
-            names = ", ".join(secret)
+            names = ", ".join(k.split(" ", 1)[-1] for k in kept)
             raise CliError(f"No secure keychain is available, so {names} cannot be stored persistently, and "
                            "secrets are never written to the settings file; nothing was changed.")
-        for key, value in secret.items():
-            raw[section][key] = store_secret(secrets, opts.name, section, key, value)
+        given = {k: (v if v is not None else _read_secret(k, flag)) for k, v in secret.items()}
+        try:
+            raw, _ = protect_entry({**raw, section: {**plain, **given}} if (plain or given) else raw,
+                                   server=opts.name, secrets=secrets,
+                                   force_secret={section: frozenset(given)})
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
         if secrets.last_error:
             raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
     add_server(settings, opts.name, raw)
     settings.save()
     config = parse_server(opts.name, raw)
-    kept = f"; kept in the keychain: {', '.join(secret)}" if secret else ""
-    print(f"Added MCP server '{opts.name}' ({config.transport}: {config.describe()}){kept}.")
+    note = f"; kept in the keychain: {', '.join(kept)}" if kept else ""
+    print(f"Added MCP server '{opts.name}' ({config.transport}: {config.describe()}){note}.")
     print(f"Check it with: {APP_ID} mcp tools {opts.name}")
     return EXIT_OK
 
@@ -429,6 +505,8 @@ def _import_claude(args: argparse.Namespace) -> int:
         print(f"  kept in the keychain: {item}")
     for name, reason in report.skipped:
         print(f"  skipped {name}: {reason}")
+    for item in report.ignored:
+        print(f"  ignored (an imported server always asks, with the default scopes): {item}")
     return EXIT_OK
 
 

@@ -1,4 +1,4 @@
-"""`cks-desktop sessions list|create|rename|delete|show|export|import`.
+"""`cks-desktop sessions list|create|rename|delete|show|export|import|compact`.
 
 Every action opens the store, does one thing and closes it. Failures (a
 missing session, a locked/corrupt/too-new database, a file that cannot be
@@ -92,6 +92,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("session_id", metavar="ID")
     imp.add_argument("file", metavar="FILE", help="the file to import, or - for stdin")
     imp.add_argument("--format", required=True, choices=IMPORT_FORMATS)
+    compact = _leaf(ssub, "compact", "drop a session's oldest history; dropped changes can no longer be "
+                    "reverted (the graph is unchanged)", _compact)
+    compact.add_argument("session_id", metavar="ID")
+    keep = compact.add_mutually_exclusive_group(required=True)
+    keep.add_argument("--keep-days", type=int, metavar="N", help="keep the changes of the last N days")
+    keep.add_argument("--keep-last", type=int, metavar="N", help="keep the N newest changes")
+    compact.add_argument("--yes", "-y", action="store_true",
+                         help="do not ask (needed when stdin is not a terminal)")
+    compact.add_argument("--no-vacuum", action="store_true",
+                         help="do not rewrite the file afterwards (it then keeps its size; the space is reused)")
 
 
 def session_json(session: Any) -> dict[str, Any]:
@@ -188,6 +198,10 @@ def _export(args: argparse.Namespace) -> int:
         try:
             atomic_write_text(target, data)
         except OSError as exc:
+            from cks_desktop.diskfull import disk_full_sentence, is_disk_full
+
+            if is_disk_full(exc, target):
+                raise CliError(disk_full_sentence(target)) from None
             raise CliError(f"Cannot write {target}: {exc.strerror or exc}.") from None
         if args.json:
             print_json({"session_id": args.session_id, "format": args.format, "output": str(target),
@@ -225,4 +239,38 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"Imported into {args.session_id}: {result.summary or 'nothing new'}"
               + (f" (change {change_id})." if change_id else "."))
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    """Say what will be dropped, ask (or require --yes), drop it, then VACUUM to give the space back."""
+    for value, flag in ((args.keep_days, "--keep-days"), (args.keep_last, "--keep-last")):
+        if value is not None and value < 0:
+            raise CliError(f"{flag} must be 0 or more.")
+    with store_for(args) as store:
+        session = store.get_session(args.session_id)
+        drop, keep = store.history_compaction_preview(session.id, args.keep_days, args.keep_last)
+        if drop and not args.yes:
+            question = (f"Drop the {drop} oldest change{'s' if drop != 1 else ''} of {session.title!r} "
+                        f"(keep {keep})? Dropped changes can no longer be reverted; the graph stays as it is.")
+            if args.json or not sys.stdin.isatty():
+                raise CliError(f"Compacting would drop the {drop} oldest change{'s' if drop != 1 else ''} of "
+                               f"{session.title!r}, which could then no longer be reverted; nothing was dropped "
+                               "(add --yes to confirm).")
+            print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                raise CliError("Nothing was dropped.", EXIT_USAGE)
+        before = store.path.stat().st_size
+        result = store.compact_history(session.id, args.keep_days, args.keep_last)
+        if result.dropped and not args.no_vacuum:
+            with store.connection_lock() as conn:
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        after = store.path.stat().st_size
+    if args.json:
+        print_json({"session_id": session.id, "dropped": result.dropped, "kept": result.kept,
+                    "oldest_kept": result.oldest_kept, "bytes_before": before, "bytes_after": after})
+    else:
+        print(result.sentence() + (f" The database went from {before / 1e6:.1f} MB to {after / 1e6:.1f} MB."
+                                   if result.dropped and not args.no_vacuum else ""))
     return 0

@@ -32,3 +32,23 @@ class ValidationFailed(StoreError):
 
 class DatabaseError(StoreError):
     """The database file cannot be used (locked, corrupt, too new, read-only, disk full)."""
+
+
+# What a person can do about a damaged file; the CLI and the GUI's start-up dialog offer the same.
+WAY_OUT = ("it is open read-only: export what can still be read (cks-desktop storage export DIR) "
+           "or restore the automatic backup (cks-desktop storage restore)")
+
+
+def damaged_sentence(path: object, problem: str) -> str:
+    """One sentence for a damaged database: what, why nothing is written, and the way out."""
+    detail = f" ({problem.rstrip('.')})" if problem else ""
+    return f"The database {path} is damaged{detail}, so nothing is written to it; {WAY_OUT}."
+
+
+class DamagedDatabase(DatabaseError):
+    """A write was refused because the file failed its integrity check (or lacks tables)."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__(damaged_sentence(path, problem))
+        self.path = path
+        self.problem = problem

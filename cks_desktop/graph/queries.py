@@ -12,7 +12,7 @@ import re
 import sqlite3
 from typing import Any
 
-from cks_desktop.graph import rows
+from cks_desktop.graph import ranking, rows
 from cks_desktop.graph.errors import AmbiguousRef, NotFound, StoreError
 from cks_desktop.graph.model import Object, Relation
 from cks_desktop.graph.sqlite_util import decode_cursor, encode_cursor, is_id, json_list
@@ -136,24 +136,36 @@ def fts_query(text: str, any_term: bool = False) -> str | None:
 
 def search_objects(conn: sqlite3.Connection, session_id: str, query: str, type: str | None,
                    limit: int) -> list[tuple[Object, float]]:
-    """All words must match; if nothing does, any word may (ranked by bm25, names weigh more)."""
+    """All words must match; if nothing does, any word may. Ranked by BM25 computed from
+    this session's rows only (``graph/ranking.py``: FTS5's own bm25 reads statistics of
+    the index every session shares, which let one session probe another's words)."""
     limit = check_limit(limit)
+    words = _TOKEN.findall(query or "")
+    terms = ranking.query_terms(query)
     type_clause = " AND o.type = ? COLLATE NOCASE" if type else ""
+    type_params: list[Any] = [type.strip()] if type else []
+    candidates: list[ranking.Candidate] = []
     for any_term in (False, True):
         match = fts_query(query, any_term)
         if match is None:
             return []
-        params: list[Any] = [match, session_id]
-        if type:
-            params.append(type.strip())
-        found = conn.execute(
-            f"SELECT {rows.qualified(rows.OBJECT_COLS, 'o')}, bm25(objects_fts, 5.0, 1.0) AS rank "
-            f"FROM objects_fts JOIN objects o ON o.n = objects_fts.rowid "
-            f"WHERE objects_fts MATCH ? AND o.session_id = ?{type_clause} ORDER BY rank LIMIT ?",
-            (*params, limit)).fetchall()
-        if found or len(_TOKEN.findall(query)) < 2:
+        candidates = [ranking.Candidate(r[0], r[1], r[2]) for r in conn.execute(
+            "SELECT o.id, objects_fts.name, objects_fts.body FROM objects_fts CROSS JOIN objects o ON o.n = objects_fts.rowid "
+            f"WHERE objects_fts MATCH ? AND o.session_id = ?{type_clause} ORDER BY objects_fts.rowid LIMIT ?",
+            (match, session_id, *type_params, ranking.MAX_CANDIDATES))]
+        if candidates or len(words) < 2:
             break
-    return [(rows.obj(r[:7]), float(r[7])) for r in found]
+    if not candidates:
+        return []
+    total = conn.execute("SELECT count(*) FROM objects WHERE session_id = ?", (session_id,)).fetchone()[0]
+    doc_freq = [conn.execute(
+        # CROSS JOIN keeps the index walk outside: the planner would probe the index once per session row.
+        "SELECT count(*) FROM objects_fts CROSS JOIN objects o ON o.n = objects_fts.rowid "
+        "WHERE objects_fts MATCH ? AND o.session_id = ?",
+        (f'"{w}"' + ("*" if t.prefix else ""), session_id)).fetchone()[0] for w, t in zip(words, terms)]
+    ranked = ranking.rank(candidates, terms, total, doc_freq)[:limit]
+    found = {o.id: o for o in _objects_by_id(conn, session_id, [key for key, _ in ranked])}
+    return [(found[key], score) for key, score in ranked if key in found]
 
 
 def _edges(conn: sqlite3.Connection, session_id: str, frontier: list[str], full: bool) -> list[Any]:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from cks_desktop.graph.history import decode_ops
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
 
 SESSION_COLS = "id, title, created_at, instructions"
@@ -37,8 +38,8 @@ def relation(row: Sequence[Any]) -> Relation:
 
 def change(row: Sequence[Any], with_ops: bool = True) -> Change:
     return Change(id=row[0], session_id=row[1], at=row[2], origin=row[3],
-                  ops=json.loads(row[4]) if with_ops else [],
-                  inverse_ops=json.loads(row[5]) if with_ops else [],
+                  ops=decode_ops(row[4]) if with_ops else [],
+                  inverse_ops=decode_ops(row[5]) if with_ops else [],
                   summary=row[6], reverts=row[7])
 
 

@@ -46,16 +46,20 @@ def dumps(value: Any) -> str:
 
 def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
     """One readable sentence for a SQLite failure on ``path``."""
+    from cks_desktop.diskfull import disk_full_sentence, is_disk_full
+
     text = str(exc).lower()
-    if "locked" in text or "busy" in text:
+    if is_disk_full(exc, path):  # before "disk i/o": a full disk often surfaces as SQLITE_IOERR_*
+        msg = disk_full_sentence(path, f"the database {path}")
+    elif "locked" in text or "busy" in text:
         msg = (f"The database {path} is locked by another program that is writing to it; "
                "try again in a moment.")
     elif "not a database" in text or "malformed" in text or "corrupt" in text:
         msg = f"The file {path} is not a CKS Desktop database or it is damaged."
     elif "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
         msg = f"The database {path} cannot be opened for writing (read-only file or folder, or no permission)."
-    elif "disk is full" in text or "full" in text:
-        msg = f"The disk holding the database {path} is full."
+    elif "no such table" in text:
+        msg = f"The database {path} is damaged or incomplete ({exc})."
     elif "disk i/o" in text:
         msg = f"Reading or writing the database {path} failed with a disk error."
     else:

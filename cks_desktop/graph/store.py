@@ -44,6 +44,7 @@ and the change log).
 from __future__ import annotations
 
 import gc
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -52,9 +53,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cks_desktop.graph import queries, rows
+from cks_desktop.graph import history, queries, rows
 from cks_desktop.graph.batch import Planner
-from cks_desktop.graph.errors import DatabaseError, NotFound, StoreError, ValidationFailed
+from cks_desktop.diskfull import disk_full_sentence, is_disk_full, sqlite_primary_code
+from cks_desktop.graph.errors import (DamagedDatabase, DatabaseError, NotFound, StoreError, ValidationFailed,
+                                      damaged_sentence)
+from cks_desktop.graph.integrity import OPEN_CHECK_BUDGET, is_corruption, missing_parts, quick_check
 from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEvent, StoreEvent
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
 from cks_desktop.graph.overlay import Overlay
@@ -63,6 +67,11 @@ from cks_desktop.graph.schema import migrate
 from cks_desktop.graph.sqlite_util import database_error, now_iso
 from cks_desktop.graph.writer import summarize, write_plan
 from cks_desktop.ids import new_id
+
+log = logging.getLogger(__name__)
+
+_SQLITE_IOERR = 10
+_SQLITE_READONLY = 8
 
 DEFAULT_BUSY_TIMEOUT = 3.0  # seconds: long enough for another process's write, short enough for a person
 
@@ -85,25 +94,79 @@ class GraphStore:
         self._lock = threading.RLock()
         self._events = EventHub()
         self._closed = False
+        self._damage: str | None = None  # what quick_check (or an error) found broken
+        self._read_only_reason: str | None = None  # why writes are refused (damage, full disk)
+        self.integrity_checked = False  # the open-time check finished within its budget
+
+    @property
+    def damage(self) -> str | None:
+        """What is broken in the file (quick_check's first finding, missing tables), or None."""
+        return self._damage
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """The one sentence every write gets while the file is damaged or the disk full; None
+        when writable."""
+        return self._read_only_reason
+
+    def _check_writable(self) -> None:
+        if self._damage is not None:
+            raise DamagedDatabase(self.path, self._damage)
+        if self._read_only_reason is not None:
+            raise DatabaseError(self._read_only_reason)
+
+    def _failure(self, exc: sqlite3.Error) -> DatabaseError:
+        """The error a SQLite failure becomes; a corruption or I/O error first checks the
+        file, and a damaged file turns read-only from then on."""
+        if self._damage is None:
+            if is_corruption(exc):
+                self._mark_damaged(str(exc))
+            elif sqlite_primary_code(exc) == _SQLITE_IOERR and not is_disk_full(exc, self.path):
+                try:
+                    verdict = quick_check(self._conn, OPEN_CHECK_BUDGET)
+                except sqlite3.Error:
+                    verdict = None
+                if verdict is not None and not verdict.ok:
+                    self._mark_damaged(verdict.problem)
+        if self._damage is not None:
+            return DamagedDatabase(self.path, self._damage)
+        if self._read_only_reason is not None and sqlite_primary_code(exc) == _SQLITE_READONLY:
+            return DatabaseError(self._read_only_reason)
+        return database_error(exc, self.path)
+
+    def mark_damaged(self, problem: str) -> None:
+        """Turn the store read-only because a check (e.g. the backup's) found ``problem``."""
+        with self._lock:
+            if self._damage is None:
+                self._mark_damaged(problem)
+
+    def _mark_damaged(self, problem: str) -> None:
+        self._damage = problem
+        self._read_only_reason = damaged_sentence(self.path, problem)
+        log.info("%s", self._read_only_reason)
+        try:
+            self._conn.execute("PRAGMA query_only = ON")
+        except sqlite3.Error:
+            pass
 
     # -- lifecycle --------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> "GraphStore":
-        """Open (creating if needed) and migrate. DatabaseError: locked / corrupt / too new / unwritable."""
+    def open(cls, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, *,
+             check_budget: float | None = OPEN_CHECK_BUDGET) -> "GraphStore":
+        """Open (creating if needed), check and migrate.
+
+        DatabaseError: locked / not a database / too new / unwritable. A file that opens
+        but is damaged (failed ``quick_check``, tables missing) or sits on a full disk is
+        NOT refused: it opens read-only (``read_only_reason`` says why, ``damage`` what is
+        broken), so what can be read can still be read and exported, and every write is
+        refused with one sentence that offers the way out (see ``graph/integrity.py``).
+        """
         path = Path(path)
         conn: sqlite3.Connection | None = None
         try:
-            conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA foreign_keys = ON")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise sqlite3.OperationalError("attempt to write a readonly database")
-            conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commit
-            conn.execute("PRAGMA temp_store = MEMORY")
-            conn.execute("PRAGMA cache_size = -32000")  # 32 MB
-            migrate(conn, path)
+            conn = _connect(path, busy_timeout, exclusive=False)
+            return cls._prepare(conn, path, check_budget, full_disk=False)
         except DatabaseError:
             if conn is not None:
                 conn.close()
@@ -111,8 +174,57 @@ class GraphStore:
         except (sqlite3.Error, OSError) as exc:
             if conn is not None:
                 conn.close()
+            if is_disk_full(exc, path) and path.is_file():
+                store = cls._open_on_full_disk(path, busy_timeout, check_budget)
+                if store is not None:
+                    return store
             raise database_error(exc, path) from None
-        return cls(conn, path)
+
+    @classmethod
+    def _open_on_full_disk(cls, path: Path, busy_timeout: float,
+                           check_budget: float | None) -> "GraphStore | None":
+        """Reading needs no new disk space except SQLite's shared-memory WAL index;
+        in EXCLUSIVE locking mode SQLite keeps that index in memory, so a full disk
+        can still be read (other processes wait until this one closes)."""
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path, busy_timeout, exclusive=True)
+            return cls._prepare(conn, path, check_budget, full_disk=True)
+        except (sqlite3.Error, OSError, DatabaseError):
+            if conn is not None:
+                conn.close()
+            return None
+
+    @classmethod
+    def _prepare(cls, conn: sqlite3.Connection, path: Path, check_budget: float | None,
+                 full_disk: bool) -> "GraphStore":
+        conn.execute("PRAGMA schema_version").fetchone()  # the first read: "not a database" raises here
+        verdict = quick_check(conn, check_budget)
+        damage = None if verdict.ok else verdict.problem
+        if damage is None and not full_disk:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError("attempt to write a readonly database")
+            conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses at most the last commit
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -32000")  # 32 MB
+        if damage is None and not full_disk:
+            migrate(conn, path)
+        if damage is None:
+            missing = missing_parts(conn)
+            if missing:
+                damage = "missing " + ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        reason = None
+        if damage is not None:
+            reason = damaged_sentence(path, damage)
+            log.info("%s", reason)
+        elif full_disk:
+            reason = disk_full_sentence(path, f"the database {path}")
+        if reason is not None:
+            conn.execute("PRAGMA query_only = ON")  # SQLite itself refuses writes from any module
+        store = cls(conn, path)
+        store._damage, store._read_only_reason, store.integrity_checked = damage, reason, verdict.finished
+        return store
 
     def close(self) -> None:
         with self._lock:
@@ -146,7 +258,7 @@ class GraphStore:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise database_error(exc, self.path) from None
+                raise self._failure(exc) from None
             except UnicodeEncodeError:  # a lone surrogate in a name or query cannot be sent to SQLite
                 raise StoreError("The request contains text that is not valid Unicode (a lone surrogate).") from None
 
@@ -155,6 +267,7 @@ class GraphStore:
         """BEGIN IMMEDIATE … COMMIT under the lock; ROLLBACK on any exception (re-raised;
         SQLite errors become DatabaseError)."""
         with self.connection_lock() as conn:
+            self._check_writable()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -286,7 +399,8 @@ class GraphStore:
 
     def search_objects(self, session_id: str, query: str, type: str | None = None,
                        limit: int = 20) -> list[tuple[Object, float]]:
-        """Ranked full-text matches (bm25: lower is better) over names and property values."""
+        """Ranked full-text matches over names and property values (lower score = better; the
+        score is computed from this session's rows only, see ``graph/ranking.py``)."""
         with self._reading(session_id) as conn:
             return queries.search_objects(conn, session_id, query, type, limit)
 
@@ -331,7 +445,11 @@ class GraphStore:
         """Newest first. ``with_ops=False`` skips loading (possibly large) op lists."""
         limit = queries.check_limit(limit)
         with self._reading(session_id) as conn:
-            return [rows.change(r, with_ops) for r in conn.execute(
+            if not with_ops:  # the op columns are not even read (an import's are tens of MB)
+                return [history.change_head(r) for r in conn.execute(
+                    f"SELECT {history.HEAD_COLS} FROM changes WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+                    (session_id, limit))]
+            return [rows.change(r) for r in conn.execute(
                 f"SELECT {rows.CHANGE_COLS} FROM changes WHERE session_id = ? ORDER BY id DESC LIMIT ?",
                 (session_id, limit))]
 
@@ -348,14 +466,33 @@ class GraphStore:
         return rows.change(row)
 
     def changes_touching(self, session_id: str, object_id: str, limit: int = 50) -> list[Change]:
-        """Changes that added, changed or removed the object or one of its relations; newest first."""
+        """Changes that added, changed or removed the object or one of its relations; newest first.
+
+        Heads only (id, time, origin, summary, reverts; ``ops`` empty): the inspector runs this on
+        every click, under the lock, and parsing a 100k-object import's ops took half a second.
+        ``get_change`` reads one change whole. The ``change_objects`` index finds the rows.
+        """
         limit = queries.check_limit(limit)
         with self._reading(session_id) as conn:
-            return [rows.change(r) for r in conn.execute(
-                f"SELECT {rows.qualified(rows.CHANGE_COLS, 'c')} FROM change_objects co "
+            return [history.change_head(r) for r in conn.execute(
+                f"SELECT {rows.qualified(history.HEAD_COLS, 'c')} FROM change_objects co "
                 "JOIN changes c ON c.id = co.change_id "
                 "WHERE c.session_id = ? AND co.object_id = ? ORDER BY co.change_id DESC LIMIT ?",
                 (session_id, object_id, limit))]
+
+    def compact_history(self, session_id: str, keep_days: int | None = None,
+                        keep_last: int | None = None) -> "history.CompactResult":
+        """Drop the session's oldest changes (older than ``keep_days`` days, or all but the
+        ``keep_last`` newest). They can no longer be reverted; the graph itself is unchanged."""
+        with self.transaction() as conn:
+            self._session(conn, session_id)
+            return history.compact(conn, session_id, keep_days, keep_last)
+
+    def history_compaction_preview(self, session_id: str, keep_days: int | None = None,
+                                   keep_last: int | None = None) -> tuple[int, int]:
+        """``(changes that would be dropped, changes kept)``, to ask before ``compact_history``."""
+        with self._reading(session_id) as conn:
+            return history.plan_compaction(conn, session_id, keep_days, keep_last)
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -392,6 +529,8 @@ class GraphStore:
             self._session(conn, session_id)
             if not ops:
                 return ApplyResult(None, {}, "no changes", dict.fromkeys(COUNT_KEYS, 0), [])
+            if not dry_run:
+                self._check_writable()
             conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
             try:
                 now = now_iso()
@@ -444,6 +583,18 @@ class GraphStore:
         from cks_desktop.graph.formats import import_graph
 
         return import_graph(self, session_id, format, data, origin)
+
+
+def _connect(path: Path, busy_timeout: float, *, exclusive: bool) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+    try:
+        if exclusive:
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")  # before the first read: WAL index in memory
+        conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _title(title: Any) -> str:

@@ -11,10 +11,12 @@ close to raw insert speed.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from json.encoder import encode_basestring as _str  # type: ignore[attr-defined]
 from typing import Any
 
 from cks_desktop.graph.events import GraphChanged
+from cks_desktop.graph.history import encode_parts
 from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.graph.plan import Plan
 from cks_desktop.graph.sqlite_util import dumps, search_text
@@ -52,36 +54,51 @@ def summarize(counts: dict[str, int]) -> str:
 
 
 def ops_json(plan: Plan) -> str:
-    """The resolved ops as JSON. Add ops are assembled from their parts with the
-    properties text encoded during validation: encoding 10k ops again was a sixth
-    of a bulk batch's cost."""
-    parts = []
-    for op, props in zip(plan.resolved, plan.props_json):
+    """The resolved ops as JSON text (see ``ops_parts``)."""
+    return "".join(ops_parts(plan))
+
+
+def ops_parts(plan: Plan) -> Iterator[str]:
+    """The resolved ops as JSON, piece by piece. Add ops are assembled from their parts
+    with the properties text encoded during validation: encoding 10k ops again was a
+    sixth of a bulk batch's cost. Pieces, not one string, so a big list can be
+    compressed without ever being whole (``history.encode_parts``)."""
+    yield "["
+    for i, (op, props) in enumerate(zip(plan.resolved, plan.props_json)):
         kind = op["op"]
+        if i:
+            yield ","
         if props is None:  # only new objects and relations carry their encoded properties
-            parts.append(dumps(op))
+            yield dumps(op)
             continue
         label = f',"label":{_str(op["label"])}' if "label" in op else ""
         if kind == "add_relation":
-            parts.append(f'{{"op":"add_relation","id":{_str(op["id"])},"type":{_str(op["type"])},'
-                         f'"source":{_str(op["source"])},"target":{_str(op["target"])},"properties":{props}{label}}}')
+            yield (f'{{"op":"add_relation","id":{_str(op["id"])},"type":{_str(op["type"])},'
+                   f'"source":{_str(op["source"])},"target":{_str(op["target"])},"properties":{props}{label}}}')
         else:
-            parts.append(f'{{"op":"add_object","id":{_str(op["id"])},"type":{_str(op["type"])},'
-                         f'"name":{_str(op["name"])},"properties":{props}{label}}}')
-    return "[" + ",".join(parts) + "]"
+            yield (f'{{"op":"add_object","id":{_str(op["id"])},"type":{_str(op["type"])},'
+                   f'"name":{_str(op["name"])},"properties":{props}{label}}}')
+    yield "]"
 
 
 def inverse_json(inverse: list[dict[str, Any]]) -> str:
-    """Inverse ops as JSON, with the one-field removals of bulk adds assembled directly."""
-    parts = []
-    for op in inverse:
+    """Inverse ops as JSON text (see ``inverse_parts``)."""
+    return "".join(inverse_parts(inverse))
+
+
+def inverse_parts(inverse: list[dict[str, Any]]) -> Iterator[str]:
+    """Inverse ops as JSON pieces, with the one-field removals of bulk adds assembled directly."""
+    yield "["
+    for i, op in enumerate(inverse):
+        if i:
+            yield ","
         if len(op) == 2 and op["op"] == "remove_relation":
-            parts.append(f'{{"op":"remove_relation","relation_id":{_str(op["relation_id"])}}}')
+            yield f'{{"op":"remove_relation","relation_id":{_str(op["relation_id"])}}}'
         elif len(op) == 2 and op["op"] == "remove_object":
-            parts.append(f'{{"op":"remove_object","ref":{_str(op["ref"])}}}')
+            yield f'{{"op":"remove_object","ref":{_str(op["ref"])}}}'
         else:
-            parts.append(dumps(op))
-    return "[" + ",".join(parts) + "]"
+            yield dumps(op)
+    yield "]"
 
 
 def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: str, at: str,
@@ -174,7 +191,8 @@ def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: st
                     inverse_ops=inverse, summary=summary, reverts=reverts)
     conn.execute("INSERT INTO changes (id, session_id, at, origin, summary, ops, inverse_ops, reverts) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (change.id, sid, at, origin, summary, ops_json(plan), inverse_json(inverse), reverts))
+                 (change.id, sid, at, origin, summary, encode_parts(ops_parts(plan)),
+                  encode_parts(inverse_parts(inverse)), reverts))
     if touched:
         conn.executemany("INSERT INTO change_objects (object_id, change_id) VALUES (?, ?)",
                          [(oid, change.id) for oid in sorted(touched)])

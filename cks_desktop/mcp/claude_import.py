@@ -6,13 +6,23 @@ Where Claude Desktop keeps it:
   Windows (Store app) %LOCALAPPDATA%\\Packages\\Claude_*\\LocalCache\\Roaming\\Claude\\
   Linux (unofficial)  ~/.config/Claude/
 
-Each entry of its ``mcpServers`` is copied as is (so keys we do not use survive)
-except that environment values and headers that look secret (KEY, TOKEN, SECRET,
-PASSWORD… in the name) go to the keychain and the file gets a reference.
-Entries are skipped, with the reason, when the name already exists here, when
-the entry is invalid, when the file names it twice, or when it holds secrets
-and there is no keychain to keep them in (only when ``allow_memory_secrets`` is
-false: the CLI, whose memory dies with the process).
+The file is untrusted input (anyone may hand a person a config to import):
+
+- its trust keys are ignored — ``approval``, ``scopes``, ``toolPolicies``,
+  ``inheritEnv`` and other hosts' auto-approve lists — so an imported server gets
+  this app's defaults for a new server: every call asks, default scopes, a
+  minimal environment;
+- ``keychain:`` references are never resolved from it: a server whose entry holds
+  one is skipped with the reason (otherwise it could name a provider's key or
+  another server's token and receive it);
+- secrets (by name or shape, in env, headers, arguments or the URL) go to the
+  keychain under this server's own names, so removing it deletes only those.
+
+Other keys are copied as is (so keys we do not use survive). Entries are also
+skipped, with the reason, when the name already exists here, when the entry is
+invalid, when the file names it twice, or when it holds secrets and there is no
+keychain to keep them in (only when ``allow_memory_secrets`` is false: the CLI,
+whose memory dies with the process).
 """
 
 from __future__ import annotations
@@ -28,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 from cks_desktop.mcp.config import (
     ConfigError,
     find_name,
-    looks_secret,
+    foreign_refs,
     parse_server,
-    protect_values,
+    protect_entry,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +48,9 @@ if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
 FILE_NAME = "claude_desktop_config.json"
+# Keys by which a file could grant itself trust: dropped, the app's defaults apply.
+TRUST_KEYS = ("approval", "scopes", "toolPolicies", "inheritEnv", "autoApprove", "alwaysAllow", "trust",
+              "trusted")
 
 
 class ClaudeImportError(Exception):
@@ -50,6 +63,7 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (name, reason)
     secrets_stored: list[str] = field(default_factory=list)  # "server: KEY"
+    ignored: list[str] = field(default_factory=list)  # "server: approval, scopes" (trust keys dropped)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +71,7 @@ class ImportReport:
             "imported": self.imported,
             "skipped": [{"name": n, "reason": r} for n, r in self.skipped],
             "secrets_stored": self.secrets_stored,
+            "ignored": self.ignored,
         }
 
 
@@ -161,18 +176,30 @@ def import_claude(settings: "Settings", secrets: "SecretStore", path: Path | Non
         except ConfigError as exc:
             report.skipped.append((name, f"invalid entry: {exc}"))
             continue
+        refs = foreign_refs(raw)
+        if refs:
+            report.skipped.append((name, f"it refers to keychain entries ({', '.join(sorted(set(refs)))}), and an "
+                                         "imported file may not use this app's keychain; add the server by "
+                                         "hand and type its secrets"))
+            continue
         entry = json.loads(json.dumps(raw))  # a private copy; the caller's data stays untouched
-        secret_keys = [f"env {k}" for k in (entry.get("env") or {}) if looks_secret(k)]
-        secret_keys += [f"header {k}" for k in (entry.get("headers") or {}) if looks_secret(k)]
+        dropped = [k for k in TRUST_KEYS if k in entry]
+        for key in dropped:
+            entry.pop(key)
+        try:
+            _, secret_keys = protect_entry(entry, server=name, secrets=None)  # a dry run: what is secret
+        except ConfigError as exc:
+            report.skipped.append((name, f"invalid entry: {exc}"))
+            continue
         if secret_keys and not secrets.secure and not allow_memory_secrets:
             report.skipped.append((name, f"it holds secrets ({', '.join(secret_keys)}) and no secure "
                                          "keychain is available to keep them"))
             continue
-        for section in ("env", "headers"):
-            values = entry.get(section)
-            if isinstance(values, dict) and values:
-                entry[section], moved = protect_values(values, server=name, section=section, secrets=secrets)
-                report.secrets_stored += [f"{name}: {k}" for k in moved]
+        entry, moved = protect_entry(entry, server=name, secrets=secrets)
+        report.secrets_stored += [f"{name}: {k.split(' ', 1)[1] if k.startswith(('env ', 'header ')) else k}"
+                                  for k in moved]
+        if dropped:
+            report.ignored.append(f"{name}: {', '.join(dropped)}")
         settings.mcp_servers[name] = entry
         report.imported.append(name)
     return report

@@ -28,6 +28,9 @@ This app's own keys sit beside them (all optional):
                    2025-11-25 ``initialize`` handshake), ``legacy`` (handshake only, skips the
                    probe for servers that mishandle unknown requests) or ``2026-07-28``.
 ``cwd``            working folder for a command.
+``inheritEnv``     false (default) / true: a command gets only a minimal environment (user, home,
+                   PATH, shell, terminal, locale) plus its ``env``; true passes the app's whole
+                   environment, except provider keys, which no server ever receives.
 
 Unknown keys are kept: edits change only the keys they mean to change, in the
 raw dict the settings file round-trips.
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from cks_desktop.secret_shapes import REDACTED, name_looks_secret, redact_text, value_looks_secret
 from cks_desktop.tools.types import Policy, Scope
 
 if TYPE_CHECKING:
@@ -58,11 +62,9 @@ DEFAULT_TIMEOUT = 120.0
 PROTOCOLS = ("auto", "legacy", "2026-07-28")
 STDIO_DEFAULT_SCOPES = frozenset({Scope.CODE_EXECUTE})
 HTTP_DEFAULT_SCOPES = frozenset({Scope.NET_FETCH})
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-_SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-key", "api-key")
 _KNOWN_KEYS = frozenset({
     "command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-    "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol",
+    "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv",
 })
 
 
@@ -87,6 +89,7 @@ class ServerConfig:
     enabled_tools: frozenset[str] | None = None
     timeout: float = DEFAULT_TIMEOUT
     protocol: str = "auto"
+    inherit_env: bool = False  # pass the app's environment (never provider keys) to a command
 
     @property
     def source(self) -> str:
@@ -100,19 +103,23 @@ class ServerConfig:
         return self.tool_policies.get(tool, self.approval)
 
     def describe(self) -> str:
-        """Short text for lists: what runs or where it connects."""
+        """Short text for lists and logs: what runs or where it connects (secrets shown as ``[secret]``)."""
         if self.transport == "http":
-            return self.url
-        return " ".join([self.command, *self.args])
+            return shown(self.url)
+        return shown(" ".join([self.command, *self.args]))
 
 
 # -- secrets ------------------------------------------------------------------
+SECRET_SECTIONS = ("env", "headers", "args", "url")
+SHOWN_SECRET = "[secret]"
+_REF_IN_TEXT = re.compile(r"keychain:[^\s&#\"']+")
+_ARG_REF = re.compile(r"^(-{1,2}[A-Za-z0-9_.\-]+=)?keychain:(.+)$")
+_SAFE_KEY = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
 def looks_secret(key: str) -> bool:
-    """Whether an env variable or header name suggests its value is a secret."""
-    upper = key.upper()
-    if key.strip().lower() in _SECRET_HEADERS:
-        return True
-    return any(word in upper for word in _SECRET_WORDS)
+    """Whether an env variable, header, flag or query parameter name suggests its value is a secret."""
+    return name_looks_secret(key)
 
 
 def is_secret_ref(value: str) -> bool:
@@ -122,6 +129,20 @@ def is_secret_ref(value: str) -> bool:
 def secret_key(server: str, section: str, key: str) -> str:
     """The keychain entry name for one secret value of one server."""
     return f"mcp/{server}/{section}/{key}"
+
+
+def owns_secret(server: str, name: str) -> bool:
+    """Whether keychain entry ``name`` is one this app created for ``server``.
+
+    A server only ever reads or deletes its own entries (``mcp/<server>/<section>/<key>``),
+    so a reference in a pasted or hand-edited entry cannot reach a provider key
+    (``provider:…``) or another server's token, and removing the server cannot delete them.
+    """
+    prefix = f"mcp/{server}/"
+    if not name.startswith(prefix):
+        return False
+    section, sep, key = name[len(prefix):].partition("/")
+    return bool(sep) and section in SECRET_SECTIONS and bool(key) and "/" not in key
 
 
 def store_secret(secrets: "SecretStore", server: str, section: str, key: str, value: str) -> str:
@@ -135,19 +156,24 @@ class MissingSecret(ConfigError):
     pass
 
 
+def _lookup(ref: str, secrets: "SecretStore | None", server: str, what: str) -> str:
+    name = ref[len(SECRET_PREFIX):]
+    if not owns_secret(server, name):
+        raise MissingSecret(
+            f"The {what} of MCP server '{server}' refers to the keychain entry '{name}', which is not this "
+            "server's own; a server may use only secrets entered for it, so enter the value again in its "
+            "settings.")
+    found = secrets.get(name) if secrets is not None else None
+    if found is None:
+        raise MissingSecret(
+            f"The secret {what} of MCP server '{server}' is not in the keychain; "
+            "enter it again in the server's settings.")
+    return found
+
+
 def _resolve(values: dict[str, str], secrets: "SecretStore | None", server: str, what: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in values.items():
-        if is_secret_ref(value):
-            found = secrets.get(value[len(SECRET_PREFIX):]) if secrets is not None else None
-            if found is None:
-                raise MissingSecret(
-                    f"The secret {what} {key} of MCP server '{server}' is not in the keychain; "
-                    "enter it again in the server's settings.")
-            out[key] = found
-        else:
-            out[key] = value
-    return out
+    return {key: _lookup(value, secrets, server, f"{what} {key}") if is_secret_ref(value) else value
+            for key, value in values.items()}
 
 
 def resolve_env(config: ServerConfig, secrets: "SecretStore | None") -> dict[str, str]:
@@ -158,14 +184,78 @@ def resolve_headers(config: ServerConfig, secrets: "SecretStore | None") -> dict
     return _resolve(config.headers, secrets, config.name, "header")
 
 
+def resolve_args(config: ServerConfig, secrets: "SecretStore | None") -> list[str]:
+    """The arguments with ``keychain:`` references (whole, or after ``--flag=``) replaced by values."""
+    out: list[str] = []
+    for i, arg in enumerate(config.args):
+        match = _ARG_REF.match(arg)
+        if match is None:
+            out.append(arg)
+            continue
+        out.append((match.group(1) or "") + _lookup(SECRET_PREFIX + match.group(2), secrets, config.name,
+                                                    f"argument {i + 1}"))
+    return out
+
+
+def resolve_url(config: ServerConfig, secrets: "SecretStore | None") -> str:
+    """The URL with references in its query replaced by the values kept in the keychain."""
+    return _REF_IN_TEXT.sub(lambda m: _lookup(m.group(0), secrets, config.name, "URL parameter"), config.url)
+
+
 def secret_refs(raw: dict[str, Any]) -> list[str]:
-    """Keychain names referenced by one raw entry (to delete them with the server)."""
+    """Keychain names referenced by one raw entry (env, headers, args and URL)."""
     refs = []
     for section in ("env", "headers"):
         values = raw.get(section)
         if isinstance(values, dict):
             refs += [v[len(SECRET_PREFIX):] for v in values.values() if is_secret_ref(v)]
+    args = raw.get("args")
+    if isinstance(args, list):
+        refs += [m.group(2) for m in (_ARG_REF.match(a) for a in args if isinstance(a, str)) if m]
+    url = raw.get("url")
+    if isinstance(url, str):
+        refs += [m.group(0)[len(SECRET_PREFIX):] for m in _REF_IN_TEXT.finditer(url)]
     return refs
+
+
+def foreign_refs(raw: dict[str, Any]) -> list[str]:
+    """Every ``keychain:`` reference anywhere in an entry (imported files may hold none)."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.extend(m.group(0) for m in _REF_IN_TEXT.finditer(value))
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(raw)
+    return found
+
+
+def shown(text: str) -> str:
+    """Text for a listing or a log line: references as ``[secret]``, secret-shaped values redacted."""
+    return redact_text(_REF_IN_TEXT.sub(SHOWN_SECRET, text)).replace(REDACTED, SHOWN_SECRET)
+
+
+def shown_entry(raw: Any) -> Any:
+    """A copy of a raw entry safe to print (``mcp show``, JSON listings)."""
+    if isinstance(raw, str):
+        return shown(raw)
+    if isinstance(raw, dict):
+        out = {}
+        for k, v in raw.items():
+            if isinstance(v, str) and (name_looks_secret(str(k)) and not is_secret_ref(v)) and v:
+                out[k] = SHOWN_SECRET
+            else:
+                out[k] = shown_entry(v)
+        return out
+    if isinstance(raw, list):
+        return [shown_entry(v) for v in raw]
+    return raw
 
 
 # -- parsing ------------------------------------------------------------------
@@ -231,8 +321,11 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ConfigError(f"Server '{name}': \"cwd\" must be a folder path.")
+        inherit = raw.get("inheritEnv", False)
+        if not isinstance(inherit, bool):
+            raise ConfigError(f"Server '{name}': \"inheritEnv\" must be true or false.")
         common.update(transport="stdio", command=command, args=tuple(args),
-                      env=_str_dict(raw.get("env"), name, "env"), cwd=cwd or None)
+                      env=_str_dict(raw.get("env"), name, "env"), cwd=cwd or None, inherit_env=inherit)
     else:
         raise ConfigError(f"Server '{name}' needs a \"command\" (a program to run) or a \"url\".")
 
@@ -334,18 +427,26 @@ def set_enabled(settings: "Settings", name: str, enabled: bool) -> ServerConfig:
 
 
 def remove_server(settings: "Settings", name: str, secrets: "SecretStore | None") -> None:
-    """Delete one entry and the keychain secrets it referenced (the caller saves)."""
+    """Delete one entry and the keychain secrets it created itself (the caller saves)."""
     raw = settings.mcp_servers.pop(name, None)
     if raw is None:
         raise ConfigError(f"There is no MCP server named '{name}'.")
     if secrets is not None and isinstance(raw, dict):
         for ref in secret_refs(raw):
-            secrets.delete(ref)
+            if owns_secret(name, ref):  # never another server's or a provider's entry
+                secrets.delete(ref)
 
 
-def protect_values(values: dict[str, str], *, server: str, section: str, secrets: "SecretStore",
+def _keep(secrets: "SecretStore | None", server: str, section: str, key: str, value: str) -> str:
+    """Store one value (or, with no store, a placeholder reference: a dry run that only finds secrets)."""
+    if secrets is None:
+        return SECRET_PREFIX + secret_key(server, section, key)
+    return store_secret(secrets, server, section, key, value)
+
+
+def protect_values(values: dict[str, str], *, server: str, section: str, secrets: "SecretStore | None",
                    force_secret: frozenset[str] = frozenset()) -> tuple[dict[str, str], list[str]]:
-    """Move secret-looking (or ``force_secret``) values to the keychain.
+    """Move secret values (by name, by shape, or ``force_secret``) of env or headers to the keychain.
 
     Returns the dict to write (references in place of secrets) and the keys moved.
     """
@@ -354,9 +455,140 @@ def protect_values(values: dict[str, str], *, server: str, section: str, secrets
     for key, value in values.items():
         if is_secret_ref(value):
             out[key] = value
-        elif key in force_secret or looks_secret(key):
-            out[key] = store_secret(secrets, server, section, key, value)
+        elif value and (key in force_secret or looks_secret(key) or value_looks_secret(value)):
+            out[key] = _keep(secrets, server, section, key, value)
             moved.append(key)
         else:
             out[key] = value
     return out, moved
+
+
+def _is_flag(arg: str) -> bool:
+    return arg.startswith("-") and len(arg) > 1 and not arg[1:2].isdigit()
+
+
+def protect_args(args: list[str], *, server: str, secrets: "SecretStore | None") -> tuple[list[str], list[int]]:
+    """Move secret arguments to the keychain: the value after ``--api-key``/``--token``…, the value of
+    ``--token=…``, and any argument shaped like a credential. Returns the list and the positions moved."""
+    out: list[str] = []
+    moved: list[int] = []
+    for i, arg in enumerate(args):
+        key = str(i)
+        if _ARG_REF.match(arg):
+            out.append(arg)
+            continue
+        flag, eq, value = arg.partition("=")
+        if _is_flag(arg) and eq and value and (name_looks_secret(flag) or value_looks_secret(value)):
+            out.append(flag + "=" + _keep(secrets, server, "args", key, value))
+        elif arg and not _is_flag(arg) and (
+                (i > 0 and _is_flag(args[i - 1]) and "=" not in args[i - 1] and name_looks_secret(args[i - 1]))
+                or value_looks_secret(arg)):
+            out.append(_keep(secrets, server, "args", key, arg))
+        else:
+            out.append(arg)
+            continue
+        moved.append(i)
+    return out, moved
+
+
+def protect_url(url: str, headers: dict[str, str], *, server: str,
+                secrets: "SecretStore | None") -> tuple[str, dict[str, str], list[str]]:
+    """Move a URL's credentials to the keychain.
+
+    Secret query values (``?api_key=``, ``?token=``, or credential-shaped) become references
+    inside the query; ``user:password@`` becomes an ``Authorization: Basic`` header (what the
+    HTTP client would send for it anyway), itself kept in the keychain.
+    Returns the URL, the headers and what was moved.
+    """
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, headers, []  # parse_server reports it
+    moved: list[str] = []
+    headers = dict(headers)
+    if parts.password is not None or parts.username:
+        if parts.password is not None:
+            if any(k.lower() == "authorization" for k in headers):
+                raise ConfigError(f"Server '{server}' has both a password in its URL and an Authorization "
+                                  "header; keep one.")
+            pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+            basic = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+            headers["Authorization"] = _keep(secrets, server, "headers", "Authorization", basic)
+            moved.append("URL user and password (now an Authorization header)")
+        netloc = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=netloc)
+    if parts.query:
+        pieces = []
+        for piece in parts.query.split("&"):
+            name, eq, value = piece.partition("=")
+            if eq and value and not is_secret_ref(value) and (name_looks_secret(unquote(name))
+                                                              or value_looks_secret(unquote(value))):
+                key = _SAFE_KEY.sub("_", unquote(name))[:64] or f"q{len(pieces)}"
+                pieces.append(f"{name}={_keep(secrets, server, 'url', key, value)}")
+                moved.append(f"URL parameter {unquote(name)}")
+            else:
+                pieces.append(piece)
+        parts = parts._replace(query="&".join(pieces))
+    return urlunsplit(parts), headers, moved
+
+
+def protect_entry(raw: dict[str, Any], *, server: str, secrets: "SecretStore | None",
+                  force_secret: dict[str, frozenset[str]] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``raw`` with every secret (env, headers, args, URL) moved to the keychain.
+
+    With ``secrets=None`` nothing is stored: the copy holds placeholder references and the list
+    says what would be moved (to refuse before storing anything when there is no keychain).
+    """
+    force_secret = force_secret or {}
+    entry = dict(raw)
+    moved: list[str] = []
+    for section, label in (("env", "env"), ("headers", "header")):
+        values = entry.get(section)
+        if isinstance(values, dict) and values and all(isinstance(v, str) for v in values.values()):
+            entry[section], keys = protect_values(values, server=server, section=section, secrets=secrets,
+                                                  force_secret=force_secret.get(section, frozenset()))
+            moved += [f"{label} {k}" for k in keys]
+    args = entry.get("args")
+    if isinstance(args, list) and all(isinstance(a, str) for a in args):
+        entry["args"], positions = protect_args(args, server=server, secrets=secrets)
+        moved += [f"argument {i + 1}" for i in positions]
+    url = entry.get("url")
+    if isinstance(url, str):
+        headers = entry.get("headers") if isinstance(entry.get("headers"), dict) else {}
+        entry["url"], new_headers, what = protect_url(url, headers, server=server, secrets=secrets)
+        if new_headers:
+            entry["headers"] = new_headers
+        moved += what
+    return entry, moved
+
+
+def rename_secrets(raw: dict[str, Any], old: str, new: str, secrets: "SecretStore") -> dict[str, Any]:
+    """Move the keychain entries ``old`` owns to ``new``'s names (a renamed server keeps its secrets)."""
+    mapping: dict[str, str] = {}
+    for ref in secret_refs(raw):
+        if owns_secret(old, ref):
+            value = secrets.get(ref)
+            if value is not None:
+                target = "mcp/" + new + ref[len("mcp/" + old):]
+                secrets.set(target, value)
+                mapping[ref] = target
+    if not mapping:
+        return raw
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):  # each match is a whole reference, so no prefix is mistaken for one
+            return _REF_IN_TEXT.sub(lambda m: SECRET_PREFIX + mapping.get(m.group(0)[len(SECRET_PREFIX):],
+                                                                          m.group(0)[len(SECRET_PREFIX):]), value)
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        return value
+
+    renamed = {k: swap(v) if k in ("env", "headers", "args", "url") else v for k, v in raw.items()}
+    for ref in mapping:
+        secrets.delete(ref)
+    return renamed

@@ -12,6 +12,15 @@ any directory of the current PATH it lacks.
 
 On Windows, ``.cmd``/``.bat`` shims (``npx.cmd``) cannot be started directly,
 so they run through ``cmd /c``.
+
+Why a minimal environment. Servers are often ``npx -y <someone's package>``;
+handing them the app's environment handed them ``ANTHROPIC_API_KEY`` and every
+other secret the person's shell exports. A server gets what the MCP SDK's
+``get_default_environment`` passes (user, home, PATH, shell, terminal; on
+Windows the system folders and profile), the locale and the temp folder, plus
+the ``env`` configured for it. ``inheritEnv: true`` (per server, off by default)
+passes the rest of the environment for the rare server that needs it, and even
+then provider keys (``secrets.provider_key_env_vars``) are left out.
 """
 
 from __future__ import annotations
@@ -28,6 +37,15 @@ from pathlib import Path
 LOGIN_SHELL_TIMEOUT = 3.0
 _START = "__CKS_PATH_START__"
 _END = "__CKS_PATH_END__"
+
+# The SDK's mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS, plus the locale, the temp folder and, on
+# Windows, what cmd.exe and node need to run at all. Nothing here is a credential.
+POSIX_INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TMPDIR", "TZ")
+POSIX_INHERITED_PREFIXES = ("LC_",)
+WINDOWS_INHERITED = ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
+                     "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME",
+                     "USERPROFILE", "COMSPEC", "WINDIR", "PROGRAMFILES", "PROGRAMFILES(X86)", "PROGRAMDATA",
+                     "NUMBER_OF_PROCESSORS", "OS")
 
 _cached_login_path: str | None = None
 _resolved = False
@@ -128,16 +146,46 @@ def _env_key(env: Mapping[str, str], name: str, platform: str) -> str:
     return name
 
 
-def plan_spawn(command: str, args: list[str] | tuple[str, ...], configured_env: Mapping[str, str], *,
-               cwd: str | None = None, login_path: str | None = None,
-               environ: Mapping[str, str] | None = None, platform: str | None = None) -> SpawnPlan:
-    """Resolve the program against the merged PATH and build the server's environment.
+def minimal_environment(environ: Mapping[str, str], *, platform: str | None = None) -> dict[str, str]:
+    """The part of ``environ`` every server gets: no credentials, only what programs need to run.
 
-    Raises ``CommandNotFound`` naming the command and the PATH searched.
-    Nothing is started here, so this is cheap and safe to call from the loop.
+    Values that start with ``()`` are shell functions (Shellshock-style), skipped like the SDK does.
     """
     platform = platform or sys.platform
-    base = dict(os.environ if environ is None else environ)
+    out: dict[str, str] = {}
+    for key, value in environ.items():
+        upper = key.upper() if platform == "win32" else key
+        if platform == "win32":
+            keep = upper in WINDOWS_INHERITED
+        else:
+            keep = key in POSIX_INHERITED or key.startswith(POSIX_INHERITED_PREFIXES)
+        if keep and not value.startswith("()"):
+            out[key] = value
+    return out
+
+
+def server_base_environment(environ: Mapping[str, str], *, inherit: bool,
+                            platform: str | None = None) -> dict[str, str]:
+    """What a server inherits before its configured ``env``: minimal, or everything but provider keys."""
+    from cks_desktop.secrets import is_provider_key_env
+
+    base = dict(environ) if inherit else minimal_environment(environ, platform=platform)
+    return {k: v for k, v in base.items() if not is_provider_key_env(k)}
+
+
+def plan_spawn(command: str, args: list[str] | tuple[str, ...], configured_env: Mapping[str, str], *,
+               cwd: str | None = None, login_path: str | None = None,
+               environ: Mapping[str, str] | None = None, platform: str | None = None,
+               inherit_env: bool = False) -> SpawnPlan:
+    """Resolve the program against the merged PATH and build the server's environment.
+
+    The environment is ``server_base_environment`` (minimal unless ``inherit_env``)
+    plus ``configured_env``. Raises ``CommandNotFound`` naming the command and the
+    PATH searched. Nothing is started here, so this is cheap and safe to call from the loop.
+    """
+    platform = platform or sys.platform
+    base = server_base_environment(os.environ if environ is None else environ, inherit=inherit_env,
+                                   platform=platform)
     path_key = _env_key(base, "PATH", platform)
     sep = ";" if platform == "win32" else ":"
     configured_path = next((v for k, v in configured_env.items() if k.upper() == "PATH"), None) \

@@ -26,8 +26,11 @@ from mcp.client.streamable_http import streamable_http_client
 from cks_desktop.mcp.config import (
     ConfigError,
     ServerConfig,
+    resolve_args,
     resolve_env,
     resolve_headers,
+    resolve_url,
+    shown,
 )
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
@@ -139,15 +142,20 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
             import httpx2  # the SDK's own HTTP client library
 
             headers = resolve_headers(config, secrets)
+            url = resolve_url(config, secrets)
             http = await stack.enter_async_context(httpx2.AsyncClient(
                 headers=headers, timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)))
-            log.note(f"connecting to {config.url}")
-            return OpenedTransport(watch_eof(streamable_http_client(config.url, http_client=http), on_eof))
+            log.note(f"connecting to {config.describe()}")  # references shown as [secret], never values
+            return OpenedTransport(watch_eof(streamable_http_client(url, http_client=http), on_eof))
         env = resolve_env(config, secrets)
-        plan = plan_spawn(config.command, config.args, env, cwd=config.cwd, login_path=await login_path())
+        args = resolve_args(config, secrets)
+        plan = plan_spawn(config.command, args, env, cwd=config.cwd, login_path=await login_path(),
+                          inherit_env=config.inherit_env)
     except (ConfigError, CommandNotFound) as exc:
         raise StartFailure(str(exc)) from None
-    log.note(f"starting: {plan.command} {' '.join(plan.args)}".rstrip())
+    # The stored arguments (keychain references), not the resolved ones, go to the log.
+    shown_args = [*plan.args[:len(plan.args) - len(args)], *config.args]
+    log.note(f"starting: {shown(' '.join([plan.command, *shown_args]))}".rstrip())
     pipe = log.open_pipe()
     params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
     return OpenedTransport(watch_eof(stdio_client(params, errlog=pipe.writer), on_eof), pipe)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cks_desktop.tools.types import Policy, Scope, ToolCall, ToolSpec
@@ -30,6 +31,25 @@ class ApprovalRequest:
     reason: str
     preview: str | None = None
     session_id: str = ""
+    # The parts of the call that made it ask (single-purpose tool name → count), e.g.
+    # {"remove_object": 3} for a batch with three removals; empty when the tool's own policy did.
+    operations: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How one call is asked about: the strictest policy among the tool's own and those of
+    the tools whose effects it has (``ToolSpec.effects``).
+
+    ``key`` names what an answer is remembered under for ``once`` and ``allow_for_run``:
+    the tool's name alone when its own policy decided, else the name plus the operations
+    that made it ask, so allowing a batch's additions never covers a later batch's removals.
+    """
+
+    policy: Policy
+    key: str
+    operations: Mapping[str, int] = field(default_factory=dict)
+    reason: str = ""
 
 
 class Approver(Protocol):
@@ -56,6 +76,23 @@ def canonical_json(value: Any) -> str:
 def fingerprint(name: str, arguments: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of name + arguments: what `always` compares."""
     return hashlib.sha256(canonical_json({"name": name, "arguments": arguments}).encode()).hexdigest()
+
+
+def _policy_words(policy: Policy) -> str:
+    return {Policy.ONCE: "once per chat turn", Policy.ALWAYS: "before every distinct call"}.get(policy, "never")
+
+
+def effect_reason(tool: ToolSpec, own: Policy, asking: Mapping[str, tuple[int, str, Policy]]) -> str:
+    """Says which operations made a call ask, e.g. "Evolve knowledge asks because of what this
+    call does: 3 remove_object operations (asks like Remove object, once per chat turn)."."""
+    parts = []
+    for name, (count, title, policy) in sorted(asking.items()):
+        noun = "operation" if count == 1 else "operations"
+        parts.append(f"{count} {name} {noun} (asks like {title}, {_policy_words(policy)})")
+    text = f"{tool.display_name} asks because of what this call does: {'; '.join(parts)}."
+    if own is not Policy.AUTO:
+        text += f" It also asks on its own: {reason_for(own, tool)}"
+    return text
 
 
 def reason_for(policy: Policy, tool: ToolSpec) -> str:

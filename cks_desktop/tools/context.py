@@ -7,6 +7,7 @@ Approval memory (``once`` answers, ``allow_for_run`` upgrades, fingerprints of
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,10 @@ class Run:
     caller: Caller
     approver: Approver = field(default_factory=lambda: StaticApprover(Decision.DENY))
     granted_scopes: frozenset[Scope] = ALL_SCOPES
+    # Extra scopes for the tools of one source ("mcp:<server>"), granted per server (tools/scopes.py).
+    source_grants: Mapping[str, frozenset[Scope]] = field(default_factory=dict)
+    # Where the person turns a scope on, for the refusal a model reads (tools/scopes.py).
+    scope_setting: str = ""
     # Folders `read_text_file` may read (from settings); empty means none.
     allowed_folders: tuple[Path, ...] = ()
     # A handle on the session's LLM provider for tools that call a model
@@ -34,6 +39,10 @@ class Run:
     allowed_for_run: set[str] = field(default_factory=set)
     once_answers: dict[str, bool] = field(default_factory=dict)
     fingerprint_answers: dict[str, bool] = field(default_factory=dict)
+
+    def grants_for(self, source: str) -> frozenset[Scope]:
+        """The scopes a tool of ``source`` may use in this run."""
+        return self.granted_scopes | self.source_grants.get(source, frozenset())
 
     @property
     def origin(self) -> str:

@@ -21,13 +21,17 @@ import jsonschema
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.tools.approval import (
     ApprovalRequest,
+    CallPolicy,
     Decision,
+    effect_reason,
     fingerprint,
     reason_for,
 )
 from cks_desktop.tools.context import Run, ToolContext
+from cks_desktop.tools.scopes import SESSION_SETTING, scope_refusal
 from cks_desktop.tools.types import (
     Policy,
+    strictest,
     ToolCall,
     ToolError,
     ToolOutput,
@@ -242,7 +246,7 @@ class ToolRegistry:
 
     def offered(self, run: Run) -> list[ToolSpec]:
         """The tools a model in this run may see: exposed and within the granted scopes."""
-        return [s for s in self.specs() if s.llm_exposed and s.scopes <= run.granted_scopes]
+        return [s for s in self.specs() if s.llm_exposed and s.scopes <= run.grants_for(s.source)]
 
     def wire_names(self, specs: Iterable[ToolSpec]) -> WireNames:
         return WireNames([s.name for s in specs])
@@ -262,6 +266,43 @@ class ToolRegistry:
 
     def effective_policy(self, spec: ToolSpec) -> Policy:
         return self._policy_overrides.get(spec.name, spec.default_policy)
+
+    def policy_of(self, name: str) -> tuple[Policy, str]:
+        """The effective policy and title of the tool named ``name``; a name no tool has asks
+        ``always`` (an effect nobody declared a policy for is never run silently)."""
+        spec = self._tools.get(name)
+        if spec is None:
+            return self._policy_overrides.get(name, Policy.ALWAYS), name
+        return self.effective_policy(spec), spec.display_name
+
+    async def call_policy(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> CallPolicy:
+        """The strictest policy among the tool's own and those of the tools whose effects this
+        call has (issue 11: approval follows the effect, not the tool's name)."""
+        own = self.effective_policy(spec)
+        if spec.effects is None:
+            return CallPolicy(own, spec.name)
+        try:
+            effects = await spec.effects(args, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # cannot tell what it does: ask before every call
+            log.exception("effects of %s failed", spec.name)
+            return CallPolicy(Policy.ALWAYS, f"{spec.name}+?", {},
+                              f"{spec.display_name} asks because the app could not tell what this call "
+                              f"changes ({type(exc).__name__}).")
+        asking: dict[str, tuple[int, str, Policy]] = {}
+        for name, count in effects.items():
+            if count <= 0 or name == spec.name:
+                continue
+            policy, title = self.policy_of(name)
+            if policy is not Policy.AUTO:
+                asking[name] = (count, title, policy)
+        policy = strictest(own, *(p for _, _, p in asking.values()))
+        if not asking:
+            return CallPolicy(own, spec.name)
+        key = f"{spec.name}+{'+'.join(sorted(asking))}"
+        return CallPolicy(policy, key, {n: c for n, (c, _, _) in asking.items()},
+                          effect_reason(spec, own, asking))
 
     # -- invocation -------------------------------------------------------
     async def invoke(self, call: ToolCall, run: Run) -> ToolResult:
@@ -283,10 +324,11 @@ class ToolRegistry:
         if run.caller.is_model and not spec.llm_exposed:
             # Same words as an unknown tool: a model learns nothing about hidden tools.
             return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", error=True)
-        missing = spec.scopes - run.granted_scopes
+        missing = spec.scopes - run.grants_for(spec.source)
         if missing:
-            names = ", ".join(sorted(s.value for s in missing))
-            return done(f"{spec.display_name} needs scopes not granted to this run: {names}.", error=True)
+            text = scope_refusal(spec, missing, allowed_folders=run.allowed_folders,
+                                 where=run.scope_setting or SESSION_SETTING)
+            return done(text, error=True, structured={"missing_scopes": sorted(s.value for s in missing)})
         if not isinstance(call.arguments, dict):
             return done(f"Arguments for {spec.name} must be a JSON object.", error=True)
         def checked() -> tuple[dict[str, Any], list[str]]:
@@ -335,14 +377,15 @@ class ToolRegistry:
         return done(value, error=False, structured=value if not isinstance(value, str) else None)
 
     async def _approve(self, spec: ToolSpec, call: ToolCall, ctx: ToolContext) -> str | None:
-        """Ask when the policy says so; return a refusal text or None to go ahead."""
+        """Ask when the call's policy says so; return a refusal text or None to go ahead."""
         run = ctx.run
-        policy = self.effective_policy(spec)
-        if policy is Policy.AUTO or spec.name in run.allowed_for_run:
+        decided = await self.call_policy(spec, call.arguments, ctx)
+        policy, key = decided.policy, decided.key
+        if policy is Policy.AUTO or key in run.allowed_for_run:
             return None
         fp = fingerprint(spec.name, call.arguments)
-        if policy is Policy.ONCE and spec.name in run.once_answers:
-            allowed = run.once_answers[spec.name]
+        if policy is Policy.ONCE and key in run.once_answers:
+            allowed = run.once_answers[key]
         elif policy is Policy.ALWAYS and fp in run.fingerprint_answers:
             allowed = run.fingerprint_answers[fp]
         else:
@@ -359,9 +402,10 @@ class ToolRegistry:
                 tool=spec,
                 scopes=spec.scopes,
                 policy=policy,
-                reason=reason_for(policy, spec),
+                reason=decided.reason or reason_for(policy, spec),
                 preview=preview,
                 session_id=run.session_id,
+                operations=dict(decided.operations),
             )
             try:
                 decision = await run.approver.request_approval(request)
@@ -372,9 +416,9 @@ class ToolRegistry:
                 return f"Could not ask the person to approve {spec.display_name} ({exc}); it did not run."
             allowed = decision is not Decision.DENY
             if decision is Decision.ALLOW_FOR_RUN:
-                run.allowed_for_run.add(spec.name)
+                run.allowed_for_run.add(key)
             if policy is Policy.ONCE:
-                run.once_answers[spec.name] = allowed
+                run.once_answers[key] = allowed
             run.fingerprint_answers[fp] = allowed
         if allowed:
             return None

@@ -48,6 +48,19 @@ class Policy(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def rank(self) -> int:
+        """How strict: auto 0 < once 1 < always 2."""
+        return _POLICY_RANK[self]
+
+
+_POLICY_RANK = {Policy.AUTO: 0, Policy.ONCE: 1, Policy.ALWAYS: 2}
+
+
+def strictest(*policies: Policy) -> Policy:
+    """The policy that asks the most; ``auto`` for none."""
+    return max(policies, key=lambda p: p.rank, default=Policy.AUTO)
+
 
 class Caller(str, enum.Enum):
     """Who started a run. Only ``USER`` and ``CLI`` may reach non-exposed tools."""
@@ -118,6 +131,15 @@ a ``ToolOutput``, or raises ``ToolError``."""
 PreviewFn = Callable[[dict[str, Any], "ToolContext"], Awaitable[str | None]]
 """Describes what a call would change, for the approval dialog (a dry run)."""
 
+EffectsFn = Callable[[dict[str, Any], "ToolContext"], Awaitable[Mapping[str, int]]]
+"""What a call does, as counts keyed by the name of the single-purpose tool whose policy
+each part follows (``{"remove_object": 3}`` for a batch with three removals).
+
+Approval follows the effect, not the tool's name: the registry asks with the strictest
+policy among the tool's own and those of every tool named here, so a batch tool can
+never do without asking what a stricter tool asks for. A tool that can do what another
+tool does declares this; one whose effect is only its own needs nothing."""
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -137,6 +159,7 @@ class ToolSpec:
     timeout: float | None = None
     preview: PreviewFn | None = None
     source: str = "builtin"  # "builtin" or "mcp:<server>"
+    effects: EffectsFn | None = None
 
     @property
     def display_name(self) -> str:

@@ -40,9 +40,9 @@ class Redactor:
         self._known = known or (lambda: [])
 
     def __call__(self, text: str) -> str:
-        for value in sorted(self._known(), key=len, reverse=True):
-            if len(value) >= 4:
-                text = text.replace(value, REDACTED)
+        from cks_desktop.secret_shapes import redact_text
+
+        text = redact_text(text, self._known())  # known values, then every shape secret_shapes knows
         for pattern in _PATTERNS:
             text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
         return text
@@ -136,7 +136,9 @@ class CrashReporter:
                                             f"\n\n{self._suppressed} more error(s) happened since; see the log.")
             return
         self._suppressed = 0
-        box = QMessageBox(self._parent())
+        from cks_desktop.ui.labels import plain_message_box  # the summary quotes the error: never HTML
+
+        box = plain_message_box(self._parent())
         box.setObjectName("crashDialog")
         box.setIcon(QMessageBox.Icon.Critical)
         box.setWindowTitle("Unexpected error")

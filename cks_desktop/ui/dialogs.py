@@ -8,8 +8,10 @@ other task, so dialogs are opened window-modal with ``open()`` and their
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
-from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QMessageBox, QPushButton, QWidget
 
 
 async def run_dialog(dialog: QDialog) -> int:
@@ -36,13 +38,11 @@ async def run_dialog(dialog: QDialog) -> int:
 async def confirm(parent: QWidget | None, title: str, text: str, *, accept_text: str,
                   informative: str = "", destructive: bool = False) -> bool:
     """Ask a yes/no question; the safe answer (Cancel) has the focus."""
-    box = QMessageBox(parent)
+    from cks_desktop.ui.labels import plain_message_box  # titles and names are data: plain text
+
+    box = plain_message_box(parent, icon=QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question,
+                            title=title, text=text, informative=informative)
     box.setObjectName("confirmDialog")
-    box.setIcon(QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question)
-    box.setWindowTitle(title)
-    box.setText(text)
-    if informative:
-        box.setInformativeText(informative)
     accept = box.addButton(accept_text, QMessageBox.ButtonRole.DestructiveRole if destructive
                            else QMessageBox.ButtonRole.AcceptRole)
     accept.setObjectName("confirmAcceptButton")
@@ -53,5 +53,38 @@ async def confirm(parent: QWidget | None, title: str, text: str, *, accept_text:
     try:
         await run_dialog(box)
         return box.clickedButton() is accept
+    finally:
+        box.deleteLater()
+
+
+async def choose(parent: QWidget | None, title: str, text: str, choices: Sequence[tuple[str, str]], *,
+                 informative: str = "", default: str, escape: str, critical: bool = False,
+                 object_name: str = "chooseDialog") -> str:
+    """Ask a question with several answers; returns the key of the one picked.
+
+    ``choices`` are ``(key, button text)`` in display order; each button's object name
+    is ``<object_name>_<key>`` so tests (and screen readers) can find it. Closing the
+    box or pressing Esc answers ``escape``. The text is shown as plain text: it may
+    quote a file name or an error message."""
+    box = QMessageBox(parent)
+    box.setObjectName(object_name)
+    box.setIcon(QMessageBox.Icon.Critical if critical else QMessageBox.Icon.Warning)
+    box.setWindowTitle(title)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText(text)
+    if informative:
+        box.setInformativeText(informative)
+    buttons: dict[str, QPushButton] = {}
+    for key, label in choices:
+        role = QMessageBox.ButtonRole.RejectRole if key == escape else QMessageBox.ButtonRole.AcceptRole
+        button = box.addButton(label, role)
+        button.setObjectName(f"{object_name}_{key}")
+        buttons[key] = button
+    box.setDefaultButton(buttons[default])
+    box.setEscapeButton(buttons[escape])
+    try:
+        await run_dialog(box)
+        clicked = box.clickedButton()
+        return next((key for key, button in buttons.items() if button is clicked), escape)
     finally:
         box.deleteLater()

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from cks_desktop import APP_NAME, __version__
 from cks_desktop.ui.approval.approver import GuiApprover
@@ -26,9 +26,11 @@ from cks_desktop.ui.chat.panel import ChatPanel
 from cks_desktop.ui.chat.setup import setup_notice_html
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.graph.view import GraphView
+from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.services import AppServices
 from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
+from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
 
@@ -41,6 +43,8 @@ class MainWindow(QMainWindow):
     quitRequested = Signal()
     approvalDialogOpened = Signal(object)  # the ApprovalDialog, once it is on screen
     settingsDialogOpened = Signal(object)
+    sessionScopesOpened = Signal(object)
+    settingsReloaded = Signal(object)  # the top-level keys another process changed in settings.json
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()
@@ -60,6 +64,8 @@ class MainWindow(QMainWindow):
         self.store_bridge = EventBridge(self)
         self.store_bridge.attach(services.store.subscribe)
         self.mcp_bridge = EventBridge(self)
+        # settings.json saved by another process (a terminal's `mcp add`, an editor)
+        self.settings_watcher = SettingsWatcher(services.settings, self)
 
         # centre: the graph (store events arrive through store_bridge, connected in _connect)
         self.graph_view = GraphView(services.store, services.registry, attach_store=False)
@@ -160,12 +166,14 @@ class MainWindow(QMainWindow):
         self.sidebar.sessionActivated.connect(self.open_session)
         self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)
+        self.sidebar.scopesRequested.connect(self.open_session_scopes)
         self.chat_panel.settingsRequested.connect(lambda page: self.open_settings(page))
         self.chat_panel.providerChosen.connect(self._provider_chosen)
         self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))
         self.status.providerClicked.connect(lambda: self.open_settings("providers"))
         self.status.serverClicked.connect(lambda name: self.open_settings("mcp", name))
         self.services.providers.subscribe(self._refresh_provider)
+        self.settings_watcher.changed.connect(self._settings_changed_on_disk)
 
     # -- sessions ----------------------------------------------------------------
     def _session_title(self, session_id: str) -> str:
@@ -285,6 +293,17 @@ class MainWindow(QMainWindow):
         self._refresh_provider()
 
     # -- settings ------------------------------------------------------------------
+    def open_session_scopes(self, session_id: str) -> None:
+        """The session's Scopes dialog (what its chats grant; issue 11), opened without a nested loop."""
+        from cks_desktop.ui.sessions.scopes_dialog import SessionScopesDialog
+
+        if not session_id:
+            return
+        dialog = SessionScopesDialog(self.services.settings, session_id, self._session_title(session_id), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.sessionScopesOpened.emit(dialog)
+
     def open_settings(self, page: str = "", server: str = "") -> None:
         from cks_desktop.ui.settings.dialog import SettingsDialog
 
@@ -305,6 +324,34 @@ class MainWindow(QMainWindow):
         self.services.apply_tool_policies()
         self.services.providers.invalidate()
         self._apply_ui_settings()
+
+    def _settings_changed_on_disk(self, keys: set[str]) -> None:
+        """Another process saved settings.json: show what it changed (unsaved edits here are kept)."""
+        if "agent" in keys:
+            self.services.apply_tool_policies()
+        if "providers" in keys:
+            self.services.providers.invalidate()
+        if "ui" in keys:
+            self._apply_ui_settings()
+        if "mcpServers" in keys:
+            self._refresh_mcp_lists()
+            if self.services.mcp is not None:  # start, stop or restart servers to match the file
+                self.tasks.spawn(self._reload_mcp(), name="mcp-reload")
+        self.settingsReloaded.emit(keys)
+
+    async def _reload_mcp(self) -> None:
+        if self.services.mcp is not None:
+            await self.services.mcp.reload()
+        self._refresh_mcp_lists()
+
+    def _refresh_mcp_lists(self) -> None:
+        from cks_desktop.ui.settings.dialog import SettingsDialog
+
+        if self.services.mcp is not None:
+            self.status.set_servers(self.services.mcp.statuses())
+        dialog = self.findChild(SettingsDialog)
+        if dialog is not None:
+            dialog.mcp_page.refresh()
 
     def _apply_ui_settings(self) -> None:
         ui = self.services.settings.data["ui"]
@@ -359,6 +406,7 @@ class MainWindow(QMainWindow):
     async def shutdown(self) -> None:
         """Stop chats and dialogs, remember the layout, close servers and clients."""
         self._quitting = True
+        self.settings_watcher.close()
         self.save_layout()
         self.approver.deny_all()
         running = [c.task for c in self.controllers.values() if c.task is not None and not c.task.done()]
@@ -378,9 +426,7 @@ class MainWindow(QMainWindow):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.log_dir)))
 
     def _about(self) -> None:
-        box = QMessageBox(self)
-        box.setWindowTitle(f"About {APP_NAME}")
-        box.setText(f"<b>{APP_NAME}</b> {__version__}")
+        box = plain_message_box(self, title=f"About {APP_NAME}", text=f"{APP_NAME} {__version__}")
         box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
                                f"Settings file: {self.services.settings.path}\n"
                                f"Data: {self.services.paths.database}\nLogs: {self.services.paths.log_dir}\n\n"

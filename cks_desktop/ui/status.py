@@ -14,6 +14,8 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
+from cks_desktop.ui.text import no_mnemonic, plain_tooltip
+
 COLOURS = {
     "ready": QColor("#2e9d4f"),
     "starting": QColor("#e0a030"),
@@ -47,7 +49,7 @@ class ServerLight(QToolButton):
         self.setAutoRaise(True)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.setIconSize(QSize(12, 12))
-        self.setText(name)
+        self.setText(no_mnemonic(name))
         self.set_status("stopped", "")
 
     def set_status(self, status: str, reason: str) -> None:
@@ -56,7 +58,7 @@ class ServerLight(QToolButton):
         tip = f"MCP server “{self.name}”: {WORDS.get(status, status)}"
         if reason:
             tip += f"\n{reason}"
-        self.setToolTip(tip + "\nClick to open it in Settings.")
+        self.setToolTip(plain_tooltip(tip + "\nClick to open it in Settings."))
         self.setAccessibleName(f"MCP server {self.name}")
         self.setAccessibleDescription(f"{WORDS.get(status, status)}. {reason}".strip())
 
@@ -84,7 +86,7 @@ class StatusWidgets(QWidget):
         self.lights: dict[str, ServerLight] = {}
 
     def set_provider(self, label: str) -> None:
-        self.provider_button.setText(label)
+        self.provider_button.setText(no_mnemonic(label))
         self.provider_button.setAccessibleName(f"Model provider: {label}")
 
     def set_servers(self, states: list[Any]) -> None:

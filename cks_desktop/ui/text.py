@@ -2,10 +2,15 @@
 
 Arguments and results are shown exactly: pretty JSON, never truncated. Only
 the one-line summaries in collapsed rows are shortened.
+
+``plain_tooltip`` and ``no_mnemonic`` are the string half of the rule that
+untrusted text is never interpreted (issue 11, item 10); the widget half is
+``ui/labels.py``.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -68,3 +73,22 @@ def describe_scopes(scopes: Any) -> list[str]:
     for scope in sorted(str(s) for s in scopes):
         out.append(f"{scope} — {SCOPE_WORDS.get(scope, scope)}")
     return out
+
+
+def plain_tooltip(text: str) -> str:
+    """A tooltip that shows ``text`` literally, whatever it contains.
+
+    Qt renders a tooltip as rich text whenever it *looks* like HTML
+    (``Qt.mightBeRichText``), so a name such as ``<img src=file:///…>`` would
+    load a local image. Escaped and wrapped in a paragraph it is always rich
+    text whose only content is the literal characters; ``pre-wrap`` keeps line
+    breaks and runs of spaces as they were. Empty stays empty (no tooltip).
+    """
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text, quote=False)}</p>"
+
+
+def no_mnemonic(text: str) -> str:
+    """Button and action text where ``&`` is a character, not a keyboard-shortcut marker."""
+    return text.replace("&", "&&")

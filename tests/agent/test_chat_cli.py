@@ -100,7 +100,7 @@ def test_json_events_and_history(home: tuple[Path, str]) -> None:
     assert rows[1]["calls"][0]["state"] == "done" and rows[1]["calls"][0]["display_name"]
     history = cks(root, "chat", "--session", sid, "--history")
     lines = history.stdout.splitlines()
-    assert history.returncode == 0 and lines[0] == "you: Who is there?" and lines[-1] == "assistant: Found Bob."
+    assert history.returncode == 0 and lines[0] == "you #1: Who is there?" and lines[-1] == "assistant: Found Bob."
     assert '→ search_objects {"query": "Bob"}  [done]' in lines
     # the next prompt continues the saved chat
     with make_fake("ollama") as fake:
@@ -177,7 +177,8 @@ def test_chat_offers_the_tools_of_configured_mcp_servers(home: tuple[Path, str])
     assert added.returncode == 0, added.stderr
     with make_fake("anthropic") as fake:
         fake.queue(call_turn("mcp__toy__add", {"a": 2, "b": 3}), text_turn("It is 5."))
-        proc = chat(root, fake, sid, "--yes", "What is 2+3?")
+        # A stdio server's tools need code.execute, which a chat grants only when asked to (issue 11).
+        proc = chat(root, fake, sid, "--yes", "--grant", "code.execute", "What is 2+3?")
         offered = {t["name"] for t in fake.requests[0].body["tools"]}
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert {"mcp__toy__add", "mcp__toy__echo", "add_object"} <= offered

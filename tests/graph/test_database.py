@@ -198,7 +198,8 @@ def test_a_full_disk_gives_a_clear_error_and_writes_nothing(store: GraphStore, s
     with pytest.raises(DatabaseError) as info:
         store.apply(session.id, [{"op": "add_object", "type": "T", "name": f"n{i}",
                                   "properties": {"text": "x" * 2000}} for i in range(200)], "t")
-    assert str(info.value) == f"The disk holding the database {store.path} is full."
+    assert str(info.value) == (f"The disk is full: the database {store.path} cannot be written; "
+                               "free some space on that disk and try again.")
     assert dump(store) == before
 
 

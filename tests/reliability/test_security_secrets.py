@@ -3,8 +3,11 @@ a session's worth of work — saving settings, starting MCP servers, a chat with
 calls, a rejected key, a server that prints its own token, a crash report, every
 export format — leaves none of them anywhere in the data folder (settings file,
 app and server logs, crash reports, exports, the database with its transcripts).
-MCP servers get exactly their configured env plus the person's base environment:
-no other server's secret, no provider key.
+MCP servers get exactly their configured env plus a minimal base environment
+(user, home, PATH, locale…): no other server's secret, no provider key — not the
+one in the keychain, and not the one exported in the app's own environment
+(the earlier version of this test set provider keys only in the keychain, so it
+never noticed that servers inherited the whole environment).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ SHAPED_KEY = "sk-ant-api03-" + "Q" * 40
 MCP_SECRET = "horse-battery-staple-9183"
 OTHER_SECRET = "other-server-secret-5521"
 BASE_MARKER = "cks-base-env-marker"
+ENV_PROVIDER_KEY = "cks-env-provider-key-3e8a"  # exported in the parent, as people do
 
 
 async def no_login_shell() -> str | None:
@@ -55,6 +59,7 @@ async def test_secrets_stay_in_the_keychain(memory_keyring, tmp_path: Path, monk
     from cks_desktop.ui.crash import CrashReporter, Redactor, setup_logging
 
     monkeypatch.setenv("CKS_BASE_ENV", BASE_MARKER)
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_PROVIDER_KEY)  # not anthropic: the chat below uses the keychain key
     home = tmp_path / "home"
     (home / "logs").mkdir(parents=True)
     secrets = SecretStore(secure=True)
@@ -81,16 +86,17 @@ async def test_secrets_stay_in_the_keychain(memory_keyring, tmp_path: Path, monk
             await manager.start_all()
             for name in ("rogue", "other"):
                 assert manager.connections[name].status.value == "ready", manager.connections[name].reason
-            # What each server was given: its own env and the base environment, nothing else of ours.
+            # What each server was given: its own env and a minimal base environment, nothing else of ours.
             envs = {}
             for name in ("rogue", "other"):
                 out = await manager.connections[name].call_tool("env", {})
                 envs[name] = json.loads(out.content)
             assert envs["rogue"]["API_TOKEN"] == MCP_SECRET and envs["other"]["API_TOKEN"] == OTHER_SECRET
-            assert envs["rogue"]["PLAIN"] == "visible" and envs["rogue"]["CKS_BASE_ENV"] == BASE_MARKER
+            assert envs["rogue"]["PLAIN"] == "visible" and "CKS_BASE_ENV" not in envs["rogue"]
             for name, env in envs.items():
                 values = "\n".join(env.values())
-                assert PROVIDER_KEY not in values and SHAPED_KEY not in values
+                assert PROVIDER_KEY not in values and SHAPED_KEY not in values and ENV_PROVIDER_KEY not in values
+                assert "OPENAI_API_KEY" not in env
                 assert (OTHER_SECRET if name == "rogue" else MCP_SECRET) not in values
                 assert set(env) - set(__import__("os").environ) <= {"API_TOKEN", "PLAIN", "ROGUE_SAY",
                                                                      "PATH", "PYTHONUNBUFFERED", "PYTHONIOENCODING"}

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller
@@ -47,7 +48,8 @@ async def test_import_graph_round_trips_and_is_pinned(store: Any, session_id: st
         {"op": "add_relation", "source": "$a", "target": "$e", "type": "wrote_about"}], "user")
     exported = store.export(session_id, "json")
     target = store.create_session("target").id
-    run = Run(target, Caller.CLI)
+    # import_graph asks like the writes it performs (issue 11): the CLI answers with --yes.
+    run = Run(target, Caller.CLI, approver=StaticApprover(Decision.ALLOW))
     res = await call(registry, run, "import_graph", session_id=session_id, format="json", data=exported)
     assert not res.is_error, res.content
     assert res.structured["status"] == "imported" and res.structured["change_id"]

@@ -67,7 +67,7 @@ async def test_checks_run_in_the_documented_order() -> None:
     # 3. scope
     res = await call(reg, make_run(Caller.CLI, approver, granted_scopes=frozenset({Scope.GRAPH_READ})), "fake",
                      **bad)
-    assert res.is_error and "needs scopes not granted to this run: fs.read" in res.content
+    assert res.is_error and "needs fs.read, which this chat does not grant" in res.content
     # 4. invalid arguments, quoting where and what
     res = await call(reg, make_run(Caller.CLI, approver), "fake", count=1, items=[1, "two"])
     assert res.is_error and "at items/1: 'two' is not of type 'integer'" in res.content

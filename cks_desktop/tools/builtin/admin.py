@@ -6,7 +6,9 @@ the session to act on as an explicit argument (``pin_session=False``): pinning
 would make ``delete_session`` delete the run's own session whatever was asked.
 ``import_graph`` writes into the run's session, so it keeps pinning. The table
 in issue 2 gives them no scope and no approval policy: the person who reaches
-them is the one asking.
+them is the one asking. ``import_graph`` is the exception (issue 11): it writes the
+graph and merges into existing objects, so it needs ``graph.mutate`` and asks like
+the tools that do the same (``once``; a CLI caller answers with ``--yes``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from cks_desktop.tools.builtin import schemas as S
+from cks_desktop.tools.builtin.effects import import_effects
 from cks_desktop.tools.builtin.refs import blocking, store_errors, write_result
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, ToolSpec
@@ -58,6 +61,13 @@ async def import_graph(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]
     return {"status": "imported", "counts": dict(result.counts), **write_result(result)}
 
 
+async def preview_import(args: dict[str, Any], ctx: ToolContext) -> str:
+    """No dry run exists for an import; say what it will do in words."""
+    size = len(args.get("data") or "")
+    return (f"Imports {size:,} characters of {args.get('format')} into this session as one change: new objects "
+            "and relations are added, and objects with the same name get the imported properties merged in.")
+
+
 def admin_tools() -> list[ToolSpec]:
     common: dict[str, Any] = {"scopes": S.NO_SCOPES, "policy": Policy.AUTO, "exposed": False}
     explicit = {**common, "pin_session": False}
@@ -87,5 +97,7 @@ def admin_tools() -> list[ToolSpec]:
                                 "data": {"type": "string", "description": "The file's text."}},
                     required=("session_id", "format", "data"), annotations=S.ADDITIVE,
                     description="Adds a graph from text in one change (revertable). Returns {status, counts, "
-                                "change_id, summary}.", **common),
+                                "change_id, summary}.",
+                    scopes=S.MUTATE, policy=Policy.ONCE, exposed=False, effects=import_effects,
+                    preview=preview_import),
     ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from cks_desktop.tools.builtin import schemas as S
+from cks_desktop.tools.builtin.effects import evolve_effects
 from cks_desktop.tools.builtin.refs import apply_ops, preview_ops
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, ToolError, ToolSpec
@@ -124,6 +125,7 @@ def evolve_tool() -> ToolSpec:
         title="Evolve knowledge",
         handler=evolve_knowledge,
         preview=preview_evolve,
+        effects=evolve_effects,  # removes ask like remove_object, and so on per operation
         scopes=S.MUTATE,
         policy=Policy.AUTO,
         annotations=S.ADDITIVE,

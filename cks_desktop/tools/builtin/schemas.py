@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cks_desktop.tools.types import Handler, Policy, PreviewFn, Scope, ToolSpec
+from cks_desktop.tools.types import EffectsFn, Handler, Policy, PreviewFn, Scope, ToolSpec
 
 READ = frozenset({Scope.GRAPH_READ})
 MUTATE = frozenset({Scope.GRAPH_MUTATE})
@@ -114,6 +114,7 @@ def make_tool(
     pin_session: bool = True,
     preview: PreviewFn | None = None,
     annotations: Mapping[str, Any] | None = None,
+    effects: EffectsFn | None = None,
 ) -> ToolSpec:
     """One place that spells out every field, so no built-in forgets ``llm_exposed``."""
     return ToolSpec(
@@ -129,6 +130,7 @@ def make_tool(
         preview=preview,
         annotations=dict(annotations or {}),
         source="builtin",
+        effects=effects,
     )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from cks_desktop.tools.builtin import schemas as S
+from cks_desktop.tools.builtin.effects import add_object_effects, merge_effects, revert_effects
 from cks_desktop.tools.builtin.merge import build_merge, finish_merge
 from cks_desktop.tools.builtin.refs import (
     Ends, apply_ops, blocking, full, preview_ops, resolve, store_errors, write_result,
@@ -187,7 +188,7 @@ def write_tools() -> list[ToolSpec]:
 
     return [
         spec("add_object", _build_add_object, _finish_add_object, title="Add object", policy=Policy.AUTO,
-             annotations=S.ADDITIVE, required=(*req, "type", "name"),
+             annotations=S.ADDITIVE, effects=add_object_effects, required=(*req, "type", "name"),
              properties={**sid, "type": S.TYPE_NAME, "name": S.OBJECT_NAME, "properties": S.PROPERTIES,
                          "on_conflict": S.ON_CONFLICT},
              description="Adds one object (a person, place, idea, document…) to the graph. Returns {status: "
@@ -229,7 +230,7 @@ def write_tools() -> list[ToolSpec]:
              description="Deletes one relation by id (the objects stay). Returns {removed, change_id, "
                          "summary}."),
         spec("merge_objects", build_merge, finish_merge, title="Merge objects", policy=Policy.ONCE,
-             annotations=S.DESTRUCTIVE, required=(*req, "keep", "merge"),
+             annotations=S.DESTRUCTIVE, effects=merge_effects, required=(*req, "keep", "merge"),
              properties={**sid,
                          "keep": {**S.REF, "description": "The object that stays (id or exact name)."},
                          "merge": {**S.REF, "description": "The duplicate folded into keep and then removed "
@@ -255,7 +256,7 @@ def write_tools() -> list[ToolSpec]:
                          "later write. Returns {type: {kind, name, description, properties_schema}, "
                          "change_id, summary}."),
         S.make_tool("revert_change", handler=revert_change, preview=preview_revert, title="Revert change",
-                    policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "change_id"),
+                    effects=revert_effects, policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "change_id"),
                     properties={**sid, "change_id": {"type": "string", "minLength": 1,
                                                      "description": "The id of the change to undo (from "
                                                                     "list_changes or a write's result)."}},

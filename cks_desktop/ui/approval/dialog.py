@@ -4,6 +4,13 @@ Shows the tool's display name and where it comes from, the scopes it needs,
 why it asks (its policy), the full arguments (monospace, scrollable, never
 truncated) and, for built-in graph writes, the dry-run preview. Deny has the
 initial focus; Esc and closing the window are Deny.
+
+Everything shown comes from a model, a server or the graph, so it is shown as
+plain text with its hidden characters revealed (``untrusted_text.reveal``): a
+right-to-left override in a tool name or an argument would otherwise reorder
+what the person reads and approves (``exe.txt`` reading ``txt.exe``), and a
+zero-width character could hide a word. A note under the heading says when the
+call contains any (issue 11, item 11).
 """
 
 from __future__ import annotations
@@ -17,15 +24,14 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFormLay
 
 from cks_desktop.tools.approval import ApprovalRequest, Decision
 from cks_desktop.ui.dialogs import run_dialog
-from cks_desktop.ui.text import describe_scopes, pretty_json
+from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import describe_scopes, plain_tooltip, pretty_json
+from cks_desktop.untrusted_text import describe_hidden, reveal
 
 
-def _label(text: str, *, rich: bool = False) -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText if not rich else Qt.TextFormat.RichText)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
+def _label(text: str) -> QLabel:
+    """Plain text, hidden characters revealed, selectable."""
+    return plain_label(reveal(text), wrap=True, selectable=True)
 
 
 class ApprovalDialog(QDialog):
@@ -35,8 +41,9 @@ class ApprovalDialog(QDialog):
         self.decision = Decision.DENY
         self.opened_callback: Callable[[ApprovalDialog], None] | None = None
         tool = request.tool
+        arguments = pretty_json(request.call.arguments)
         self.setObjectName("approvalDialog")
-        self.setWindowTitle(f"Allow {tool.display_name}?")
+        self.setWindowTitle(reveal(f"Allow {tool.display_name}?"))
         self.setAccessibleName("Tool approval")
         self.setMinimumWidth(520)
 
@@ -48,6 +55,13 @@ class ApprovalDialog(QDialog):
         font.setBold(True)
         heading.setFont(font)
         layout.addWidget(heading)
+        hidden = describe_hidden("\n".join([tool.display_name, tool.name, tool.source, session_title,
+                                             request.preview or "", arguments]))
+        self.hidden_label = _label(hidden) if hidden else None
+        if self.hidden_label is not None:
+            self.hidden_label.setObjectName("approvalHiddenCharacters")
+            self.hidden_label.setStyleSheet("color: #d9534f; font-weight: bold;")
+            layout.addWidget(self.hidden_label)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -79,7 +93,7 @@ class ApprovalDialog(QDialog):
         self.arguments_view.setAccessibleName("Arguments")
         self.arguments_view.setReadOnly(True)
         self.arguments_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.arguments_view.setPlainText(pretty_json(request.call.arguments))
+        self.arguments_view.setPlainText(reveal(arguments))
         self.arguments_view.setTabChangesFocus(True)
         self.arguments_view.setMinimumHeight(140)
         layout.addWidget(self.arguments_view, 1)
@@ -90,7 +104,8 @@ class ApprovalDialog(QDialog):
         self.allow_button.setToolTip("Run this call once.")
         self.allow_run_button = QPushButton("Allow for this &chat")
         self.allow_run_button.setObjectName("allowRunButton")
-        self.allow_run_button.setToolTip(f"Run {tool.display_name} without asking again until this reply ends.")
+        self.allow_run_button.setToolTip(
+            plain_tooltip(reveal(f"Run {tool.display_name} without asking again until this reply ends.")))
         self.deny_button = QPushButton("&Deny")
         self.deny_button.setObjectName("denyButton")
         self.deny_button.setToolTip("Do not run it; the assistant is told you declined.")

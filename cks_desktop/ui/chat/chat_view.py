@@ -5,15 +5,19 @@ are built in batches as the person scrolls up, with the view kept still while
 they are inserted. A 1,000-message chat therefore opens in the time it takes
 to build a few dozen widgets. Streaming updates are coalesced (one repaint per
 ``REFRESH_MS``), and the view sticks to the bottom while the person is there.
+
+Each message's "⋯" button and the context menu of a message or tool row offer
+"Delete this exchange…" and "Clear chat…" (disabled while the chat answers);
+the view only reports the choice, the panel asks for confirmation.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QMenu, QScrollArea, QVBoxLayout, QWidget
 
 from cks_desktop.ui.chat.message_widget import MessageWidget
-from cks_desktop.ui.chat.model import ChatModel, RowState, ToolItem
+from cks_desktop.ui.chat.model import ChatItem, ChatModel, RowState, ToolItem
 from cks_desktop.ui.chat.tool_row import ROW_STYLE, ToolCallRow
 
 INITIAL = 40
@@ -25,6 +29,9 @@ NEAR_TOP_PX = 120
 class ChatView(QScrollArea):
     revertRequested = Signal(object)  # ToolItem
     rowActivated = Signal(object)  # ToolItem
+    retryRequested = Signal(object)  # MessageItem (unanswered)
+    deleteRequested = Signal(object)  # any item: delete its whole exchange
+    clearRequested = Signal()
 
     def __init__(self, model: ChatModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +50,8 @@ class ChatView(QScrollArea):
         self.setWidget(container)
 
         self.model = model
+        self.editable = True  # False while the chat answers: Delete/Clear are disabled
+        self.menu: QMenu | None = None  # the last menu shown (tests pick actions from it)
         self._widgets: dict[int, QWidget] = {}  # model index → widget
         self._first_built = 0
         self._dirty: set[int] = set()
@@ -100,8 +109,35 @@ class ChatView(QScrollArea):
             row = ToolCallRow(item)
             row.revertRequested.connect(self.revertRequested)
             row.activated.connect(self.rowActivated)
+            row.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            row.customContextMenuRequested.connect(lambda pos, r=row: self.show_menu(r.item, r.mapToGlobal(pos)))
             return row
-        return MessageWidget(item)
+        widget = MessageWidget(item)
+        widget.retryRequested.connect(self.retryRequested)
+        widget.menuRequested.connect(self.show_menu)
+        return widget
+
+    # -- the message menu ---------------------------------------------------------
+    def menu_for(self, item: ChatItem) -> QMenu:
+        menu = QMenu(self)
+        menu.setObjectName("chatMessageMenu")
+        delete = menu.addAction("Delete this exchange…")
+        delete.setObjectName("deleteExchangeAction")
+        delete.setToolTip("Delete this message with the message of yours it belongs to and its whole answer")
+        delete.setEnabled(self.editable)
+        delete.triggered.connect(lambda: self.deleteRequested.emit(item))
+        clear = menu.addAction("Clear chat…")
+        clear.setObjectName("clearChatAction")
+        clear.setEnabled(self.editable)
+        clear.triggered.connect(self.clearRequested)
+        return menu
+
+    def show_menu(self, item: ChatItem, where: QPoint) -> QMenu:
+        if self.menu is not None:
+            self.menu.deleteLater()
+        self.menu = self.menu_for(item)
+        self.menu.popup(where)
+        return self.menu
 
     def _insert(self, index: int, position: int) -> None:
         widget = self._make(index)

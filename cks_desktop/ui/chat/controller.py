@@ -1,10 +1,16 @@
-"""One session's chat: load it, send a prompt, stop, revert (Qt-free, asyncio).
+"""One session's chat: load it, send a prompt, stop, revert, retry, delete (Qt-free, asyncio).
 
 The controller owns the session's ``ChatModel`` and presenter and the task of
 the running turn. ``ai_chat`` does the work and saves the transcript as it
 goes; the controller keeps the conversation that the next turn continues
 from, and reloads it from the transcript after a Stop so it matches what was
 saved. Chats in other sessions keep running while the person looks elsewhere.
+
+Retry answers a message that got no answer (the app was killed, the provider
+failed, Stop came first) on its own; Delete removes one whole exchange and
+Clear the whole chat from the transcript (never the graph), then the chat is
+reloaded from the transcript so the view shows exactly what was kept. None of
+these runs while the chat is answering.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from cks_desktop.llm.provider import ProviderError
 from cks_desktop.tools.approval import Approver, Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, ToolCall
-from cks_desktop.ui.chat.model import ChatModel, ToolItem
+from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
 if TYPE_CHECKING:
@@ -109,6 +115,48 @@ class ChatController:
     def continue_(self) -> asyncio.Task[None] | None:
         return self.send(CONTINUE_PROMPT)
 
+    def retry(self, item: MessageItem) -> asyncio.Task[None] | None:
+        """Answer the unanswered message ``item`` again (the chat's last message); None if not possible."""
+        if self.running or not item.retryable:
+            return None
+        last = self.messages[-1] if self.messages else None
+        saved = last is not None and last.role == "user" and last.text.strip() == item.text.strip()
+        self.presenter.retrying(item)
+        # Saved: continue the conversation as it is. Not saved (no provider was set up): send it now.
+        self.task = asyncio.ensure_future(self._run(None if saved else item.text))
+        self.task.add_done_callback(lambda _t: self._state_changed())
+        self._state_changed()
+        return self.task
+
+    def delete_turn(self, turn: int) -> str | None:
+        """Delete exchange ``turn`` from the transcript; None when done, else one sentence why not."""
+        if self.running:
+            return "The chat is answering; stop it first."
+        prompt = next((it.text for it in self.model.items
+                       if isinstance(it, MessageItem) and it.role == "user" and it.turn == turn), None)
+        try:
+            self.services.transcripts.delete_turn(self.session_id, turn, expect_prompt=prompt)
+        except LookupError as exc:
+            self.load()
+            return str(exc)
+        except Exception as exc:  # a locked or damaged file: say so, keep the chat as it was
+            log.exception("deleting part of the chat failed")
+            return f"The messages could not be deleted: {exc}"
+        self.load()
+        return None
+
+    def clear(self) -> str | None:
+        """Delete every message of this chat (the graph stays); None when done, else why not."""
+        if self.running:
+            return "The chat is answering; stop it first."
+        try:
+            self.services.transcripts.clear(self.session_id)
+        except Exception as exc:
+            log.exception("clearing the chat failed")
+            return f"The chat could not be cleared: {exc}"
+        self.load()
+        return None
+
     def stop(self) -> bool:
         """Stop the running turn: the stream, a running tool call, a pending approval."""
         if not self.running:
@@ -117,17 +165,21 @@ class ChatController:
         self.task.cancel()
         return True
 
-    async def _run(self, prompt: str) -> None:
+    async def _run(self, prompt: str | None) -> None:
         from cks_desktop.agent.loop import ai_chat
+
+        from cks_desktop.tools.scopes import chat_grant
 
         services = self.services
         settings = services.settings
         try:
+            grant = chat_grant(settings, self.session_id)  # read per turn: a change applies to the next one
             async with services.providers.use() as provider:
                 self.messages = await ai_chat(
                     self.session_id, self.messages, prompt, provider=provider, registry=services.registry,
                     store=services.store, approver=services.approver, on_event=self.presenter.handle,
                     max_iterations=settings.max_iterations, allowed_folders=settings.allowed_folders,
+                    granted_scopes=grant.scopes, source_grants=grant.by_source,
                     transcript=services.transcripts)
         except ProviderError as exc:  # no provider / no key: said in the chat (not saved), with the way out
             self.presenter.handle(ev.ErrorEvent(exc.message, exc.kind))

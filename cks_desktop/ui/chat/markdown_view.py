@@ -19,6 +19,8 @@ from PySide6.QtGui import (QColor, QDesktopServices, QPalette, QResizeEvent, QTe
                            QTextDocument, QTextDocumentFragment, QTextFormat, QWheelEvent)
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
+from cks_desktop.ui.text import plain_tooltip
+
 MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                      | QTextDocument.MarkdownFeature.MarkdownNoHTML)
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -81,7 +83,7 @@ def _replace_images(document: QTextDocument) -> None:
         link.setAnchor(True)
         link.setAnchorHref(url)
         link.setFontUnderline(True)
-        link.setToolTip(url)
+        link.setToolTip(plain_tooltip(url))
         cursor.insertText(f"[image: {alt}]", link)
 
 
@@ -107,7 +109,7 @@ class MarkdownView(QTextBrowser):
         self.document().setDocumentMargin(2)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
-        self.highlighted.connect(lambda url: self.setToolTip(url.toString()))
+        self.highlighted.connect(lambda url: self.setToolTip(plain_tooltip(url.toString())))
         self._text = ""
         self._markdown = True
 

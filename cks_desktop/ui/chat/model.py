@@ -49,6 +49,9 @@ class MessageItem:
     role: str  # "user" | "assistant" | "notice" | "error"
     text: str
     streaming: bool = False
+    turn: int = 0  # the exchange it belongs to (the transcript's numbering; Delete removes a whole one)
+    unanswered: bool = False  # a message of the person's that got no answer (crash, failure, Stop)
+    retryable: bool = False  # unanswered and the chat's last message: offers Retry
 
 
 @dataclass
@@ -66,6 +69,7 @@ class ToolItem:
     reverted: bool = False
     revertable: bool = False  # a built-in tool that changes the graph
     revert_error: str | None = None
+    turn: int = 0  # the exchange it belongs to
 
     @property
     def can_revert(self) -> bool:

@@ -2,13 +2,18 @@
 
 It shows one session's ``ChatController`` at a time; switching sessions swaps
 the controller, while chats elsewhere keep running in the background.
+
+Delete this exchange… and Clear chat… (from a message's menu, or
+``request_clear``) ask first, in a window-modal box that never blocks the
+loop; the graph is never touched. Retry on an unanswered message sends it
+again on its own.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from cks_desktop.ui.chat.chat_view import ChatView
 from cks_desktop.ui.chat.composer import Composer
@@ -16,9 +21,11 @@ from cks_desktop.ui.chat.controller import ChatController
 from cks_desktop.ui.chat.find import find_matches, mentioned_ids
 from cks_desktop.ui.chat.markdown_view import MarkdownView
 from cks_desktop.ui.chat.message_widget import MessageWidget
-from cks_desktop.ui.chat.model import ChatModel, ToolItem
+from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
 from cks_desktop.ui.chat.tool_row import ToolCallRow
+from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.labels import plain_label, rich_label
 
 
 EMPTY_CHAT = ("Ask the assistant about this session's graph, or paste a text and ask it to add the people, "
@@ -36,7 +43,7 @@ class _FindBar(QFrame):
         self.edit.setObjectName("chatFind")
         self.edit.setPlaceholderText("Find in this chat (Enter: next, Shift+Enter: previous, Esc: close)")
         self.edit.setClearButtonEnabled(True)
-        self.count = QLabel()
+        self.count = plain_label()
         close = QPushButton("Close")
         close.setAutoDefault(False)
         close.clicked.connect(self.hide_bar)
@@ -106,10 +113,9 @@ class ChatPanel(QWidget):
         self.find_bar.hide()
         layout.addWidget(self.find_bar)
 
-        self.setup_notice = QLabel()
+        self.setup_notice = rich_label()  # our own markup; its one dynamic part (a URL) is escaped
         self.setup_notice.setObjectName("noProviderNotice")
         self.setup_notice.setWordWrap(True)
-        self.setup_notice.setTextFormat(Qt.TextFormat.RichText)
         self.setup_notice.setOpenExternalLinks(False)
         self.setup_notice.setMargin(10)
         self.setup_notice.setFrameShape(QFrame.Shape.StyledPanel)
@@ -119,7 +125,7 @@ class ChatPanel(QWidget):
         self.view = ChatView(self.model)
         layout.addWidget(self.view, 1)
 
-        self.empty_label = QLabel()
+        self.empty_label = plain_label()
         self.empty_label.setWordWrap(True)
         self.empty_label.setMargin(10)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -130,7 +136,7 @@ class ChatPanel(QWidget):
         self.limit_banner.setFrameShape(QFrame.Shape.StyledPanel)
         banner = QHBoxLayout(self.limit_banner)
         banner.setContentsMargins(8, 4, 8, 4)
-        self.limit_label = QLabel("The assistant reached the iteration limit for one reply.")
+        self.limit_label = plain_label("The assistant reached the iteration limit for one reply.")
         self.limit_label.setWordWrap(True)
         self.continue_button = QPushButton("Continue")
         self.continue_button.setObjectName("continueButton")
@@ -149,6 +155,9 @@ class ChatPanel(QWidget):
         self.continue_button.clicked.connect(self._continue)
         self.view.revertRequested.connect(self._revert)
         self.view.rowActivated.connect(self._row_activated)
+        self.view.retryRequested.connect(self._retry)
+        self.view.deleteRequested.connect(self.request_delete)
+        self.view.clearRequested.connect(self.request_clear)
         self.set_setup_notice(None)
         self._sync()
 
@@ -187,6 +196,7 @@ class ChatPanel(QWidget):
             self._running = running
             self.runningChanged.emit(running)
         self.composer.set_running(running)
+        self.view.editable = controller is not None and not running
         self.composer.setEnabled(controller is not None)
         self.limit_banner.setVisible(controller is not None and controller.limit_reached)
         empty = controller is None or not self.model.items
@@ -206,6 +216,44 @@ class ChatPanel(QWidget):
 
     def stop(self) -> bool:
         return self.controller.stop() if self.controller is not None else False
+
+    def _retry(self, item: object) -> None:
+        if self.controller is not None and isinstance(item, MessageItem):
+            self.view.scroll_to_bottom()
+            self.controller.retry(item)
+
+    # -- deleting (ask first; the graph stays) -------------------------------------------
+    def request_delete(self, item: object) -> None:
+        if self.controller is not None and not self.controller.running and hasattr(item, "turn"):
+            self.tasks.spawn(self.delete_exchange(int(getattr(item, "turn"))), name="delete-exchange")
+
+    def request_clear(self) -> None:
+        if self.controller is not None and not self.controller.running:
+            self.tasks.spawn(self.clear_chat(), name="clear-chat")
+
+    async def delete_exchange(self, turn: int) -> bool:
+        controller = self.controller
+        if controller is None:
+            return False
+        ok = await confirm(self.window(), "Delete messages",
+                           "Delete this exchange: your message and the assistant's whole answer to it?",
+                           informative="Tool calls and their results go with it. The graph is not changed, "
+                                       "and this cannot be undone.", accept_text="Delete", destructive=True)
+        return ok and self._done(controller, controller.delete_turn(turn))
+
+    async def clear_chat(self) -> bool:
+        controller = self.controller
+        if controller is None:
+            return False
+        ok = await confirm(self.window(), "Clear chat", "Delete every message of this chat?",
+                           informative="The graph is not changed, and this cannot be undone.",
+                           accept_text="Clear chat", destructive=True)
+        return ok and self._done(controller, controller.clear())
+
+    def _done(self, controller: ChatController, problem: str | None) -> bool:
+        if problem is not None:
+            controller.presenter.handle_problem(problem)
+        return problem is None
 
     def _revert(self, item: object) -> None:
         if self.controller is not None and isinstance(item, ToolItem):

@@ -3,7 +3,10 @@
 Live: ``handle(event)`` for each event ``ai_chat`` emits. Reopening a session:
 ``load(history)`` rebuilds the same items from the transcript's messages and
 per-call records, so rows come back exactly as they were (state, duration,
-change, reverted). The view knows nothing of providers or the registry; the
+change, reverted). Every item carries its exchange number (``turn``, counted
+the way the transcript counts: one per message of the person's), so Delete can
+remove a whole exchange; a message of the person's that got no answer is
+marked ``unanswered``, and the last such one offers Retry. The view knows nothing of providers or the registry; the
 presenter asks ``is_revertable(name, source)`` whether a row gets "Revert".
 """
 
@@ -33,6 +36,9 @@ class ChatPresenter:
         self._streaming: MessageItem | None = None
         self.limit_reached = False
         self._last_error: str | None = None
+        self._turn = 0
+        self._prompt: MessageItem | None = None  # the person's message of the running exchange
+        self._answered = False
 
     # -- live events --------------------------------------------------------
     def add_user(self, text: str) -> None:
@@ -40,7 +46,32 @@ class ChatPresenter:
         self.limit_reached = False
         self._streaming = None
         self._last_error = None
-        self.model.append(MessageItem("user", text))
+        self._turn += 1
+        self._clear_retry()
+        self._prompt = MessageItem("user", text, turn=self._turn)
+        self._answered = False
+        self.model.append(self._prompt)
+
+    def retrying(self, item: MessageItem) -> None:
+        """Retry answers ``item`` again: it is no longer unanswered while that runs."""
+        self.limit_reached = False
+        self._streaming = None
+        self._last_error = None
+        item.unanswered = item.retryable = False
+        self._prompt, self._answered = item, False
+        self.model.changed(item)
+
+    def _clear_retry(self) -> None:
+        for item in self.model.items:
+            if isinstance(item, MessageItem) and item.retryable:
+                item.retryable = False
+                self.model.changed(item)
+
+    def _append(self, item: ChatItem) -> None:
+        item.turn = self._turn
+        if not (isinstance(item, MessageItem) and item.role == "error"):
+            self._answered = True  # an error message is no answer; text, a notice or a call is
+        self.model.append(item)
 
     def handle(self, event: ev.AgentEvent) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -53,7 +84,7 @@ class ChatPresenter:
     def _on_text_delta(self, event: ev.TextDelta) -> None:
         if self._streaming is None:
             self._streaming = MessageItem("assistant", "", streaming=True)
-            self.model.append(self._streaming)
+            self._append(self._streaming)
         self._streaming.text += event.text
         self.model.changed(self._streaming)
 
@@ -62,13 +93,13 @@ class ChatPresenter:
         if event.notice:
             self._end_stream()
             if text and text != self._last_error:
-                self.model.append(MessageItem("notice", text))
+                self._append(MessageItem("notice", text))
             return
         if self._streaming is not None:
             self._streaming.text = text or self._streaming.text
             self._end_stream()
         elif text:
-            self.model.append(MessageItem("assistant", text))
+            self._append(MessageItem("assistant", text))
 
     def _end_stream(self) -> None:
         item, self._streaming = self._streaming, None
@@ -78,7 +109,7 @@ class ChatPresenter:
 
     def _on_tool_call_started(self, event: ev.ToolCallStarted) -> None:
         self._end_stream()
-        self.model.append(ToolItem(
+        self._append(ToolItem(
             call_id=event.call_id, name=event.name, display_name=event.display_name, source=event.source,
             arguments=event.arguments, state=RowState.RUNNING, started_at=time.monotonic(),
             revertable=self._is_revertable(event.name, event.source)))
@@ -114,7 +145,7 @@ class ChatPresenter:
     def _on_error(self, event: ev.ErrorEvent) -> None:
         self._end_stream()
         self._last_error = event.message
-        self.model.append(MessageItem("error", event.message))
+        self._append(MessageItem("error", event.message))
 
     def _on_iteration_limit(self, event: ev.IterationLimit) -> None:
         self.limit_reached = True
@@ -125,6 +156,14 @@ class ChatPresenter:
             if not item.state.finished:
                 item.state = RowState.CANCELLED
                 self.model.changed(item)
+        prompt, self._prompt = self._prompt, None
+        if prompt is not None and not self._answered and not prompt.unanswered:
+            prompt.unanswered = prompt.retryable = True  # as the transcript will say when reopened
+            self.model.changed(prompt)
+
+    def handle_problem(self, text: str) -> None:
+        """A sentence about a chat action that failed (Delete, Clear); shown, not saved."""
+        self.model.append(MessageItem("error", text, turn=self._turn))
 
     def cancelled(self) -> None:
         """The turn was stopped (the loop also sends Finished("cancelled"), this is the backstop)."""
@@ -139,17 +178,21 @@ class ChatPresenter:
     # -- restoring a saved chat ---------------------------------------------
     def load(self, history: Sequence[SavedMessage]) -> None:
         self._streaming = None
+        self._prompt = None
         items: list[ChatItem] = []
         by_call: dict[str, ToolItem] = {}
         last_notice_limit = False
+        self._turn = 0
         for saved in history:
             message = saved.message
+            self._turn = saved.turn
             if message.role == "user":
-                items.append(MessageItem("user", message.text))
+                items.append(MessageItem("user", message.text, turn=saved.turn, unanswered=saved.unanswered))
                 last_notice_limit = False
             elif message.role == "assistant":
                 if message.text:
-                    items.append(MessageItem("notice" if saved.notice else "assistant", message.text))
+                    items.append(MessageItem("notice" if saved.notice else "assistant", message.text,
+                                             turn=saved.turn))
                 last_notice_limit = saved.notice and "iteration limit" in message.text
                 records = {c.call_id: c for c in saved.calls}
                 for part in message.tool_calls:
@@ -163,7 +206,7 @@ class ChatPresenter:
                         duration_ms=record.duration_ms if record else None,
                         change_id=record.change_id if record else None,
                         reverted=record.reverted if record else False,
-                        revertable=self._is_revertable(part.name, source))
+                        revertable=self._is_revertable(part.name, source), turn=saved.turn)
                     items.append(item)
                     by_call[part.id] = item
             elif message.role == "tool":
@@ -175,5 +218,8 @@ class ChatPresenter:
                     if item.state is RowState.DONE and result.is_error:
                         item.state = RowState.ERROR
         self.limit_reached = last_notice_limit
+        last = items[-1] if items else None
+        if isinstance(last, MessageItem) and last.role == "user" and last.unanswered:
+            last.retryable = True
         self.model.reset(items)
 

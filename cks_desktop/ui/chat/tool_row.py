@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPus
                                QToolButton, QVBoxLayout, QWidget)
 
 from cks_desktop.ui.chat.model import STATE_WORDS, RowState, ToolItem
-from cks_desktop.ui.text import format_duration, pretty_json, summarize_arguments
+from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import format_duration, plain_tooltip, pretty_json, summarize_arguments
 
 DETAIL_MAX_HEIGHT = 320
 
@@ -54,7 +55,7 @@ class _ElidedLabel(QLabel):
 
     def set_full_text(self, text: str) -> None:
         self._full = text
-        self.setToolTip(text)
+        self.setToolTip(plain_tooltip(text))
         self._elide()
 
     def full_text(self) -> str:
@@ -96,7 +97,7 @@ class _TextBlock(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         head = QHBoxLayout()
-        label = QLabel(caption)
+        label = plain_label(caption)
         font = label.font()
         font.setBold(True)
         label.setFont(font)
@@ -104,7 +105,7 @@ class _TextBlock(QWidget):
         head.addStretch(1)
         self.copy_button = QPushButton("Copy")
         self.copy_button.setObjectName(f"{object_name}Copy")
-        self.copy_button.setToolTip(f"Copy the {caption.lower()} to the clipboard")
+        self.copy_button.setToolTip(plain_tooltip(f"Copy the {caption.lower()} to the clipboard"))
         self.copy_button.setAutoDefault(False)
         self.copy_button.clicked.connect(self._copy)
         head.addWidget(self.copy_button)
@@ -160,10 +161,9 @@ class ToolCallRow(QFrame):
         self.toggle_button.toggled.connect(self.set_expanded)
         self.toggle_button.clicked.connect(lambda: self.activated.emit(self.item))
         header.addWidget(self.toggle_button)
-        self.icon_label = QLabel()
+        self.icon_label = plain_label()
         header.addWidget(self.icon_label)
-        self.name_label = QLabel()
-        self.name_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.name_label = plain_label()
         font = self.name_label.font()
         font.setBold(True)
         self.name_label.setFont(font)
@@ -173,9 +173,8 @@ class ToolCallRow(QFrame):
         muted.setColor(QPalette.ColorRole.WindowText, muted.color(QPalette.ColorRole.PlaceholderText))
         self.summary_label.setPalette(muted)
         header.addWidget(self.summary_label, 1)
-        self.state_label = QLabel()
+        self.state_label = plain_label()
         self.state_label.setObjectName("toolCallState")
-        self.state_label.setTextFormat(Qt.TextFormat.PlainText)
         header.addWidget(self.state_label)
         self.revert_button = QPushButton("Revert")
         self.revert_button.setObjectName("revertButton")
@@ -236,7 +235,7 @@ class ToolCallRow(QFrame):
         self.summary_label.set_full_text("" if item.arguments is None else summarize_arguments(item.arguments))
         self.state_label.setText(state_text(item))
         if item.revert_error:
-            self.state_label.setToolTip(f"Revert failed: {item.revert_error}")
+            self.state_label.setToolTip(plain_tooltip(f"Revert failed: {item.revert_error}"))
         self.revert_button.setVisible(item.can_revert)
         style = self.style()
         if item.state.failed:

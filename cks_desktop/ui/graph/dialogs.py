@@ -8,10 +8,11 @@ task (STACK.md §2.6). The OK button stays disabled until the answer is usable.
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget,
+    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QVBoxLayout, QWidget,
 )
 
 from cks_desktop.ui.dialogs import run_dialog
+from cks_desktop.ui.labels import plain_label
 
 DEFAULT_TYPE = "Thing"
 DEFAULT_RELATION = "related_to"
@@ -63,8 +64,7 @@ class RelationTypeDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("relationTypeDialog")
         self.setWindowTitle("Relate two objects")
-        label = QLabel(f"How is “{source}” related to “{target}”?")
-        label.setWordWrap(True)
+        label = plain_label(f"How is “{source}” related to “{target}”?", name="relationQuestion", wrap=True)
         self.type_edit = _combo("relationTypeInput", types, types[0] if types else DEFAULT_RELATION)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)

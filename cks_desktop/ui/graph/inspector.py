@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
 from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
 from cks_desktop.ui.graph.legend import swatch
+from cks_desktop.ui.labels import plain_input_dialog, plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
@@ -57,7 +59,7 @@ def _when(at: str) -> str:
 
 
 def _section(text: str) -> QLabel:
-    label = QLabel(text)
+    label = plain_label(text)
     font = label.font()
     font.setBold(True)
     label.setFont(font)
@@ -101,8 +103,8 @@ class Inspector(QFrame):
         outer.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
         head.setContentsMargins(10, 8, 6, 4)
-        self.dot = QLabel()
-        self.title = QLabel()
+        self.dot = plain_label()
+        self.title = plain_label()  # an object's name is data: never HTML (issue 11, item 10)
         self.title.setObjectName("inspectorTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = self.title.font()
@@ -218,7 +220,7 @@ class Inspector(QFrame):
         self.delete_button.clicked.connect(lambda: self.object and self.deleteRequested.emit(self.object.id))
         bottom.addWidget(self.delete_button)
         lay.addLayout(bottom)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setObjectName("inspectorStatus")
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
@@ -286,7 +288,7 @@ class Inspector(QFrame):
         try:
             self.dot.setPixmap(swatch(self.colour_of(obj.type), 16).pixmap(16, 16))
             self.title.setText(obj.name)
-            self.title.setToolTip(f"{obj.type} · {obj.id}")
+            self.title.setToolTip(plain_tooltip(f"{obj.type} · {obj.id}"))
             if not self.name_edit.hasFocus():
                 self.name_edit.setText(obj.name)
             self.type_edit.clear()
@@ -300,7 +302,7 @@ class Inspector(QFrame):
                 k.setData(ROLE_ID, key)
                 v = QTableWidgetItem(value_text(value))
                 v.setData(ROLE_ID, key)
-                v.setToolTip(value_text(value))
+                v.setToolTip(plain_tooltip(value_text(value)))
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
             self.props.resizeRowsToContents()
@@ -316,7 +318,7 @@ class Inspector(QFrame):
                 if change.reverts:
                     text += " (undo)"
                 item = QListWidgetItem(text)
-                item.setToolTip(change.id)
+                item.setToolTip(plain_tooltip(change.id))
                 self.history_list.addItem(item)
             if not self.history:
                 self.history_list.addItem("No recorded changes.")
@@ -335,7 +337,8 @@ class Inspector(QFrame):
             item = QListWidgetItem(text)
             item.setData(ROLE_ID, rel.id)
             item.setData(ROLE_ID + 1, other)
-            item.setToolTip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}" if rel.properties else rel.id)
+            item.setToolTip(plain_tooltip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}"
+                                          if rel.properties else rel.id))
             lst.addItem(item)
         if not relations:
             lst.addItem(QListWidgetItem("None"))
@@ -432,10 +435,8 @@ class Inspector(QFrame):
     async def retype_relation(self, rel: Relation) -> None:
         from cks_desktop.ui.dialogs import run_dialog
 
-        dialog = QInputDialog(self)
+        dialog = plain_input_dialog(self, title="Relation type", label="New type for this relation:")
         dialog.setObjectName("relationRetypeDialog")
-        dialog.setWindowTitle("Relation type")
-        dialog.setLabelText("New type for this relation:")
         dialog.setTextValue(rel.type)
         if await run_dialog(dialog) and dialog.textValue().strip() and dialog.textValue().strip() != rel.type:
             await self._edit(self.editor.replace_relation(rel.id, rel.source_id, rel.target_id,
@@ -446,10 +447,9 @@ class Inspector(QFrame):
         """A relation's properties as one JSON object (relations rarely have more than a few)."""
         from cks_desktop.ui.dialogs import run_dialog
 
-        dialog = QInputDialog(self)
+        dialog = plain_input_dialog(self, title=f"Properties of “{rel.type}”",
+                                    label=f"Properties of “{rel.type}” as a JSON object:")
         dialog.setObjectName("relationPropertiesDialog")
-        dialog.setWindowTitle("Relation properties")
-        dialog.setLabelText(f"Properties of “{rel.type}” as a JSON object:")
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput, True)
         dialog.setTextValue(json.dumps(rel.properties, ensure_ascii=False, indent=2))
         try:

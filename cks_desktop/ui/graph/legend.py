@@ -10,10 +10,11 @@ from __future__ import annotations
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget,
 )
 
 from cks_desktop.ui.graph.render import Style
+from cks_desktop.ui.labels import plain_label
 
 ROLE_TYPE = Qt.ItemDataRole.UserRole + 1
 
@@ -42,7 +43,7 @@ class Legend(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
         head = QHBoxLayout()
-        title = QLabel("Types")
+        title = plain_label("Types")
         font = title.font()
         font.setBold(True)
         title.setFont(font)

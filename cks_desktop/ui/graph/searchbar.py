@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
+
+from cks_desktop.ui.labels import plain_label
 
 DEBOUNCE_MS = 220
 
@@ -47,7 +49,7 @@ class SearchBar(QWidget):
         self.field.setMinimumWidth(150)
         self.field.setMaximumWidth(260)
         self.field.setToolTip("Full-text search over names and properties. Enter: next match, Shift+Enter: previous")
-        self.count = QLabel("")
+        self.count = plain_label("")
         self.count.setObjectName("graphSearchCount")
         self.count.setMinimumWidth(56)
         self.count.setAlignment(Qt.AlignmentFlag.AlignCenter)

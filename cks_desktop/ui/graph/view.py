@@ -24,7 +24,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QHBoxLayout, QLabel, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
+    QHBoxLayout, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
 )
 
 from cks_desktop.ui.bridge import EventBridge
@@ -41,6 +41,8 @@ from cks_desktop.ui.graph.searchbar import SearchBar
 from cks_desktop.ui.graph.sync import GraphSync
 from cks_desktop.ui.graph.viewstate import ViewState
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
 EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
@@ -75,7 +77,7 @@ class GraphView(ViewActions, QWidget):
                                    lambda t: self.canvas.style_.colour_of(t))
         self.inspector.hide()
         self.search = SearchBar()
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setObjectName("graphStatus")
         self._message = ""
         self._build()
@@ -181,7 +183,7 @@ class GraphView(ViewActions, QWidget):
     def _menu_act(self, menu: QMenu, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
-        action.setToolTip(tip)
+        action.setToolTip(plain_tooltip(tip))
         action.triggered.connect(lambda *_: slot())
         menu.addAction(action)
         return action
@@ -189,7 +191,7 @@ class GraphView(ViewActions, QWidget):
     def _act(self, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
-        action.setToolTip(tip)
+        action.setToolTip(plain_tooltip(tip))
         action.triggered.connect(lambda *_: slot())
         self.toolbar.addAction(action)
         return action

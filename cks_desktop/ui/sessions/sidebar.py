@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLineEdit, QListW
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.sessions.presenter import SessionsPresenter, TitleError
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.text import plain_tooltip
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -21,6 +22,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 class SessionsSidebar(QWidget):
     sessionActivated = Signal(str)  # session id, or "" when none is left
     sessionDeleted = Signal(str)
+    scopesRequested = Signal(str)  # session id: open its Scopes dialog (main window: ``open_session_scopes``)
 
     def __init__(self, presenter: SessionsPresenter, tasks: TaskTracker, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -93,7 +95,7 @@ class SessionsSidebar(QWidget):
             for session in wanted:
                 item = QListWidgetItem(session.title)
                 item.setData(ID_ROLE, session.id)
-                item.setToolTip(f"{session.title}\ncreated {session.created_at[:16].replace('T', ' ')}")
+                item.setToolTip(plain_tooltip(f"{session.title}\ncreated {session.created_at[:16].replace('T', ' ')}"))
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                 self.list.addItem(item)
                 if session.id == self.current_id:
@@ -160,7 +162,8 @@ class SessionsSidebar(QWidget):
         try:
             self.presenter.rename(session_id, item.text())
         except TitleError as exc:
-            QToolTip.showText(self.list.mapToGlobal(self.list.visualItemRect(item).bottomLeft()), str(exc), self.list)
+            QToolTip.showText(self.list.mapToGlobal(self.list.visualItemRect(item).bottomLeft()),
+                             plain_tooltip(str(exc)), self.list)
             self._fill()
 
     def ask_delete_current(self) -> None:
@@ -193,5 +196,6 @@ class SessionsSidebar(QWidget):
         if item is not None:
             self.list.setCurrentItem(item)
             menu.addAction("Rename", self.rename_current)
+            menu.addAction("Scopes…", lambda: self.scopesRequested.emit(self.current_id))
             menu.addAction("Delete…", self.ask_delete_current)
         menu.popup(self.list.viewport().mapToGlobal(pos))

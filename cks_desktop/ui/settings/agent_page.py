@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from cks_desktop.settings import Settings
 from cks_desktop.ui.settings.widgets import note_label
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.tools.registry import ToolRegistry
@@ -67,7 +68,7 @@ class AgentPage(QWidget):
             row = self.table.rowCount()
             self.table.insertRow(row)
             name_item = QTableWidgetItem(spec.display_name)
-            name_item.setToolTip(f"{spec.name}\n{spec.description[:300]}")
+            name_item.setToolTip(plain_tooltip(f"{spec.name}\n{spec.description[:300]}"))
             self.table.setItem(row, 0, name_item)
             self.table.setItem(row, 1, QTableWidgetItem(spec.default_policy.value))
             box = QComboBox()

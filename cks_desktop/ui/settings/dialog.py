@@ -97,8 +97,8 @@ class SettingsDialog(QDialog):
         self.agent_page.save(settings)
         try:
             settings.save()
-        except OSError as exc:
-            self.errors_label.setText(f"The settings could not be saved: {exc}")
+        except OSError as exc:  # SettingsSaveError: one sentence (disk full, lock taken); the file is unchanged
+            self.errors_label.setText(str(exc))
             self.errors_label.show()
             return False
         self.saved.emit()

@@ -16,12 +16,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QGridLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QScrollArea,
                                QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.mcp.config import ConfigError
+from cks_desktop.mcp.config import ConfigError, rename_secrets
+from cks_desktop.tools.scopes import server_identity
 from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.mcp_form import ServerForm
 from cks_desktop.ui.settings.pairs_table import PairsTable
 from cks_desktop.ui.settings.widgets import error_label, mark, note_label
-from cks_desktop.ui.text import SCOPE_WORDS
+from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
@@ -90,6 +91,13 @@ class McpServerEditor(QDialog):
         self.env_table = PairsTable("variable", "mcpEnv")
         self.env_table.set_pairs(self.form.env)
         stdio_form.addRow("Environment:", self.env_table)
+        self.inherit_env_box = QCheckBox("Also pass my whole environment (provider keys never are)")
+        self.inherit_env_box.setObjectName("mcpInheritEnv")
+        self.inherit_env_box.setToolTip("Off: the server gets only your user, home, PATH, shell, terminal and "
+                                        "locale, plus the variables above. Turn on only for a server that needs "
+                                        "more; API keys of the AI providers are never passed.")
+        self.inherit_env_box.setChecked(self.form.inherit_env)
+        stdio_form.addRow("", self.inherit_env_box)
         http = QWidget()
         http_form = QFormLayout(http)
         http_form.setContentsMargins(0, 0, 0, 0)
@@ -110,11 +118,25 @@ class McpServerEditor(QDialog):
         self.scope_boxes: dict[str, QCheckBox] = {}
         for i, scope in enumerate(Scope):
             box = QCheckBox(scope.value)
-            box.setToolTip(SCOPE_WORDS.get(scope.value, ""))
+            box.setToolTip(plain_tooltip(SCOPE_WORDS.get(scope.value, "")))
             box.setChecked(scope.value in self.form.scopes)
             self.scope_boxes[scope.value] = box
             scopes.addWidget(box, i // 3, i % 3)
         rules_form.addRow("Scopes a chat must grant:", scopes)
+        # Issue 11: code.execute / net.fetch are off in chats until the person turns them on, for a
+        # session (its Scopes…) or here for this one server. Stored in the app's own section with the
+        # server's fingerprint, so an imported or re-added server of the same name gets no grant.
+        self.grant_box = QCheckBox("Grant these scopes to this server's tools in every chat")
+        self.grant_box.setObjectName("mcpGrantEveryChat")
+        self.grant_box.setToolTip(plain_tooltip(
+            "Off: this server's tools reach a chat only if the chat's session grants the scopes above "
+            "(right-click the session → Scopes…)."))
+        granted, identity = services.settings.server_grant(self.form.original_name) if self.form.original_name \
+            else ([], "")
+        current = services.settings.mcp_servers.get(self.form.original_name) if self.form.original_name else None
+        self.grant_box.setChecked(bool(granted) and identity == server_identity(current)
+                                  and set(granted) >= set(self.form.scopes))
+        rules_form.addRow("", self.grant_box)
         self.approval_box = QComboBox()
         self.approval_box.setObjectName("mcpApproval")
         for value, words in (("always", "ask for every call"), ("once", "ask once per reply"),
@@ -196,6 +218,7 @@ class McpServerEditor(QDialog):
         form.cwd = self.cwd_edit.text()
         form.url = self.url_edit.text()
         form.env = self.env_table.pairs()
+        form.inherit_env = self.inherit_env_box.isChecked()
         form.headers = self.headers_table.pairs()
         form.scopes = {v for v, box in self.scope_boxes.items() if box.isChecked()}
         form.approval = self.approval_box.currentData()
@@ -235,7 +258,7 @@ class McpServerEditor(QDialog):
         item = QTreeWidgetItem([name, hints, " ".join(description.split())[:200]])
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-        item.setToolTip(2, description)
+        item.setToolTip(2, plain_tooltip(description))  # the server's words: never HTML
         self.tools_tree.addTopLevelItem(item)
 
     async def test_connection(self) -> bool:
@@ -286,9 +309,19 @@ class McpServerEditor(QDialog):
         base = settings.mcp_servers.get(original) if original else None
         entry = form.to_entry(base if isinstance(base, dict) else None, self.services.secrets)
         if original and original != name:
+            # Keychain entries are named after their server, which alone may use them: move them along.
+            entry = rename_secrets(entry, original, name, self.services.secrets)
             settings.mcp_servers.pop(original, None)
+            settings.set_server_grant(original, [])
         settings.mcp_servers[name] = entry
-        settings.save()
+        settings.set_server_grant(name, sorted(form.scopes) if self.grant_box.isChecked() else [],
+                                  server_identity(entry))
+        try:
+            settings.save()
+        except OSError as exc:  # SettingsSaveError: one sentence; the file is unchanged, the editor stays open
+            self.errors_label.setText(str(exc))
+            self.errors_label.show()
+            return
         self.saved.emit(name)
         self.accept()
 

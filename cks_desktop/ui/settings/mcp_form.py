@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, find_name, is_secret_ref,
-                                    looks_secret, parse_server, store_secret)
+                                    looks_secret, parse_server, protect_entry, store_secret)
 from cks_desktop.tools.types import Scope
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
 OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-              "scopes", "approval", "enabledTools", "timeout")
+              "scopes", "approval", "enabledTools", "timeout", "inheritEnv")
 PLACEHOLDER = "secret-placeholder"
 
 
@@ -50,6 +50,7 @@ class ServerForm:
     timeout: float = DEFAULT_TIMEOUT
     enabled: bool = True
     enabled_tools: list[str] | None = None
+    inherit_env: bool = False  # pass the app's environment (never provider keys); off by default
     original_name: str | None = None  # None: a new server
 
     @classmethod
@@ -64,7 +65,7 @@ class ServerForm:
                    env=pairs(config.env), headers=pairs(config.headers), scopes={s.value for s in config.scopes},
                    approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
                    enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
-                   original_name=name)
+                   inherit_env=config.inherit_env, original_name=name)
 
     # -- checking --------------------------------------------------------------------
     def args(self) -> list[str]:
@@ -135,6 +136,8 @@ class ServerForm:
                 entry["env"] = env
             if self.cwd.strip():
                 entry["cwd"] = self.cwd.strip()
+            if self.inherit_env:
+                entry["inheritEnv"] = True
         else:
             entry["url"] = self.url.strip()
             headers = self._values(self.headers, "headers", secrets)
@@ -146,6 +149,10 @@ class ServerForm:
         entry["timeout"] = self.timeout
         if self.enabled_tools is not None:
             entry["enabledTools"] = list(self.enabled_tools)
+        if secrets is not None:
+            # Secrets typed where no secret toggle exists (``--api-key sk-…`` in the arguments, a token
+            # in the URL, a credential-shaped env value) go to the keychain too.
+            entry, _ = protect_entry(entry, server=self.name.strip(), secrets=secrets)
         return entry
 
     def to_entry(self, base: dict[str, Any] | None, secrets: "SecretStore | None") -> dict[str, Any]:

@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QMessageBo
 
 from cks_desktop.mcp.config import ConfigError, parse_servers, remove_server, set_enabled
 from cks_desktop.ui.dialogs import confirm, run_dialog
+from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.settings.mcp_editor import McpServerEditor
 from cks_desktop.ui.settings.mcp_form import ServerForm
 from cks_desktop.ui.settings.widgets import note_label
 from cks_desktop.ui.status import COLOURS, WORDS, dot_icon
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.ui.services import AppServices
@@ -124,7 +126,7 @@ class McpPage(QWidget):
             item = QTreeWidgetItem([state.name, shown, str(state.tools) if state.tools else "",
                                     state.target])
             item.setIcon(1, dot_icon(COLOURS.get(status if state.enabled else "stopped", COLOURS["stopped"])))
-            item.setToolTip(1, state.reason or shown)
+            item.setToolTip(1, plain_tooltip(state.reason or shown))
             item.setData(0, Qt.ItemDataRole.UserRole, state)
             self.list.addTopLevelItem(item)
             if state.name == current:
@@ -209,10 +211,20 @@ class McpPage(QWidget):
         except ConfigError as exc:
             self.reason_label.setText(str(exc))
             return
-        self.services.settings.save()
+        if not self._save():
+            return
         if self.services.mcp is not None:
             await self.services.mcp.reload()
         self.refresh()
+
+    def _save(self) -> bool:
+        """Save the settings; a failure (disk full, lock taken) is one sentence under the list."""
+        try:
+            self.services.settings.save()
+        except OSError as exc:
+            self.reason_label.setText(str(exc))
+            return False
+        return True
 
     async def restart(self, name: str) -> None:
         if name and self.services.mcp is not None:
@@ -231,7 +243,7 @@ class McpPage(QWidget):
             await self.services.mcp.remove(name)
         else:
             remove_server(self.services.settings, name, self.services.secrets)
-            self.services.settings.save()
+            self._save()
         self.refresh()
         return True
 
@@ -248,8 +260,7 @@ class McpPage(QWidget):
         except ClaudeImportError as exc:
             await self._tell("Import from Claude Desktop", str(exc))
             return None
-        if report.imported:
-            self.services.settings.save()
+        if report.imported and self._save():
             if self.services.mcp is not None:
                 await self.services.mcp.reload()
         self.refresh()
@@ -273,7 +284,8 @@ class McpPage(QWidget):
             dialog.deleteLater()
 
     async def _tell(self, title: str, text: str) -> None:
-        box = QMessageBox(QMessageBox.Icon.Information, title, text, QMessageBox.StandardButton.Ok, self)
+        box = plain_message_box(self, icon=QMessageBox.Icon.Information, title=title, text=text,
+                                buttons=QMessageBox.StandardButton.Ok)
         box.setObjectName("mcpReport")
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         try:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
+
+from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 INVALID_STYLE = "border: 1px solid #d9534f; border-radius: 2px;"
 
@@ -11,12 +13,12 @@ INVALID_STYLE = "border: 1px solid #d9534f; border-radius: 2px;"
 def mark(widget: QWidget, problem: str | None) -> None:
     """Outline an invalid field in red and put the reason in its tooltip."""
     widget.setStyleSheet(INVALID_STYLE if problem else "")
-    widget.setToolTip(problem or "")
+    widget.setToolTip(plain_tooltip(problem or ""))
     widget.setProperty("invalid", bool(problem))
 
 
 def error_label() -> QLabel:
-    label = QLabel()
+    label = plain_label()
     label.setObjectName("settingsErrors")
     label.setWordWrap(True)
     label.setStyleSheet("color: #d9534f;")
@@ -24,7 +26,6 @@ def error_label() -> QLabel:
 
 
 def note_label(text: str = "") -> QLabel:
-    label = QLabel(text)
+    label = plain_label(text)
     label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
     return label

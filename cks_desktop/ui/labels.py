@@ -1,0 +1,72 @@
+"""Every label and message box that can show untrusted text is made here, as plain text.
+
+Qt guesses: a ``QLabel``, ``QMessageBox`` or ``QInputDialog`` label with the
+default ``AutoText`` format renders its text as HTML when it looks like HTML,
+so an object named ``<img src=file:///home/me/photo.jpg><b style='color:red'>
+Your licence expired</b>`` displayed a local image and a fake warning
+(issue 11, item 10). Names, types, titles, server names and descriptions,
+model text and error messages are data. So the rule is structural: widgets in
+``cks_desktop/ui`` never construct ``QLabel``/``QMessageBox`` themselves but
+call these helpers, which fix the format to ``PlainText``; the one label with
+markup of our own (the chat's set-up notice, every dynamic part escaped) says
+so by calling ``rich_label``. ``tests/ui/test_plain_text.py`` enforces the rule
+over the source and walks the live widgets with hostile names everywhere.
+Tooltips go through ``ui.text.plain_tooltip``.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog, QLabel, QMessageBox, QWidget
+
+PLAIN = Qt.TextFormat.PlainText
+
+
+def plain_label(text: str = "", *, name: str = "", wrap: bool = False, selectable: bool = False,
+                parent: QWidget | None = None) -> QLabel:
+    """A label that shows ``text`` literally (no HTML, no links, no images)."""
+    label = QLabel(parent)
+    label.setTextFormat(PLAIN)
+    label.setText(text)
+    if name:
+        label.setObjectName(name)
+    label.setWordWrap(wrap)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def rich_label(html: str = "", *, name: str = "") -> QLabel:
+    """A label of the app's own markup. Every dynamic part of ``html`` must be ``html.escape``d."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setText(html)
+    if name:
+        label.setObjectName(name)
+    return label
+
+
+def plain_message_box(parent: QWidget | None, *, icon: QMessageBox.Icon = QMessageBox.Icon.NoIcon, title: str = "",
+                      text: str = "", informative: str = "",
+                      buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.NoButton) -> QMessageBox:
+    """A message box whose text and informative text are plain (the format is set before the text)."""
+    box = QMessageBox(parent)
+    box.setTextFormat(PLAIN)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setText(text)
+    if informative:
+        box.setInformativeText(informative)
+    if buttons != QMessageBox.StandardButton.NoButton:
+        box.setStandardButtons(buttons)
+    return box
+
+
+def plain_input_dialog(parent: QWidget | None, *, title: str, label: str) -> QInputDialog:
+    """A ``QInputDialog`` whose label is plain text (Qt gives it ``AutoText`` and no setter)."""
+    dialog = QInputDialog(parent)
+    dialog.setWindowTitle(title)
+    dialog.setLabelText(label)
+    for child in dialog.findChildren(QLabel):
+        child.setTextFormat(PLAIN)
+    return dialog
