@@ -4,7 +4,8 @@ Imports a cks-graph JSON file of N objects and 3N relations (4N operations,
 one change) into an empty session, then reverts it, and prints:
 
 - the database size (main file after a WAL checkpoint) after the import and
-  after the revert;
+  after the revert, and the size of the history in it (op lists and the
+  object → change index);
 - the peak memory of the import (``resource.getrusage`` max RSS of a process
   that only reads the file and imports it; the growth over the RSS it had
   with the file read is printed too);
@@ -60,6 +61,14 @@ def _db_mb(db: Path, store: Any) -> float:
     return db.stat().st_size / 1e6
 
 
+def _history_mb(store: Any) -> float:
+    """Bytes of the change log itself: op lists plus the object → change index rows."""
+    with store.connection_lock() as conn:
+        ops = conn.execute("SELECT coalesce(sum(length(ops) + length(inverse_ops)), 0) FROM changes").fetchone()[0]
+        index = conn.execute("SELECT count(*) FROM change_objects").fetchone()[0]
+    return (ops + index * 56) / 1e6  # an index row: two 28-character ids
+
+
 def _inspector_ms(store: Any, session_id: str, object_id: str) -> float:
     times = []
     for _ in range(20):
@@ -82,7 +91,8 @@ def _phase_import(db: Path, data: Path) -> dict[str, Any]:
     peak = _rss_mb()
     first = json.loads(text)["objects"][0]["id"]
     out = {"session": session.id, "change": result.change.id, "object": first, "import_s": seconds,
-           "peak_mb": peak, "growth_mb": peak - base, "db_import_mb": _db_mb(db, store)}
+           "peak_mb": peak, "growth_mb": peak - base, "db_import_mb": _db_mb(db, store),
+           "history_import_mb": _history_mb(store)}
     store.close()
     return out
 
@@ -97,6 +107,7 @@ def _phase_revert(db: Path, info: dict[str, Any]) -> dict[str, Any]:
     out["revert_s"] = time.perf_counter() - t
     out["revert_peak_mb"] = _rss_mb()
     out["db_revert_mb"] = _db_mb(db, store)
+    out["history_revert_mb"] = _history_mb(store)
     out["inspector_revert_ms"] = _inspector_ms(store, info["session"], info["object"])
     store.close()
     return out
@@ -132,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     n = ns.objects
     print(f"history after importing {n} objects and {3 * n} relations ({4 * n} ops, one change)")
     rows = [("database after the import", f"{info['db_import_mb']:.1f} MB"),
-            ("database after one revert", f"{info['db_revert_mb']:.1f} MB"),
+            ("database after one revert", f"{info['db_revert_mb']:.1f} MB (freed graph pages are reused)"),
+            ("history (op lists + index) after the import", f"{info['history_import_mb']:.1f} MB"),
+            ("history (op lists + index) after the revert", f"{info['history_revert_mb']:.1f} MB"),
             ("peak RSS of the import", f"{info['peak_mb']:.0f} MB (+{info['growth_mb']:.0f} MB over the read file)"),
             ("peak RSS of the revert", f"{info['revert_peak_mb']:.0f} MB"),
             ("inspector history query after the import", f"{info['inspector_import_ms']:.2f} ms"),

@@ -63,7 +63,7 @@ _QUERY_SECRET = re.compile(r"(?i)([?&;](?:[a-z0-9_\-]*(?:key|token|secret|passwo
                            r"signature|auth|credential|session|code)[a-z0-9_\-]*)=)([^&#\s\"']+)")
 # key=value / "key": "value" / Bearer … in free text (log lines).
 _ASSIGNMENT = re.compile(r"(?i)((?:api[_-]?key|token|secret|password|passwd|authorization)[\"']?\s*[:=]\s*"
-                         r"[\"']?)[^\s\"',}]{4,}")
+                         r"[\"']?)[^\s\"',}&\[]{4,}")
 _BEARER = re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/=]{8,}")
 _HIGH_ENTROPY_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]{32,}")
 

@@ -17,8 +17,9 @@ SERVICE = "cks-desktop"
 
 # Environment variables that hold an LLM provider's key. They are never passed to an MCP server,
 # not even one set to inherit the app's environment: servers are often someone else's package.
-# The providers this app talks to (``llm.profiles.API_KEY_ENVS``) are added at call time; the
-# rest are other providers' conventional names, which a person's shell commonly exports too.
+# The list holds this app's own providers' names (``llm.profiles.API_KEY_ENVS``; a test checks that
+# each is here, since ``mcp`` may not import ``llm``) and other providers' conventional names, which a
+# person's shell commonly exports too.
 _OTHER_PROVIDER_KEY_ENVS = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_API_KEY", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY",
     "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY",
@@ -35,10 +36,7 @@ NO_KEYCHAIN_NOTICE = (
 
 def provider_key_env_vars() -> frozenset[str]:
     """Every environment variable name that may hold a provider's key (upper case)."""
-    from cks_desktop.llm.profiles import API_KEY_ENVS
-
-    names = {name for names in API_KEY_ENVS.values() for name in names}
-    return frozenset(n.upper() for n in (*names, *_OTHER_PROVIDER_KEY_ENVS))
+    return frozenset(n.upper() for n in _OTHER_PROVIDER_KEY_ENVS)
 
 
 def is_provider_key_env(name: str) -> bool:

@@ -22,15 +22,17 @@ saved while keeping this object's unsaved changes.
 from __future__ import annotations
 
 import copy
-import errno
 import json
+import logging
 import os
 import tempfile
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cks_desktop.diskfull import disk_full_sentence, is_disk_full
 from cks_desktop.filelock import LockTimeout, file_lock
 
 DEFAULT_MAX_ITERATIONS = 8
@@ -50,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+log = logging.getLogger(__name__)
 LOCK_TIMEOUT = 10.0
 # Objects whose entries are replaced whole by a merge, never key by key: a server
 # entry merged field by field with a concurrent edit could become a mix of two
@@ -69,12 +72,6 @@ class SettingsSaveError(SettingsError, OSError):
     An ``OSError`` too, so callers that already catch ``OSError`` around
     ``save()`` keep working.
     """
-
-
-def _is_disk_full(exc: OSError) -> bool:
-    """ENOSPC/EDQUOT on POSIX, ERROR_DISK_FULL/ERROR_HANDLE_DISK_FULL on Windows."""
-    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)) \
-        or getattr(exc, "winerror", None) in (39, 112)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -185,6 +182,7 @@ class Settings:
     problem: str | None = None
     _broken: bool = False
     _base: dict[str, Any] = field(default_factory=dict, repr=False)  # what the file held when last read
+    _listeners: list[Callable[[set[str]], None]] = field(default_factory=list, repr=False)
 
     @classmethod
     def load(cls, path: Path) -> "Settings":
@@ -253,14 +251,12 @@ class Settings:
         except OSError as exc:
             if isinstance(exc, SettingsSaveError):
                 raise
-            if _is_disk_full(exc):
-                raise SettingsSaveError(f"The settings could not be saved because the disk is full "
-                                        f"({self.path.parent}); {self.path.name} was left as it was.") from None
+            if is_disk_full(exc, self.path.parent):  # Windows' ERROR_DISK_FULL arrives as ENOSPC too
+                raise SettingsSaveError(disk_full_sentence(self.path, f"the settings file {self.path}")) from None
             raise SettingsSaveError(f"The settings could not be saved to {self.path} "
                                     f"({exc.strerror or exc}); the file was left as it was.") from None
         self._broken = False
-        _replace_in_place(self.data, merged)
-        self._base = copy.deepcopy(merged)
+        self._adopt(merged, copy.deepcopy(merged))
 
     def reload(self) -> set[str]:
         """Take in what other processes saved, keeping this object's unsaved changes.
@@ -275,11 +271,30 @@ class Settings:
             return set()
         merged = copy.deepcopy(fresh.data)
         apply_changes(merged, self.pending_changes())
+        self._broken = False
+        return self._adopt(merged, fresh.data)
+
+    def subscribe(self, listener: Callable[[set[str]], None]) -> None:
+        """Call ``listener(keys)`` whenever a save or reload brought in what others wrote.
+
+        ``keys`` are the top-level keys whose in-memory value changed. A save
+        that merged a terminal's new server into the window's view is such a
+        change, though the window itself saved: what it shows must follow.
+        """
+        self._listeners.append(listener)
+
+    def _adopt(self, merged: dict[str, Any], base: dict[str, Any]) -> set[str]:
+        """Make ``merged`` the in-memory view (in place) and ``base`` the last-read file; tell listeners."""
         changed = {k for k in set(merged) | set(self.data)
                    if k not in merged or k not in self.data or not _same(merged[k], self.data[k])}
         _replace_in_place(self.data, merged)
-        self._base = fresh.data
-        self._broken = False
+        self._base = base
+        if changed:
+            for listener in list(self._listeners):
+                try:
+                    listener(changed)
+                except Exception:  # a listener's bug must not turn a done save into a failed one
+                    log.exception("a settings listener failed")
         return changed
 
     # -- typed accessors ------------------------------------------------------

@@ -181,9 +181,17 @@ def tool_defs(registry: ToolRegistry, run: Run) -> tuple[list[ToolDef], dict[str
     defs: list[ToolDef] = []
     back: dict[str, str] = {}
     for spec in offered:
-        wire = to_wire(spec.name)
-        back[wire] = table.internal(wire) or spec.name
-        defs.append(ToolDef(wire, spec.description, model_schema(spec)))
+        wire = table.wire(spec.name)
+        if wire is None:  # its wire name is another tool's (tools/wire_names.py): never offer it twice
+            log.warning("tool %s left out of the request: its wire name %s is taken", spec.name, to_wire(spec.name))
+            continue
+        try:
+            schema = model_schema(spec)
+        except Exception:  # one tool's schema (a server's) must never fail every turn
+            log.warning("tool %s left out of the request: its schema cannot be copied", spec.name, exc_info=True)
+            continue
+        back[wire] = spec.name
+        defs.append(ToolDef(wire, spec.description, schema))
     cache[grant_key] = (defs, back)
     return defs, back
 

@@ -13,7 +13,8 @@ Managing the chat (the graph is never touched): ``--history`` prints it with
 each exchange's number (``you #2: …``; an exchange is one message of yours
 and its whole answer), ``--delete-turn N`` deletes exchange N whole (its tool
 calls and their results go with it, so the chat still loads and continues),
-``--clear`` deletes every message. A message that never got an answer (the
+``--clear`` deletes every message (both ask first on a terminal; ``--yes``
+skips the question, and is required when there is no terminal). A message that never got an answer (the
 app was killed, the provider failed) is shown as ``unanswered``; it is not
 sent with the next prompt, and ``--retry`` sends it again on its own.
 
@@ -54,7 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="the model name (default: from settings)")
     p.add_argument("--base-url", metavar="URL", help="the provider's address (default: from settings)")
     p.add_argument("--max-iterations", type=int, metavar="N", help="model turns at most (default: settings, 8)")
-    p.add_argument("--yes", action="store_true", help="allow tool calls that ask for approval")
+    p.add_argument("--yes", action="store_true",
+                   help="allow tool calls that ask for approval; with --clear or --delete-turn, delete without asking")
     p.add_argument("--json", action="store_true", help="print one JSON event per line instead of text")
     p.add_argument("--no-mcp", action="store_true", help="do not start the configured MCP servers")
     p.add_argument("--grant", action="append", default=[], metavar="SCOPE", choices=[s.value for s in Scope],
@@ -101,6 +103,14 @@ def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
     from cks_desktop.agent.transcript import TranscriptStore
 
     transcript = TranscriptStore.for_store(store)
+    what = "every message of the chat" if args.clear else f"exchange {args.delete_turn} of the chat"
+    if not args.yes:
+        if args.json or not sys.stdin.isatty():
+            raise CliError(f"This would delete {what} (the graph stays); nothing was deleted "
+                           "(add --yes to confirm).")
+        print(f"Delete {what}? The graph stays; this cannot be undone. [y/N] ", end="", file=sys.stderr, flush=True)
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise CliError("Nothing was deleted.")
     if args.clear:
         removed = transcript.clear(args.session)
         text = f"Cleared the chat ({removed} message{'s' if removed != 1 else ''} deleted); the graph is unchanged."

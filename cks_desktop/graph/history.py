@@ -121,6 +121,8 @@ def _cutoff(conn: sqlite3.Connection, session_id: str, keep_days: int | None,
     assert keep_days is not None
     if not isinstance(keep_days, int) or isinstance(keep_days, bool) or keep_days < 0:
         raise StoreError("The number of days to keep must be a whole number, 0 or more.")
+    if keep_days == 0:  # "keep nothing" (a cut at this very moment would keep this millisecond's changes)
+        return None
     since = (datetime.now(timezone.utc) - timedelta(days=keep_days)).isoformat(timespec="milliseconds")
     since = since.replace("+00:00", "Z")
     row = conn.execute("SELECT id FROM changes WHERE session_id = ? AND at >= ? ORDER BY id LIMIT 1",

@@ -63,7 +63,7 @@ from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEv
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
 from cks_desktop.graph.overlay import Overlay
 from cks_desktop.graph.plan import COUNT_KEYS
-from cks_desktop.graph.schema import migrate
+from cks_desktop.graph.schema import _refuse_newer, migrate, schema_version
 from cks_desktop.graph.sqlite_util import database_error, now_iso
 from cks_desktop.graph.writer import summarize, write_plan
 from cks_desktop.ids import new_id
@@ -199,6 +199,7 @@ class GraphStore:
     def _prepare(cls, conn: sqlite3.Connection, path: Path, check_budget: float | None,
                  full_disk: bool) -> "GraphStore":
         conn.execute("PRAGMA schema_version").fetchone()  # the first read: "not a database" raises here
+        _refuse_newer(conn.execute("PRAGMA user_version").fetchone()[0], schema_version(), path)  # also read-only
         verdict = quick_check(conn, check_budget)
         damage = None if verdict.ok else verdict.problem
         if damage is None and not full_disk:

@@ -521,7 +521,7 @@ def protect_url(url: str, headers: dict[str, str], *, server: str,
         netloc = parts.netloc.rpartition("@")[2]
         parts = parts._replace(netloc=netloc)
     if parts.query:
-        pieces = []
+        pieces: list[str] = []
         for piece in parts.query.split("&"):
             name, eq, value = piece.partition("=")
             if eq and value and not is_secret_ref(value) and (name_looks_secret(unquote(name))
@@ -557,7 +557,8 @@ def protect_entry(raw: dict[str, Any], *, server: str, secrets: "SecretStore | N
         moved += [f"argument {i + 1}" for i in positions]
     url = entry.get("url")
     if isinstance(url, str):
-        headers = entry.get("headers") if isinstance(entry.get("headers"), dict) else {}
+        given = entry.get("headers")
+        headers: dict[str, str] = dict(given) if isinstance(given, dict) else {}
         entry["url"], new_headers, what = protect_url(url, headers, server=server, secrets=secrets)
         if new_headers:
             entry["headers"] = new_headers

@@ -16,8 +16,21 @@ flag that one refresher task acts on, so a burst of changes costs one relisting.
 Timeouts. A call may take ``timeout`` seconds (default 120), and every progress
 notification for it starts the clock again: the SDK's own per-request timeout
 does not reset on progress, so the deadline is ours (``asyncio.timeout`` moved
-forward by the progress callback). When it fires, or when Stop cancels the
-calling task, the SDK sends ``notifications/cancelled`` for the request.
+forward by the progress callback). Progress moves it at most to
+``PROGRESS_CEILING_FACTOR`` times the timeout after the call began, or a server
+that only ever reports progress would hold a call for ever. When it fires, or
+when Stop cancels the calling task, the SDK sends ``notifications/cancelled``.
+
+Start-up may take the server's own ``timeout`` (at least ``MIN_STARTUP`` s, at most
+the app's ``startup_timeout``). A server that writes lines to stdout that are not
+JSON-RPC fails at once, quoting the first line, when it writes more than
+``GARBAGE_LIMIT`` of them before the handshake, or when nothing valid follows the
+first one within ``GARBAGE_GRACE`` s; a few noisy lines before a good handshake are
+only noted in the log. The ``WireGuard`` (``wire_guard.py``) also turns an answer the
+SDK cannot read into an error at once, and keeps one bad tool from failing a listing.
+
+A listing's left-out tools (a bad schema, a wire name already taken, ...) and its
+shortened descriptions are named in the ``ready`` status's reason.
 
 Faults never raise into the chat: a call on a server that is not running, one
 that times out, a JSON-RPC error, a server that dies mid-call — each becomes an
@@ -39,17 +52,19 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp import Client, MCPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
-from mcp_types import CONNECTION_CLOSED
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cks_desktop import APP_ID, __version__
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.mcp.config import ServerConfig
-from cks_desktop.mcp.convert import SkippedTool, build_specs, result_to_output
+from cks_desktop.mcp.convert import MAX_DESCRIPTION, SkippedTool, build_specs, result_to_output
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import login_shell_path
 from cks_desktop.mcp.transport import StartFailure, leaf, open_transport, snippet
+from cks_desktop.mcp.wire_guard import WireGuard
 from cks_desktop.tools.types import ToolOutput
+from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
@@ -58,6 +73,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT = 60.0  # npx/uvx may download a package on first start
+MIN_STARTUP = 5.0  # a short call timeout still leaves an interpreter time to start
+PROGRESS_CEILING_FACTOR = 10  # progress extends a call to at most this many times its timeout
+GARBAGE_LIMIT = 100  # non-JSON stdout lines tolerated before the handshake
+GARBAGE_GRACE = 3.0  # seconds a valid message may take to follow the first non-JSON line
 MAX_TOOL_PAGES = 100
 CLIENT_INFO = types.Implementation(name=APP_ID, version=__version__)
 
@@ -122,6 +141,12 @@ class McpConnection:
         self._refresh_wanted = asyncio.Event()
         self._stopping = False
         self._timed_out = False
+        self._abort_reason: str | None = None
+        self._abort = asyncio.Event()
+        self._guard: WireGuard | None = None
+        self._first_garbage: str | None = None
+        self._garbage_at_start = 0
+        self._garbage_timer: asyncio.TimerHandle | None = None
 
     @property
     def name(self) -> str:
@@ -172,25 +197,79 @@ class McpConnection:
             return self.status is Status.READY
         self._stop, self._lost, self._ready = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self._stopping = self._timed_out = False
+        self._abort, self._abort_reason, self._first_garbage = asyncio.Event(), None, None
+        self._garbage_at_start = 0
+        self._guard = WireGuard(on_garbage=self._on_garbage, version=self._negotiated_version)
         self.set_status(Status.STARTING)
         self._task = asyncio.create_task(self._run(), name=f"mcp:{self.name}")
         await self._await_settled()
         return self.status is Status.READY
+
+    @property
+    def effective_startup_timeout(self) -> float:
+        """The server's own timeout, at least ``MIN_STARTUP``, at most the app's start-up ceiling."""
+        return min(self.startup_timeout, max(self.config.timeout, MIN_STARTUP))
 
     async def _await_settled(self) -> None:
         task = self._task
         if task is None:
             return
         ready = asyncio.create_task(self._ready.wait())
+        abort = asyncio.create_task(self._abort.wait())
         try:
-            done, _ = await asyncio.wait({ready, task}, timeout=self.startup_timeout,
+            done, _ = await asyncio.wait({ready, abort, task}, timeout=self.effective_startup_timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
         finally:
             ready.cancel()
-        if not done and not task.done():
+            abort.cancel()
+            if self._garbage_timer is not None:
+                self._garbage_timer.cancel()
+                self._garbage_timer = None
+        if task.done() or self._ready.is_set():
+            return
+        if abort in done:
+            self._timed_out = True  # ends the start like a timeout, with the abort's reason
+            task.cancel()
+            await asyncio.wait({task})
+        elif not done:
             self._timed_out = True
             task.cancel()
             await asyncio.wait({task})
+
+    # -- non-JSON output at start ------------------------------------------------
+    def _negotiated_version(self) -> str | None:
+        client = self._client
+        return client.protocol_version if client is not None else None
+
+    def _garbage_reason(self) -> str:
+        return (f"The server wrote something to its standard output that is not JSON-RPC: "
+                f"{self._first_garbage!r}. It may not be an MCP server, or it prints messages to stdout "
+                "(they belong on stderr).")
+
+    def _on_garbage(self, line: str) -> None:
+        """A non-JSON stdout line (the guard calls this); before the handshake it may end the start."""
+        if self._ready.is_set() or self._abort.is_set() or self.config.transport == "http":
+            return  # HTTP hands transport errors over the same way; those are not stdout lines
+        self._garbage_at_start += 1
+        if self._first_garbage is None:
+            self._first_garbage = line[:200]
+            guard = self._guard
+            seen = guard.valid_messages if guard is not None else 0
+            self._garbage_timer = asyncio.get_running_loop().call_later(
+                GARBAGE_GRACE, self._garbage_deadline, seen)
+        if self._garbage_at_start > GARBAGE_LIMIT:
+            self._abort_start(self._garbage_reason())
+
+    def _garbage_deadline(self, valid_before: int) -> None:
+        self._garbage_timer = None
+        guard = self._guard
+        if guard is not None and guard.valid_messages == valid_before and not self._ready.is_set():
+            self._abort_start(self._garbage_reason())
+
+    def _abort_start(self, reason: str) -> None:
+        if not self._abort.is_set():
+            self._abort_reason = reason
+            self._abort.set()
 
     async def stop(self) -> None:
         """Disconnect (the server process is ended) and take the tools out of the registry."""
@@ -221,7 +300,7 @@ class McpConnection:
         if self.target is not None:
             return self.target
         opened = await open_transport(self.config, secrets=self.secrets, log=self.log, stack=stack,
-                                      login_path=self._login_path, on_eof=self._on_eof)
+                                      login_path=self._login_path, on_eof=self._on_eof, guard=self._guard)
         self._pipe = opened.pipe
         return opened.transport
 
@@ -253,7 +332,7 @@ class McpConnection:
                 await self._refresh_tools(client)
                 self.log.note(f"ready: protocol {self.protocol_version}, {len(self.tools)} tools")
                 self._ready.set()
-                self.set_status(Status.READY)
+                self.set_status(Status.READY, self._listing_note())
                 helpers = [asyncio.create_task(self._refresher(client))]
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     helpers.append(asyncio.create_task(self._listener(client)))
@@ -275,7 +354,14 @@ class McpConnection:
                 self._finish(Status.STOPPED, "")
                 raise
             await self._drain_stderr()
-            reason = f"The server did not finish starting within {self.startup_timeout:g} s.{self._stderr_hint()}"
+            if self._abort_reason is not None:
+                reason = f"{self._abort_reason}{self._stderr_hint()}"
+            elif self._first_garbage is not None:
+                reason = (f"The server did not finish starting within {self.effective_startup_timeout:g} s. "
+                          f"{self._garbage_reason()}{self._stderr_hint()}")
+            else:
+                reason = (f"The server did not finish starting within {self.effective_startup_timeout:g} s."
+                          f"{self._stderr_hint()}")
         except Exception as exc:  # every fault of a server becomes a status, never a crash
             reason = await self._explain(leaf(exc))
         finally:
@@ -302,6 +388,8 @@ class McpConnection:
         if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
             await self._drain_stderr()
             return f"The server exited while starting.{self._stderr_hint()}"
+        if isinstance(exc, MCPError) and exc.error.code == PARSE_ERROR:
+            return f"The server's answer could not be read: {exc.error.message}."
         if isinstance(exc, MCPError):
             return f"The server refused the connection: {exc.error.message}"
         if isinstance(exc, TimeoutError):
@@ -315,6 +403,8 @@ class McpConnection:
 
     # -- tools -----------------------------------------------------------------
     async def _refresh_tools(self, client: Client) -> None:
+        if self._guard is not None:
+            self._guard.take_skipped()  # what earlier listings left out is stale now
         tools: list[types.Tool] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -338,11 +428,42 @@ class McpConnection:
         return handler
 
     def _register(self) -> None:
-        specs, self.skipped = build_specs(self.config, self.tools, self._handler_for)
-        for item in self.skipped:
-            self.log.note(f"tool '{item.name}' left out: {item.reason}")
+        """Put the listed tools in the registry; whatever is wrong with one tool costs that tool only."""
+        taken: dict[str, str] = {}
+        if self.registry is not None:  # wire names other servers' (and built-in) tools already hold
+            taken = {to_wire(s.name): s.name for s in self.registry.specs() if s.source != self.config.source}
+        refused = self._guard.take_skipped() if self._guard is not None else []
+        specs, skipped = build_specs(self.config, self.tools, self._handler_for, taken=taken)
+        self.skipped = refused + skipped
         if self.registry is not None:
             self.registry.replace_source(self.config.source, specs)
+            for spec in specs:
+                if self.registry.get(spec.name) is not spec:
+                    tool = spec.annotations.get("tool", spec.name)
+                    self.skipped.append(SkippedTool(str(tool), "its input schema cannot be used to check arguments"))
+        for item in self.skipped:
+            self.log.note(f"tool '{item.name}' left out: {item.reason}")
+        if self.status is Status.READY:
+            self.set_status(Status.READY, self._listing_note())
+
+    def _listing_note(self) -> str:
+        """What the status says about the listing: tools left out, descriptions shortened."""
+        def named(name: str) -> str:
+            return repr(name if len(name) <= 80 else name[:77] + "...")
+
+        parts: list[str] = []
+        if self.skipped:
+            shown = "; ".join(f"{named(s.name)} ({s.reason})" for s in self.skipped[:3])
+            more = f"; and {len(self.skipped) - 3} more (see the log)" if len(self.skipped) > 3 else ""
+            count = "1 tool was" if len(self.skipped) == 1 else f"{len(self.skipped)} tools were"
+            parts.append(f"{count} left out: {shown}{more}.")
+        left_out = {s.name for s in self.skipped}
+        long = [t.name for t in self.tools if len(t.description or "") > MAX_DESCRIPTION and t.name not in left_out
+                and self.config.tool_enabled(t.name)]
+        if long:
+            names = ", ".join(named(n) for n in long[:3]) + (f" and {len(long) - 3} more" if len(long) > 3 else "")
+            parts.append(f"The description of {names} was shortened to {MAX_DESCRIPTION:,} characters.")
+        return " ".join(parts)
 
     def _unregister(self) -> None:
         if self.registry is not None:
@@ -399,16 +520,25 @@ class McpConnection:
             return ToolOutput(f"The MCP server '{self.name}' is not running{why}.", is_error=True)
         loop = asyncio.get_running_loop()
         timeout = self.config.timeout
+        ceiling = loop.time() + timeout * PROGRESS_CEILING_FACTOR
         deadline = asyncio.timeout(timeout)
+        progressed = False
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal progressed
+            progressed = True
             if not deadline.expired():
-                deadline.reschedule(loop.time() + timeout)
+                deadline.reschedule(min(loop.time() + timeout, ceiling))
 
         try:
             async with deadline:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
         except TimeoutError:
+            if deadline.expired() and progressed and loop.time() >= ceiling:
+                return ToolOutput(f"'{tool}' on MCP server '{self.name}' kept reporting progress for "
+                                  f"{timeout * PROGRESS_CEILING_FACTOR:g} s without finishing (progress extends its "
+                                  f"{timeout:g} s timeout at most {PROGRESS_CEILING_FACTOR} times over); "
+                                  "the call was cancelled.", is_error=True)
             if deadline.expired():
                 return ToolOutput(f"'{tool}' on MCP server '{self.name}' did not answer within {timeout:g} s; "
                                   "the call was cancelled.", is_error=True)
@@ -425,6 +555,11 @@ class McpConnection:
                     await self._pipe.drained(0.5)
                 return ToolOutput(f"The MCP server '{self.name}' stopped during the call to '{tool}'."
                                   f"{self._stderr_hint()}", is_error=True)
+            if exc.error.code == PARSE_ERROR:  # the guard's (or the HTTP transport's) unreadable answer
+                why = exc.error.message
+                if "recursion limit" in why:
+                    why = "the server's answer is nested too deeply to be read"
+                return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: {why[:300]}.", is_error=True)
             return ToolOutput(f"MCP server '{self.name}' answered '{tool}' with an error: {exc.error.message} "
                               f"(code {exc.error.code}).", is_error=True,
                               structured={"code": exc.error.code, "data": exc.error.data})

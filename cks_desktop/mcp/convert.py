@@ -5,17 +5,24 @@ short note (``[image: image/png, 2,048 bytes]``; their bytes would only waste
 the context), embedded resources as their text (or a note for binary ones),
 resource links as a line naming the link. ``structured_content`` is kept as
 the result's ``structured`` value and shown as JSON when the server sent no
-text. The registry caps the text like every other result.
+text. The registry caps the text like every other result; structured content
+larger than that cap is not kept (a note in the text says so), or one result
+could put 50 MB into a transcript, a ``--json`` print or a later request.
 
 A server's tool is skipped (with the reason kept for the GUI and the log) when
 its input schema is not a valid JSON Schema for an object, or refers to an
-external document: validating arguments must never fetch a URL a server chose.
+external document (validating arguments must never fetch a URL a server chose),
+when the schema is too big to send with every request, or when its wire name
+(``tools/wire_names.py``) is already another tool's: a server picks its tool names,
+and the short hash in a wire name can be made to collide on purpose. A tool's
+description is cut to ``MAX_DESCRIPTION`` characters, since every request carries it.
+Whatever one tool of a listing does wrong costs that tool only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +31,11 @@ import mcp_types as types
 
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.tools.types import Handler, ToolOutput, ToolSpec
+from cks_desktop.tools.wire_names import to_wire
+
+MAX_DESCRIPTION = 8_000  # characters of one tool's description that go into every request
+MAX_SCHEMA = 100_000  # characters of one tool's input schema (as JSON) that may go into every request
+MAX_STRUCTURED = 100_000  # characters of a result's structured content kept (the registry's text cap)
 
 HandlerFactory = Callable[[str], Handler]
 """Makes the registry handler that calls one tool of the server."""
@@ -63,10 +75,83 @@ def describe_block(block: Any) -> str:
     return f"[{kind or 'unknown'} content]"
 
 
+def json_size_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` as JSON would be longer than ``limit`` characters (about).
+
+    Counts string lengths and a few characters per item, and stops as soon as the
+    limit is passed, so a 50 MB value costs no more than a small one; iterative, so
+    depth costs nothing either.
+    """
+    stack = [value]
+    left = limit
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            left -= len(item) + 2
+        elif isinstance(item, dict):
+            left -= 2 + 4 * len(item)
+            for key, sub in item.items():
+                left -= len(str(key))
+                stack.append(sub)
+        elif isinstance(item, (list, tuple)):
+            left -= 2 + len(item)
+            stack.extend(item)
+        else:
+            left -= 8
+        if left < 0:
+            return True
+    return False
+
+
+def clip_json(value: Any, budget: int) -> Any:
+    """A copy of ``value`` cut down to about ``budget`` characters of JSON (long strings
+    shortened, the rest of long lists and objects left out), made without rendering the
+    whole value: a 50 MB result costs no more than a small one."""
+    left = [budget]
+
+    def clip(item: Any) -> Any:
+        if left[0] <= 0:
+            return "…"
+        if isinstance(item, str):
+            left[0] -= len(item) + 2
+            return item if left[0] >= 0 else item[:max(0, len(item) + left[0])] + "…"
+        if isinstance(item, dict):
+            out: dict[str, Any] = {}
+            for key, sub in item.items():
+                if left[0] <= 0:
+                    out["…"] = f"{len(item) - len(out)} more"
+                    break
+                left[0] -= len(str(key)) + 4
+                out[str(key)] = clip(sub)
+            return out
+        if isinstance(item, (list, tuple)):
+            items: list[Any] = []
+            for sub in item:
+                if left[0] <= 0:
+                    items.append(f"… {len(item) - len(items)} more")
+                    break
+                left[0] -= 2
+                items.append(clip(sub))
+            return items
+        left[0] -= 8
+        return item
+
+    return clip(value)
+
+
 def result_to_output(result: types.CallToolResult) -> ToolOutput:
     parts = [describe_block(block) for block in result.content]
     text = "\n".join(p for p in parts if p)
     structured = result.structured_content
+    if structured is not None and json_size_over(structured, MAX_STRUCTURED):
+        # Capped like text: a model reads the beginning; the value itself is not passed on.
+        note = f"[truncated: the structured content was larger than {MAX_STRUCTURED:,} characters"
+        if text:
+            text = f"{text}\n{note} and was left out]"
+        else:
+            shown = json.dumps(clip_json(structured, MAX_STRUCTURED), ensure_ascii=False, indent=2, default=str)
+            text = f"{shown}\n\n{note}; only the beginning is shown]"
+        structured = None
     if not text and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, indent=2, default=str)
     if not text:
@@ -135,40 +220,76 @@ def annotations_of(tool: types.Tool, server: str) -> dict[str, Any]:
     return notes
 
 
-def build_specs(config: ServerConfig, tools: Iterable[types.Tool],
-                handler_for: HandlerFactory) -> tuple[list[ToolSpec], list[SkippedTool]]:
-    """The registry specs for a server's enabled, usable tools, and the tools left out."""
+def capped_description(text: str | None) -> str:
+    """A tool's description as every request carries it: at most ``MAX_DESCRIPTION`` characters."""
+    text = text or ""
+    if len(text) <= MAX_DESCRIPTION:
+        return text
+    return text[:MAX_DESCRIPTION] + f" [description shortened: it was {len(text):,} characters]"
+
+
+def _spec_for(config: ServerConfig, tool: types.Tool, handler_for: HandlerFactory) -> ToolSpec | str:
+    """One tool's registry spec, or why it cannot be used."""
+    problem = schema_problem(tool.input_schema)
+    if problem is not None:
+        return problem
+    if json_size_over(tool.input_schema, MAX_SCHEMA):
+        return f"its input schema is larger than {MAX_SCHEMA:,} characters (every request would carry it)"
+    schema = dict(tool.input_schema)
+    schema.setdefault("type", "object")
+    title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
+    return ToolSpec(
+        name=internal_name(config.name, tool.name),
+        description=capped_description(tool.description),
+        input_schema=schema,
+        scopes=config.scopes,
+        default_policy=config.policy_for(tool.name),
+        llm_exposed=True,
+        handler=handler_for(tool.name),
+        title=title[:200],
+        annotations=annotations_of(tool, config.name),
+        pin_session=False,
+        timeout=None,  # the connection keeps its own clock, which progress resets
+        source=config.source,
+    )
+
+
+def build_specs(config: ServerConfig, tools: Iterable[types.Tool], handler_for: HandlerFactory, *,
+                taken: Mapping[str, str] | None = None) -> tuple[list[ToolSpec], list[SkippedTool]]:
+    """The registry specs for a server's enabled, usable tools, and the tools left out.
+
+    ``taken`` maps the wire names other sources' tools already hold to their internal
+    names. A tool whose wire name is taken (by them or by an earlier tool of this
+    listing) is left out: the first keeps its name, so a server cannot take over a
+    name that is already in use, and no request ever offers one name twice.
+    """
     specs: list[ToolSpec] = []
     skipped: list[SkippedTool] = []
     seen: set[str] = set()
+    wires: dict[str, str] = dict(taken or {})
     for tool in tools:
-        if tool.name in seen:
-            skipped.append(SkippedTool(tool.name, "the server lists this name twice"))
-            continue
-        seen.add(tool.name)
-        if not config.tool_enabled(tool.name):
-            continue
-        problem = schema_problem(tool.input_schema)
-        if problem is not None:
-            skipped.append(SkippedTool(tool.name, problem))
-            continue
-        schema = dict(tool.input_schema)
-        schema.setdefault("type", "object")
-        title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
-        specs.append(ToolSpec(
-            name=internal_name(config.name, tool.name),
-            description=tool.description or "",
-            input_schema=schema,
-            scopes=config.scopes,
-            default_policy=config.policy_for(tool.name),
-            llm_exposed=True,
-            handler=handler_for(tool.name),
-            title=title,
-            annotations=annotations_of(tool, config.name),
-            pin_session=False,
-            timeout=None,  # the connection keeps its own clock, which progress resets
-            source=config.source,
-        ))
+        name = str(getattr(tool, "name", "?"))
+        try:
+            if name in seen:
+                skipped.append(SkippedTool(name, "the server lists this name twice"))
+                continue
+            seen.add(name)
+            if not config.tool_enabled(name):
+                continue
+            made = _spec_for(config, tool, handler_for)
+            if isinstance(made, str):
+                skipped.append(SkippedTool(name, made))
+                continue
+            wire = to_wire(made.name)
+            holder = wires.get(wire)
+            if holder is not None:
+                skipped.append(SkippedTool(name, f"its name as models see it ({wire}) is already "
+                                                 f"taken by '{holder}'"))
+                continue
+            wires[wire] = made.name
+            specs.append(made)
+        except Exception as exc:  # one odd tool must not cost the others (or the connection)
+            skipped.append(SkippedTool(name, f"it could not be read ({type(exc).__name__}: {str(exc)[:200]})"))
     return specs, skipped
 
 
@@ -178,7 +299,7 @@ def tool_info(tool: types.Tool, config: ServerConfig) -> dict[str, Any]:
         "name": tool.name,
         "internal_name": internal_name(config.name, tool.name),
         "title": tool.title or (tool.annotations.title if tool.annotations else None) or "",
-        "description": tool.description or "",
+        "description": capped_description(tool.description),
         "enabled": config.tool_enabled(tool.name),
         "policy": config.policy_for(tool.name).value,
         "annotations": {k: v for k, v in annotations_of(tool, config.name).items() if k not in ("server", "tool")},

@@ -2,8 +2,9 @@
 
 Both are handed to ``mcp.Client`` as a ``Transport`` (an async context manager
 yielding the read and write streams), wrapped so that the connection learns
-when the server's side ends: the SDK gives no signal when a stdio server exits
-between calls, its read stream simply ends.
+when the server's side ends (the SDK gives no signal when a stdio server exits
+between calls, its read stream simply ends), and so that every message passes
+a ``WireGuard`` (``wire_guard.py``) before the SDK reads it.
 
 Secret references are resolved here, right before use; the program is
 resolved against the login shell's PATH (``spawn.py``); stderr goes into the
@@ -34,6 +35,7 @@ from cks_desktop.mcp.config import (
 )
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
+from cks_desktop.mcp.wire_guard import WireGuard, line_of
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
@@ -69,23 +71,17 @@ def leaf(exc: BaseException) -> BaseException:
 
 def snippet(exc: Exception) -> str:
     """The offending stdout text when the parser kept it (pydantic does), else the error."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            value = errors()[0].get("input")
-            if isinstance(value, str):
-                return repr(value[:200])
-        except Exception:
-            pass
-    return str(exc)[:200]
+    return repr(line_of(exc)[:200])
 
 
 class EofWatchingStream:
-    """A transport's read stream that calls ``on_eof`` when the other side is gone."""
+    """A transport's read stream that calls ``on_eof`` when the other side is gone,
+    and hands each item to the guard (which may replace it) on the way."""
 
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, on_eof: Callable[[], None], guard: WireGuard | None = None) -> None:
         self._inner = inner
         self._on_eof = on_eof
+        self._guard = guard
 
     @property
     def last_context(self) -> Any:  # the SDK reads the sender's context from HTTP streams
@@ -93,10 +89,11 @@ class EofWatchingStream:
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_eof()
             raise
+        return self._guard.inbound(item) if self._guard is not None else item
 
     def __aiter__(self) -> "EofWatchingStream":
         return self
@@ -117,10 +114,33 @@ class EofWatchingStream:
         await self.aclose()
 
 
+class GuardedWriteStream:
+    """A transport's write stream that shows each outgoing message to the guard first."""
+
+    def __init__(self, inner: Any, guard: WireGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    async def send(self, item: Any) -> None:
+        self._guard.outbound(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "GuardedWriteStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 @asynccontextmanager
-async def watch_eof(transport: Any, on_eof: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+async def watch_eof(transport: Any, on_eof: Callable[[], None],
+                    guard: WireGuard | None = None) -> AsyncIterator[tuple[Any, Any]]:
     async with transport as (read, write):
-        yield EofWatchingStream(read, on_eof), write
+        yield (EofWatchingStream(read, on_eof, guard),
+               GuardedWriteStream(write, guard) if guard is not None else write)
 
 
 @dataclass
@@ -131,7 +151,7 @@ class OpenedTransport:
 
 async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None", log: ServerLog,
                          stack: AsyncExitStack, login_path: Callable[[], Awaitable[str | None]],
-                         on_eof: Callable[[], None]) -> OpenedTransport:
+                         on_eof: Callable[[], None], guard: WireGuard | None = None) -> OpenedTransport:
     """Prepare the transport of one server; nothing is spawned until the client enters it.
 
     Raises ``StartFailure`` for what the person must fix (a missing secret or
@@ -146,7 +166,7 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
             http = await stack.enter_async_context(httpx2.AsyncClient(
                 headers=headers, timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)))
             log.note(f"connecting to {config.describe()}")  # references shown as [secret], never values
-            return OpenedTransport(watch_eof(streamable_http_client(url, http_client=http), on_eof))
+            return OpenedTransport(watch_eof(streamable_http_client(url, http_client=http), on_eof, guard))
         env = resolve_env(config, secrets)
         args = resolve_args(config, secrets)
         plan = plan_spawn(config.command, args, env, cwd=config.cwd, login_path=await login_path(),
@@ -158,4 +178,4 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
     log.note(f"starting: {shown(' '.join([plan.command, *shown_args]))}".rstrip())
     pipe = log.open_pipe()
     params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
-    return OpenedTransport(watch_eof(stdio_client(params, errlog=pipe.writer), on_eof), pipe)
+    return OpenedTransport(watch_eof(stdio_client(params, errlog=pipe.writer), on_eof, guard), pipe)

@@ -78,6 +78,20 @@ def fingerprint(name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json({"name": name, "arguments": arguments}).encode()).hexdigest()
 
 
+# The single-purpose built-ins' default policies, for a registry that does not hold them (a test's,
+# a tool-only one): an effect is then still asked about as the built-in would be. A test keeps this
+# equal to the built-in specs. A name in neither asks ``always``.
+EFFECT_DEFAULT_POLICIES: dict[str, Policy] = {
+    "add_object": Policy.AUTO,
+    "update_object": Policy.AUTO,
+    "add_relation": Policy.AUTO,
+    "define_type": Policy.AUTO,
+    "remove_object": Policy.ONCE,
+    "remove_relation": Policy.ONCE,
+    "merge_objects": Policy.ONCE,
+}
+
+
 def _policy_words(policy: Policy) -> str:
     return {Policy.ONCE: "once per chat turn", Policy.ALWAYS: "before every distinct call"}.get(policy, "never")
 

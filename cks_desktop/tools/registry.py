@@ -21,6 +21,7 @@ import jsonschema
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.tools.approval import (
     ApprovalRequest,
+    EFFECT_DEFAULT_POLICIES,
     CallPolicy,
     Decision,
     effect_reason,
@@ -268,11 +269,12 @@ class ToolRegistry:
         return self._policy_overrides.get(spec.name, spec.default_policy)
 
     def policy_of(self, name: str) -> tuple[Policy, str]:
-        """The effective policy and title of the tool named ``name``; a name no tool has asks
-        ``always`` (an effect nobody declared a policy for is never run silently)."""
+        """The effective policy and title of the tool named ``name``; a built-in this registry
+        lacks keeps its default, any other unknown name asks ``always`` (an effect nobody
+        declared a policy for is never run silently)."""
         spec = self._tools.get(name)
         if spec is None:
-            return self._policy_overrides.get(name, Policy.ALWAYS), name
+            return self._policy_overrides.get(name, EFFECT_DEFAULT_POLICIES.get(name, Policy.ALWAYS)), name
         return self.effective_policy(spec), spec.display_name
 
     async def call_policy(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> CallPolicy:

@@ -46,20 +46,38 @@ def to_wire(internal: str) -> str:
 
 
 class WireNames:
-    """A reversible table for the tools offered in one request."""
+    """A reversible table for the tools offered in one request.
+
+    The hash suffix is short (40 bits, to fit 64 characters), so a hostile MCP server
+    can pick two tool names with the same wire name in under a second. The table
+    therefore never raises: the first name keeps the wire name and a later one that
+    collides is refused (``add`` returns None) so the caller leaves that tool out.
+    Connections already leave such tools out when they register them
+    (``mcp/convert.py``), with the reason in the server's status; this is the last
+    line of defence for anything that reaches a request anyway.
+    """
 
     def __init__(self, internal_names: list[str] | None = None) -> None:
         self._to_internal: dict[str, str] = {}
+        self._to_wire: dict[str, str] = {}
         for name in internal_names or []:
             self.add(name)
 
-    def add(self, internal: str) -> str:
+    def add(self, internal: str) -> str | None:
+        """The wire name of ``internal``, or None when another tool already holds it."""
+        known = self._to_wire.get(internal)
+        if known is not None:
+            return known
         wire = to_wire(internal)
-        other = self._to_internal.get(wire)
-        if other is not None and other != internal:  # pragma: no cover - sha256 prefix clash
-            raise ValueError(f"wire name collision: {internal!r} and {other!r} → {wire!r}")
+        if wire in self._to_internal:
+            return None
         self._to_internal[wire] = internal
+        self._to_wire[internal] = wire
         return wire
+
+    def wire(self, internal: str) -> str | None:
+        """The wire name given to ``internal``, or None if it was refused (or never added)."""
+        return self._to_wire.get(internal)
 
     def internal(self, wire: str) -> str | None:
         return self._to_internal.get(wire)

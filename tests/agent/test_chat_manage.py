@@ -46,7 +46,10 @@ def test_delete_an_exchange_with_tool_calls_keeps_the_graph_and_the_chat_continu
     three_exchanges(root, sid)
     before = cks(root, "chat", "--session", sid, "--history").stdout.splitlines()
     assert "you #2: second" in before
-    done = cks(root, "chat", "--session", sid, "--delete-turn", "2")
+    unconfirmed = cks(root, "chat", "--session", sid, "--delete-turn", "2")
+    assert "--yes" in one_line_error(unconfirmed, 2) and "nothing was deleted" in unconfirmed.stderr
+    assert cks(root, "chat", "--session", sid, "--history").stdout.splitlines() == before
+    done = cks(root, "chat", "--session", sid, "--delete-turn", "2", "--yes")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Deleted exchange 2 (4 messages); the graph is unchanged."
     after = cks(root, "chat", "--session", sid, "--history").stdout.splitlines()
@@ -60,7 +63,7 @@ def test_delete_an_exchange_with_tool_calls_keeps_the_graph_and_the_chat_continu
         sent = json.dumps(fake.generation_requests[0].body)
         assert not fake.problems
     assert proc.returncode == 0 and "second" not in sent and "Adding." not in sent
-    missing = cks(root, "chat", "--session", sid, "--delete-turn", "9")
+    missing = cks(root, "chat", "--session", sid, "--delete-turn", "9", "--yes")
     assert "no exchange 9" in one_line_error(missing, 2) and "3 exchanges" in missing.stderr
     both = cks(root, "chat", "--session", sid, "--clear", "hi")
     assert "not both" in one_line_error(both, 2)
@@ -69,7 +72,7 @@ def test_delete_an_exchange_with_tool_calls_keeps_the_graph_and_the_chat_continu
 def test_clear_chat_removes_every_message_only(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     three_exchanges(root, sid)
-    cleared = cks(root, "chat", "--session", sid, "--clear", "--json")
+    cleared = cks(root, "chat", "--session", sid, "--clear", "--json", "--yes")
     assert cleared.returncode == 0 and json.loads(cleared.stdout)["deleted_messages"] == 8
     assert cks(root, "chat", "--session", sid, "--history").stdout == "(no messages yet)\n"
     rows_are_consistent(root, sid)

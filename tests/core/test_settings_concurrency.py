@@ -92,6 +92,24 @@ def test_reload_keeps_unsaved_changes_and_held_references(tmp_path: Path) -> Non
     assert servers is window.mcp_servers
 
 
+def test_listeners_hear_what_a_save_or_reload_brought_in(tmp_path: Path) -> None:
+    f = tmp_path / "settings.json"
+    window, terminal = Settings.load(f), Settings.load(f)
+    heard: list[set[str]] = []
+    window.subscribe(heard.append)
+    window.data["ui"]["geometry"] = "g"
+    window.save()
+    assert heard == []  # only its own change: nothing came from elsewhere
+    terminal.mcp_servers["t1"] = {"command": "x"}
+    terminal.save()
+    window.data["ui"]["geometry"] = "h"
+    window.save()  # the merge brought "t1" in
+    assert heard == [{"mcpServers"}]
+    terminal.max_iterations = 3
+    terminal.save()
+    assert window.reload() == {"agent"} and heard[-1] == {"agent"}
+
+
 def test_true_and_one_are_different_values(tmp_path: Path) -> None:
     f = tmp_path / "settings.json"
     f.write_text(json.dumps({"ui": {"flag": 1}}))
@@ -207,7 +225,7 @@ def test_full_disk_cli_add_says_so_and_keeps_the_file(full_disk: Path) -> None:
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.strip().splitlines() if line]
-    assert len(lines) == 1 and "the disk is full" in lines[0], proc.stderr
+    assert len(lines) == 1 and "the disk is full" in lines[0].lower(), proc.stderr
     assert f.read_bytes() == before
     assert not [p for p in f.parent.iterdir() if p.name.endswith(".tmp")]  # no partial temp file left
 
@@ -220,7 +238,7 @@ def test_full_disk_save_keeps_the_old_settings(full_disk: Path) -> None:
     before = f.read_bytes()
     fill(full_disk)
     s.mcp_servers["lost"] = {"command": "y" * 10000}
-    with pytest.raises(SettingsSaveError, match="the disk is full"):
+    with pytest.raises(SettingsSaveError, match="(?i)the disk is full"):
         s.save()
     assert f.read_bytes() == before
     assert "lost" in s.mcp_servers  # the unsaved change is still in memory, to retry after freeing space

@@ -130,3 +130,12 @@ def test_the_editor_form_round_trips_the_switch() -> None:
     assert "inheritEnv" not in entry and entry["custom"] == 1
     form.inherit_env = True
     assert form.to_entry(None, secrets=None)["inheritEnv"] is True
+
+
+def test_every_provider_key_variable_of_the_app_is_known_to_secrets() -> None:
+    """``secrets`` keeps its own list (``mcp`` may not import ``llm``): it must cover the app's providers."""
+    from cks_desktop.llm.profiles import API_KEY_ENVS
+    from cks_desktop.secrets import provider_key_env_vars
+
+    names = {name for names in API_KEY_ENVS.values() for name in names}
+    assert names <= provider_key_env_vars()

@@ -155,3 +155,14 @@ async def test_every_tool_that_removes_asks_even_with_its_own_policy_set_to_auto
         res = await call(registry, run, name, **args)
         assert res.is_error and res.structured == {"denied": True}, (name, res.content)
     assert graph(store, session_id) == before
+
+
+async def test_the_fallback_policies_match_the_built_ins() -> None:
+    from cks_desktop.tools.approval import EFFECT_DEFAULT_POLICIES
+    from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.tools.builtin.effects import OP_TOOL
+
+    specs = {s.name: s for s in build_registry(None).specs()}
+    assert set(OP_TOOL.values()) <= set(EFFECT_DEFAULT_POLICIES)
+    for name, policy in EFFECT_DEFAULT_POLICIES.items():
+        assert specs[name].default_policy is policy, name

@@ -87,8 +87,7 @@ async def test_hostile_names_show_as_text_everywhere(qtbot, home: Path) -> None:
         store.apply(session.id, [{"op": "add_relation", "type": "knows", "source": hostile_id, "target": bob_id,
                                   "properties": {"why": HOSTILE}}], "user")
     servers = {"hostile": {"command": sys.executable, "args": [str(SERVER), HOSTILE], "enabled": False}}
-    async with open_window(home, mcp_servers=servers) as window:
-        window.sessions.select(session.id) if hasattr(window.sessions, "select") else None
+    async with open_window(home, mcp_servers=servers, mcp_targets={}) as window:
         await wait(window.graph_view.inspect(hostile_id))
         window.status.set_servers([SimpleNamespace(name="hostile", status="failed", reason=HOSTILE, enabled=True)])
 
@@ -133,35 +132,56 @@ def test_plain_tooltip_shows_the_text_literally(qtbot) -> None:
 
 
 # -- the source half -------------------------------------------------------------------------------------------
-def _calls(path: Path) -> list[tuple[ast.Call, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            out.append((node, name))
-    return out
+def _name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _literal(node: ast.expr) -> bool:
-    """A string literal, a choice between literals, or the result of plain_tooltip()."""
+    """A string literal, a module constant, a choice between those, or the result of plain_tooltip()."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return True
+    if isinstance(node, ast.Name) and node.id.isupper():
         return True
     if isinstance(node, ast.IfExp):
         return _literal(node.body) and _literal(node.orelse)
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "plain_tooltip")
+    return isinstance(node, ast.Call) and _name(node) == "plain_tooltip"
 
 
-def test_every_label_and_tooltip_in_the_ui_goes_through_the_plain_text_helpers() -> None:
+def _unmarked_widgets(function: ast.AST) -> list[tuple[int, str]]:
+    """``x = QLabel(...)`` / ``QMessageBox(...)`` in ``function`` with no ``x.setTextFormat(...PlainText)``."""
+    made: dict[str, int] = {}
+    plain: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                _name(node.value) in ("QLabel", "QMessageBox"):
+            for target in node.targets:
+                made[ast.unparse(target)] = node.lineno
+        if isinstance(node, ast.Call) and _name(node) == "setTextFormat" and isinstance(node.func, ast.Attribute) \
+                and node.args and "PlainText" in ast.unparse(node.args[0]):
+            plain.add(ast.unparse(node.func.value))
+    return [(line, target) for target, line in made.items() if target not in plain]
+
+
+def test_every_label_and_tooltip_in_the_ui_is_plain_text() -> None:
+    """Labels and message boxes: made by ui/labels.py, or given PlainText where they are made.
+    Tooltips and QToolTip.showText: a literal or plain_tooltip(...). No rich format but rich_label()."""
     problems = []
     for path in sorted(UI.rglob("*.py")):
         where = path.relative_to(UI.parent)
-        for call, name in _calls(path):
-            at = f"{where}:{call.lineno}"
-            if name in ("QLabel", "QMessageBox") and path.name != "labels.py":
-                problems.append(f"{at}: {name}(...) — use ui.labels.plain_label / plain_message_box")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if path.name != "labels.py":
+            for function in ast.walk(tree):
+                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for line, target in _unmarked_widgets(function):
+                        problems.append(f"{where}:{line}: {target} is a QLabel/QMessageBox without PlainText "
+                                        "— use ui.labels.plain_label / plain_message_box")
+        assigned = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Assign)}
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            name, at = _name(call), f"{where}:{call.lineno}"
+            if name in ("QLabel", "QMessageBox") and path.name != "labels.py" and id(call) not in assigned:
+                problems.append(f"{at}: {name}(...) used in passing, its format never set "
+                                "— use ui.labels.plain_label / plain_message_box")
             if name == "setToolTip" and call.args and not _literal(call.args[-1]):
                 problems.append(f"{at}: setToolTip(...) of a computed text — wrap it in plain_tooltip()")
             if name == "showText" and len(call.args) >= 2 and not _literal(call.args[1]):

@@ -40,7 +40,8 @@ async def test_a_sessions_scopes_dialog_makes_its_chats_read_only(qtbot, home, a
         assert dialog.granted() == {Scope.GRAPH_READ, Scope.PROVIDER_CALL}
         qtbot.mouseClick(dialog.ok_button, Qt.MouseButton.LeftButton)
         on_disk = json.loads((home / "settings.json").read_text())
-        assert on_disk["agent"]["session_scopes"][sid] == ["graph.read", "provider.call"]
+        # fs.read stays ticked (it applies once a folder is allowed); graph.mutate is gone.
+        assert on_disk["agent"]["session_scopes"][sid] == ["fs.read", "graph.read", "provider.call"]
         await wait(_send(window, qtbot, "Add Eve"))
         offered = {t["name"] for t in anthropic_fake.requests[0].body["tools"]}
         assert "graph_summary" in offered and "add_object" not in offered

@@ -122,3 +122,34 @@ def test_a_session_deleted_elsewhere_moves_the_sidebar_on(qtbot, store) -> None:
         assert sidebar.current_id == "" and activated[-1] == ""
     finally:
         unsubscribe()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("answer", ["cancel", "last1"])
+async def test_compact_history_says_what_is_dropped_first(qtbot, store, answer: str) -> None:
+    sidebar = _sidebar(qtbot, store)
+    session_id = sidebar.create_session()
+    for i in range(3):
+        store.apply(session_id, [{"op": "add_object", "type": "T", "name": f"o{i}"}], "user")
+    task = asyncio.ensure_future(sidebar.compact_history(session_id))
+    box = None
+
+    def shown() -> bool:
+        nonlocal box
+        box = next((w for w in QApplication.topLevelWidgets()
+                    if isinstance(w, QMessageBox) and w.isVisible() and w.objectName() == "compactDialog"), None)
+        return box is not None
+
+    async def until_shown() -> None:  # the previews run in a worker thread first
+        while not shown():
+            await asyncio.sleep(0.01)
+
+    await wait(until_shown(), 10)
+    assert "no longer be reverted" in box.informativeText()
+    assert box.defaultButton().objectName() == "compactDialog_cancel"  # the safe answer is the default
+    assert "drops 2" in box.findChild(type(box.defaultButton()), "compactDialog_last1").text()
+    qtbot.mouseClick(box.findChild(type(box.defaultButton()), f"compactDialog_{answer}"), Qt.MouseButton.LeftButton)
+    result = await wait(task)
+    kept = len(store.list_changes(session_id, with_ops=False))
+    assert (result is None, kept) == ((True, 3) if answer == "cancel" else (False, 1))
+    assert len(store.all_objects(session_id)) == 3  # the graph is unchanged

@@ -66,3 +66,10 @@ async def test_terminal_add_shows_in_the_window_and_survives_its_saves(qtbot, ho
         assert set(json.loads(settings.path.read_text())["mcpServers"]) == {
             "from-window", "from-terminal", "second-terminal"}
         assert "second-terminal" in settings.mcp_servers
+        assert "second-terminal" in list_names(page)  # what the save merged in is shown too
+
+        # Every save is an atomic rename (a new inode): the watch keeps working after several of them.
+        noticed = signal_future(window.settingsReloaded, lambda keys: "mcpServers" in keys)
+        await terminal_add(home, "third-terminal")
+        await wait(noticed)
+        assert list_names(page)[-1] == "third-terminal"

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPus
 from cks_desktop.ui.chat.model import STATE_WORDS, RowState, ToolItem
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import format_duration, plain_tooltip, pretty_json, summarize_arguments
+from cks_desktop.untrusted_text import reveal
 
 DETAIL_MAX_HEIGHT = 320
 
@@ -231,8 +232,9 @@ class ToolCallRow(QFrame):
     def refresh(self) -> None:
         """Re-read the item (state changed, result arrived, reverted)."""
         item = self.item
-        self.name_label.setText(item.display_name)
-        self.summary_label.set_full_text("" if item.arguments is None else summarize_arguments(item.arguments))
+        # a tool's name and arguments come from a model or a server: bidi and invisible characters show
+        self.name_label.setText(reveal(item.display_name))
+        self.summary_label.set_full_text("" if item.arguments is None else reveal(summarize_arguments(item.arguments)))
         self.state_label.setText(state_text(item))
         if item.revert_error:
             self.state_label.setToolTip(plain_tooltip(f"Revert failed: {item.revert_error}"))

@@ -20,6 +20,7 @@ from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type
 from cks_desktop.ui.graph.editor import EditResult
 from cks_desktop.ui.graph.export import export_png, export_svg
 from cks_desktop.ui.graph.model import GraphModel
+from cks_desktop.ui.text import no_mnemonic
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
@@ -168,7 +169,8 @@ class ViewActions:
                 menu.addAction("Shortest path between the two", self.show_path)
             i = self.model.index[oid]
             menu.addAction("Unpin" if i in self.model.pinned else "Pin here", lambda: self._toggle_pin(oid))
-            menu.addAction(f"Select all {self.model.type_of(i)}", lambda: self._select_type(self.model.type_of(i)))
+            menu.addAction(no_mnemonic(f"Select all {self.model.type_of(i)}"),  # a type name's "&" is a character
+                           lambda: self._select_type(self.model.type_of(i)))
             menu.addSeparator()
             label = "Delete" if len(sel) == 1 else f"Delete {len(sel)} objects"
             menu.addAction(label, lambda: self.spawn(self.delete_objects(sel)))

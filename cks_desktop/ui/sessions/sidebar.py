@@ -6,6 +6,8 @@ without a nested loop). The list follows the presenter, which follows the store.
 
 from __future__ import annotations
 
+import asyncio
+
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QMenu,
@@ -189,6 +191,37 @@ class SessionsSidebar(QWidget):
                 self.sessionActivated.emit("")
         return True
 
+    async def compact_history(self, session_id: str) -> object | None:
+        """Offer what to keep (each choice says how many changes it drops), then drop the rest.
+
+        Dropped changes can no longer be reverted; the dialog says so before anything goes.
+        Returns the store's ``CompactResult``, or None when the person kept everything.
+        """
+        from cks_desktop.ui.dialogs import choose
+
+        store = self.presenter.store
+        options = (("days30", "the last 30 days", {"keep_days": 30}),
+                   ("last100", "the last 100 changes", {"keep_last": 100}),
+                   ("last1", "only the latest change", {"keep_last": 1}))
+        previews = {key: await asyncio.to_thread(store.history_compaction_preview, session_id, **kw)
+                    for key, _, kw in options}
+        choices = [(key, f"Keep {label} (drops {previews[key][0]})") for key, label, _ in options
+                   if previews[key][0]]
+        title = self.presenter.title_of(session_id)
+        if not choices:
+            await choose(self.window(), "Compact history", f"The history of “{title}” has nothing to drop.",
+                         [("ok", "OK")], default="ok", escape="ok", object_name="compactDialog")
+            return None
+        picked = await choose(
+            self.window(), "Compact history", f"Drop the oldest changes of “{title}”?", [*choices, ("cancel", "Cancel")],
+            informative="Dropped changes can no longer be reverted (Undo and Revert stop at the oldest change "
+                        "kept). The graph itself stays exactly as it is.",
+            default="cancel", escape="cancel", object_name="compactDialog")
+        kwargs = next((kw for key, _, kw in options if key == picked), None)
+        if kwargs is None:
+            return None
+        return await asyncio.to_thread(store.compact_history, session_id, **kwargs)
+
     def _context_menu(self, pos: QPoint) -> None:
         item = self.list.itemAt(pos)
         menu = QMenu(self)
@@ -197,5 +230,7 @@ class SessionsSidebar(QWidget):
             self.list.setCurrentItem(item)
             menu.addAction("Rename", self.rename_current)
             menu.addAction("Scopes…", lambda: self.scopesRequested.emit(self.current_id))
+            menu.addAction("Compact history…", lambda: self.tasks.spawn(
+                self.compact_history(self.current_id), name="compact-history"))
             menu.addAction("Delete…", self.ask_delete_current)
         menu.popup(self.list.viewport().mapToGlobal(pos))

@@ -38,6 +38,7 @@ class SettingsWatcher(QObject):
     def __init__(self, settings: Settings, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
+        self._closed = False
         self._file = str(settings.path)
         self._last: Signature = _signature(self._file)
         self._watcher = QFileSystemWatcher(self)
@@ -49,27 +50,34 @@ class SettingsWatcher(QObject):
         self._timer.timeout.connect(self.check)
         self._watcher.fileChanged.connect(lambda _p: self._timer.start())
         self._watcher.directoryChanged.connect(lambda _p: self._timer.start())
+        # Both ways in: a reload here, and a save (ours) that merged in what others wrote.
+        settings.subscribe(self._on_adopted)
+
+    def _on_adopted(self, keys: set[str]) -> None:
+        if not self._closed:
+            self.changed.emit(keys)
 
     def _watch_file(self) -> None:
         if self._file not in self._watcher.files() and os.path.exists(self._file):
             self._watcher.addPath(self._file)
 
     def check(self) -> set[str]:
-        """Re-read the file if it changed on disk; emit ``changed`` with what changed in memory."""
+        """Re-read the file if it changed on disk; ``changed`` is emitted with what changed in memory."""
+        if self._closed:
+            return set()
         self._watch_file()
         signature = _signature(self._file)
         if signature == self._last:
             return set()
         self._last = signature
-        keys = self.settings.reload()
-        if keys:
-            self.changed.emit(keys)
-        return keys
+        return self.settings.reload()  # emits ``changed`` through _on_adopted
 
     def close(self) -> None:
         """Stop watching (at shutdown: no reload may start once the window's tasks are cancelled)."""
+        if self._closed:
+            return
+        self._closed = True
         self._timer.stop()
-        self._timer.timeout.disconnect(self.check)
         paths = self._watcher.files() + self._watcher.directories()
         if paths:
             self._watcher.removePaths(paths)
