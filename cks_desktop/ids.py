@@ -59,3 +59,23 @@ def new_id(prefix: str = "") -> str:
             _cached_hi, _cached_hi_text = hi, _encode_pairs(hi, 7)
         text = _cached_ms_text + _cached_hi_text + _PAIRS[rand & 1023]
     return prefix + text
+
+
+def id_floor(ms: int, prefix: str = "") -> str:
+    """The smallest id that ``new_id(prefix)`` can return at millisecond ``ms``: every id
+    created at ``ms`` or later sorts at or above it (the change feed reads "changes since")."""
+    return prefix + _encode_pairs(max(ms, 0), 5) + "0" * 16
+
+
+def id_ms(ident: str, prefix: str = "") -> int | None:
+    """The millisecond an id was created at, or None when ``ident`` is not such an id."""
+    text = ident[len(prefix):] if prefix and ident.startswith(prefix) else ident
+    if len(text) != 26:
+        return None
+    value = 0
+    for ch in text[:10]:
+        digit = _ALPHABET.find(ch)
+        if digit < 0:
+            return None
+        value = value * 32 + digit
+    return value

@@ -5,6 +5,8 @@
     mcp add NAME --url URL [--header K:V]… [--secret-header K]…
     mcp show NAME [--json]                  one server's entry, secrets shown as [secret]
     mcp remove NAME | enable NAME | disable NAME
+    mcp grant NAME | revoke NAME            whether every chat may use the server's tools (``add`` grants;
+                                            ``--no-grant`` and imports do not)
     mcp tools NAME [--json]                 connect and list the server's tools
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
     mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
@@ -68,6 +70,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", choices=("auto", "legacy", "2026-07-28"), help="protocol negotiation "
                    "(default auto)")
     p.add_argument("--disabled", action="store_true", help="add it without starting it")
+    p.add_argument("--no-grant", action="store_true",
+                   help="do not grant its scopes to chats: its tools then reach only the chats of sessions "
+                        "that grant them (Scopes… in the window, or chat --grant)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +94,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_json_flag(q)
 
     for verb, text in (("remove", "remove a server and its keychain secrets"),
-                       ("enable", "enable a server"), ("disable", "disable a server")):
+                       ("enable", "enable a server"), ("disable", "disable a server"),
+                       ("grant", "let every chat use this server's tools (grants the scopes they need)"),
+                       ("revoke", "take that back: its tools reach only sessions that grant their scopes")):
         q = msub.add_parser(verb, help=text)
         q.add_argument("name")
 
@@ -116,13 +123,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     command = getattr(args, "mcp_command", None)
     if command is None:
-        raise CliError(f"say what to do: {APP_ID} mcp {{list,show,add,remove,enable,disable,tools,call,"
+        raise CliError(f"say what to do: {APP_ID} mcp {{list,show,add,remove,enable,disable,grant,revoke,tools,call,"
                        "import-claude,serve} (see --help)")
     if not getattr(args, "verbose", False):
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     handler = {"list": _list, "show": _show, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
+               "grant": _grant, "revoke": _revoke,
                "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve}[command]
     return handler(args)
 
@@ -342,6 +350,7 @@ def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
         if getattr(late, key) is None:
             setattr(late, key, getattr(args, key))
     late.disabled = late.disabled or args.disabled
+    late.no_grant = late.no_grant or args.no_grant
     late.command = command
     return late
 
@@ -381,6 +390,7 @@ def _read_secret(key: str, what: str) -> str:
 
 def _add(args: argparse.Namespace) -> int:
     from cks_desktop.mcp.config import ConfigError, add_server, find_name, parse_server, protect_entry
+    from cks_desktop.tools.scopes import server_identity
 
     opts = _parse_add(args)
     if opts.url and opts.command:
@@ -442,10 +452,16 @@ def _add(args: argparse.Namespace) -> int:
         if secrets.last_error:
             raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
     add_server(settings, opts.name, raw)
-    settings.save()
     config = parse_server(opts.name, raw)
+    granted = [] if opts.no_grant else sorted(s.value for s in config.scopes)
+    # Adding a server by hand is the person turning it on: its tools reach chats (scopes.py). An
+    # import (untrusted input) never grants; --no-grant leaves it to each session's choice.
+    settings.set_server_grant(opts.name, granted, server_identity(raw))
+    settings.save()
     note = f"; kept in the keychain: {', '.join(kept)}" if kept else ""
     print(f"Added MCP server '{opts.name}' ({config.transport}: {config.describe()}){note}.")
+    if granted:
+        print(f"Its tools may be used in every chat (granted: {', '.join(granted)}).")
     print(f"Check it with: {APP_ID} mcp tools {opts.name}")
     return EXIT_OK
 
@@ -483,6 +499,36 @@ def _disable(args: argparse.Namespace) -> int:
     return _set_enabled(args, False)
 
 
+def _set_grant(args: argparse.Namespace, grant: bool) -> int:
+    from cks_desktop.mcp.config import ConfigError, find_name, parse_server
+    from cks_desktop.tools.scopes import server_identity
+
+    settings = _settings(args)
+    name = find_name(settings, args.name)
+    if name is None:
+        raise CliError(f"There is no MCP server named '{args.name}'.")
+    raw = settings.mcp_servers[name]
+    try:
+        scopes = sorted(s.value for s in parse_server(name, raw).scopes) if grant else []
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    settings.set_server_grant(name, scopes, server_identity(raw))
+    settings.save()
+    if grant:
+        print(f"Every chat may now use the tools of MCP server '{name}' (granted: {', '.join(scopes) or 'nothing'}).")
+    else:
+        print(f"The tools of MCP server '{name}' now reach only the chats of sessions that grant their scopes.")
+    return EXIT_OK
+
+
+def _grant(args: argparse.Namespace) -> int:
+    return _set_grant(args, True)
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    return _set_grant(args, False)
+
+
 def _import_claude(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -507,6 +553,9 @@ def _import_claude(args: argparse.Namespace) -> int:
         print(f"  skipped {name}: {reason}")
     for item in report.ignored:
         print(f"  ignored (an imported server always asks, with the default scopes): {item}")
+    if report.imported:
+        print(f"Imported servers' tools reach a chat only once you grant them: {APP_ID} mcp grant NAME, or "
+              "Settings → MCP servers → the server → Grant these scopes… in every chat.")
     return EXIT_OK
 
 

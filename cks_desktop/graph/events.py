@@ -1,8 +1,10 @@
 """Change events the store emits after a transaction commits.
 
 A plain callback list, no Qt: the GUI wraps it in a signal. Listeners are
-called on the thread that made the change, after the commit, so they only ever
-see data that is really in the database.
+called after the commit, so they only ever see data that is really in the
+database: for the store's own writes on the thread that made the change, for
+writes by other processes (``external=True``, found by the store's change feed,
+``graph/feed.py``) on the feed's worker thread.
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ class GraphChanged:
     updated_relations: tuple[Relation, ...] = ()
     removed_relations: tuple[str, ...] = ()  # ids
     types_changed: bool = False
+    reverts: str | None = None  # the change this one undid (a revert), if any
+    external: bool = False  # written by another process/connection, seen through the change feed
 
 
 @dataclass(frozen=True)
 class SessionEvent:
     kind: str  # "created", "renamed", "deleted", "updated"
     session: Session
+    external: bool = False  # done by another process/connection, seen through the change feed
 
 
 StoreEvent = GraphChanged | SessionEvent

@@ -201,7 +201,8 @@ def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: st
         added_objects=tuple(added_objs), updated_objects=tuple(updated_objs),
         removed_objects=tuple(i for _, i in obj_delete),
         added_relations=tuple(added_rels), updated_relations=tuple(updated_rels),
-        removed_relations=tuple(i for _, i in rel_delete), types_changed=types_changed)
+        removed_relations=tuple(i for _, i in rel_delete), types_changed=types_changed,
+        reverts=reverts)
     return change, event
 
 

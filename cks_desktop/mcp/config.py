@@ -427,10 +427,11 @@ def set_enabled(settings: "Settings", name: str, enabled: bool) -> ServerConfig:
 
 
 def remove_server(settings: "Settings", name: str, secrets: "SecretStore | None") -> None:
-    """Delete one entry and the keychain secrets it created itself (the caller saves)."""
+    """Delete one entry, its grant, and the keychain secrets it created itself (the caller saves)."""
     raw = settings.mcp_servers.pop(name, None)
     if raw is None:
         raise ConfigError(f"There is no MCP server named '{name}'.")
+    settings.set_server_grant(name, [])  # re-adding the same command must not bring the grant back
     if secrets is not None and isinstance(raw, dict):
         for ref in secret_refs(raw):
             if owns_secret(name, ref):  # never another server's or a provider's entry

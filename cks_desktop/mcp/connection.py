@@ -534,7 +534,7 @@ class McpConnection:
             async with deadline:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
         except TimeoutError:
-            if deadline.expired() and progressed and loop.time() >= ceiling:
+            if deadline.expired() and progressed and (deadline.when() or 0.0) >= ceiling:
                 return ToolOutput(f"'{tool}' on MCP server '{self.name}' kept reporting progress for "
                                   f"{timeout * PROGRESS_CEILING_FACTOR:g} s without finishing (progress extends its "
                                   f"{timeout:g} s timeout at most {PROGRESS_CEILING_FACTOR} times over); "

@@ -146,7 +146,11 @@ class McpManager:
             cfg = configs[name]
             conn = self.connections.get(name)
             status, reason = (conn.status, conn.reason) if conn else (Status.STOPPED, "")
-            tools = len([t for t in conn.tools if cfg.tool_enabled(t.name)]) if conn and conn.tools else 0
+            tools = 0
+            if conn and conn.tools:  # the listed, enabled tools less those left out (convert.build_specs)
+                listed = [t.name for t in conn.tools if cfg.tool_enabled(t.name)]
+                names = set(listed)
+                tools = max(0, len(listed) - len([s for s in conn.skipped if s.name in names]))
             rows.append(ServerState(name, cfg.enabled, status, reason, tools, cfg.transport, cfg.describe()))
         return rows
 

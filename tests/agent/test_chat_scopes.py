@@ -56,7 +56,7 @@ def test_injected_instructions_cannot_delete_the_graph_through_a_batch(home: tup
 def test_a_stdio_servers_tools_reach_the_chat_only_once_code_execute_is_granted(
         home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
-    assert cks(root, "mcp", "add", "toy", "--", sys.executable, str(TOY)).returncode == 0
+    assert cks(root, "mcp", "add", "toy", "--no-grant", "--", sys.executable, str(TOY)).returncode == 0
     with make_fake("anthropic") as fake:
         fake.queue(call_turn("mcp__toy__add", {"a": 2, "b": 3}), text_turn("No such tool."))
         proc = chat(root, fake, sid, "--yes", "What is 2+3?")
@@ -66,12 +66,11 @@ def test_a_stdio_servers_tools_reach_the_chat_only_once_code_execute_is_granted(
     assert proc.stdout.splitlines()[1].startswith("← error: toy · add needs code.execute, which this chat does "
                                                   "not grant")
     assert "--grant" in proc.stdout.splitlines()[1]
-    # Granted to the server in the settings (what its editor's "Grant in every chat" writes): offered.
-    settings_file = root / "settings.json"
-    data = json.loads(settings_file.read_text())
-    data["agent"]["server_scopes"] = {"toy": {"scopes": ["code.execute"],
-                                              "identity": server_identity(data["mcpServers"]["toy"])}}
-    settings_file.write_text(json.dumps(data))
+    # Granted to the server (what its editor's "Grant in every chat" and `mcp grant` write): offered.
+    assert cks(root, "mcp", "grant", "toy").returncode == 0
+    data = json.loads((root / "settings.json").read_text())
+    assert data["agent"]["server_scopes"]["toy"] == {"scopes": ["code.execute"],
+                                                     "identity": server_identity(data["mcpServers"]["toy"])}
     with make_fake("anthropic") as fake:
         fake.queue(call_turn("mcp__toy__add", {"a": 2, "b": 3}), text_turn("It is 5."))
         proc = chat(root, fake, sid, "--yes", "What is 2+3?")
@@ -91,3 +90,39 @@ def test_a_read_only_session_cannot_write(home: tuple[Path, str]) -> None:  # no
     assert "graph_summary" in offered and "remove_object" not in offered and "evolve_knowledge" not in offered
     assert "needs graph.mutate, which this chat does not grant" in proc.stdout.splitlines()[1]
     assert names(root, sid) == ["Bob"]
+
+
+def offered_toy_tools(root: Path, sid: str) -> set[str]:
+    with make_fake("anthropic") as fake:
+        fake.queue(text_turn("Hello."))
+        proc = chat(root, fake, sid, "--yes", "Hi")
+        offered = {t["name"] for t in fake.requests[0].body["tools"]}
+    assert proc.returncode == 0, proc.stderr
+    return {n for n in offered if n.startswith("mcp__toy__")}
+
+
+def test_a_server_added_by_hand_is_granted_and_its_grant_ends_with_it(home: tuple[Path, str]) -> None:  # noqa: F811
+    """Adding a server is the person turning it on; revoke, remove and a re-add with --no-grant
+    each take the grant away (a removed server's grant never returns with the same command)."""
+    root, sid = home
+    added = cks(root, "mcp", "add", "toy", "--", sys.executable, str(TOY))
+    assert added.returncode == 0 and "granted: code.execute" in added.stdout, added.stderr
+    assert {"mcp__toy__add", "mcp__toy__echo"} <= offered_toy_tools(root, sid)
+    assert cks(root, "mcp", "revoke", "toy").returncode == 0
+    assert offered_toy_tools(root, sid) == set()
+    assert cks(root, "mcp", "grant", "toy").returncode == 0
+    assert cks(root, "mcp", "remove", "toy").returncode == 0
+    assert cks(root, "mcp", "add", "toy", "--no-grant", "--", sys.executable, str(TOY)).returncode == 0
+    assert offered_toy_tools(root, sid) == set()
+    assert "server_scopes" not in json.loads((root / "settings.json").read_text())["agent"] or \
+        "toy" not in json.loads((root / "settings.json").read_text())["agent"]["server_scopes"]
+
+
+def test_an_imported_server_is_not_granted(home: tuple[Path, str], tmp_path: Path) -> None:  # noqa: F811
+    root, sid = home
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {"toy": {"command": sys.executable, "args": [str(TOY)],
+                                                         "scopes": ["code.execute"]}}}))
+    imported = cks(root, "mcp", "import-claude", str(config))
+    assert imported.returncode == 0 and "mcp grant NAME" in imported.stdout, imported.stderr
+    assert offered_toy_tools(root, sid) == set()

@@ -112,7 +112,7 @@ async def test_colliding_wire_names_leave_the_chat_working(provider_name: str, t
             assert TWIN_B in conn.reason and "left out" in conn.reason
             sentence(conn.reason)
             row = next(r for r in manager.statuses() if r.name == SERVER_NAME)
-            assert TWIN_B in row.reason
+            assert TWIN_B in row.reason and row.tools == 2  # a twin and echo
             session = store.create_session("chat").id
             async with fake_provider(provider_name, call_turn(wire, {}), call_turn("mcp__evil__echo", {"text": "hi"}),
                                      text_turn("Both worked.")) as (fake, provider):
@@ -127,6 +127,21 @@ async def test_colliding_wire_names_leave_the_chat_working(provider_name: str, t
         finally:
             if rig.manager is not None:
                 await rig.manager.aclose()
+
+
+def test_a_listing_cannot_take_a_wire_name_another_source_holds() -> None:
+    from cks_desktop.mcp.config import parse_server
+    from cks_desktop.mcp.convert import build_specs
+    import mcp_types as types
+
+    config = parse_server(SERVER_NAME, {"command": "unused"})
+    theirs = f"mcp:{SERVER_NAME}:{TWIN_A}"  # as if another source had registered it first
+    tools = [types.Tool(name=TWIN_B, input_schema={"type": "object"}),
+             types.Tool(name="echo", input_schema={"type": "object"})]
+    specs, skipped = build_specs(config, tools, lambda name: None,  # type: ignore[arg-type,return-value]
+                                 taken={to_wire(theirs): theirs})
+    assert [s.name for s in specs] == [f"mcp:{SERVER_NAME}:echo"]
+    assert [s.name for s in skipped] == [TWIN_B] and theirs in skipped[0].reason
 
 
 # -- item 12: timeouts ------------------------------------------------------------------------

@@ -134,8 +134,9 @@ class McpServerEditor(QDialog):
         granted, identity = services.settings.server_grant(self.form.original_name) if self.form.original_name \
             else ([], "")
         current = services.settings.mcp_servers.get(self.form.original_name) if self.form.original_name else None
-        self.grant_box.setChecked(bool(granted) and identity == server_identity(current)
-                                  and set(granted) >= set(self.form.scopes))
+        # A server the person adds here is one they chose to use: granted unless they untick it.
+        self.grant_box.setChecked(not self.form.original_name or (
+            bool(granted) and identity == server_identity(current) and set(granted) >= set(self.form.scopes)))
         rules_form.addRow("", self.grant_box)
         self.approval_box = QComboBox()
         self.approval_box.setObjectName("mcpApproval")

@@ -1,0 +1,212 @@
+"""The change feed of the SQLite store: ``PRAGMA data_version`` on a worker thread.
+
+``data_version`` is per connection and changes only when ANOTHER connection
+commits to the file. The feed keeps its own read-only connection and checks it
+every ``interval`` seconds (one pragma, a few microseconds: negligible when
+idle, see ``bench/change_feed.py``). When it moved, the feed
+
+1. diffs the ``sessions`` table against its last snapshot (creating, renaming
+   and deleting a session records no ``changes`` row) → ``SessionEvent``s;
+2. reads the ``changes`` rows it has not seen → one ``GraphChanged`` each, built
+   from the change's resolved ops (``feed.net_effect``) and the current rows of
+   the objects and relations it added or updated;
+
+and skips whatever ``OwnWrites`` says this process wrote itself (the store
+already emitted those). Events are emitted on the feed's thread.
+
+"Not seen": change ids sort by creation time and writers are serialised by
+SQLite's write lock, so a new commit's id is never older than the newest one
+seen, except for ids of two processes made within the same millisecond (or a
+small clock step). The feed therefore reads ids from ``LOOKBACK_MS`` before the
+newest seen one and skips those it already knows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cks_desktop.graph import rows
+from cks_desktop.graph.events import GraphChanged, StoreEvent
+from cks_desktop.graph.feed import Emit, OwnWrites, net_effect, session_events
+from cks_desktop.graph.history import decode_ops
+from cks_desktop.graph.model import Object, Relation, Session
+from cks_desktop.ids import id_floor, id_ms
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL_S = 0.15  # latency is at most this plus one read; idle cost ~7 pragma calls a second
+LOOKBACK_MS = 5000
+_CHUNK = 500  # ids per IN (...) query
+_BUSY_TIMEOUT_S = 1.0
+
+
+class SqliteChangeFeed:
+    """``ChangeFeed`` for one SQLite file (see the module docstring)."""
+
+    def __init__(self, path: Path, own: OwnWrites, emit: Emit, interval: float = DEFAULT_INTERVAL_S) -> None:
+        self.path = Path(path)
+        self.own = own
+        self.emit = emit
+        self.interval = interval
+        self._conn: sqlite3.Connection | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._version = -1
+        self._sessions: dict[str, Session] = {}
+        self._seen: set[str] = set()
+        self._newest_ms = 0
+        self.polls = 0  # data_version reads (for the benchmark)
+        self.scans = 0  # times it moved and the tables were read
+        self._failing = False
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Open the feed's connection and take the baseline here (a few ms), so nothing
+        committed after this returns is missed; then poll on a daemon thread."""
+        if self._thread is not None:
+            return
+        conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            self._version = self._data_version(conn)
+            self._sessions = self._read_sessions(conn)
+            newest = conn.execute("SELECT max(id) FROM changes").fetchone()[0]
+            self._newest_ms = (id_ms(newest, "c_") or 0) if newest else 0
+            self._seen = {r[0] for r in conn.execute("SELECT id FROM changes WHERE id >= ?", (self._floor(),))}
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        self.own.active = True
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="cks-change-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        self._stop.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self.own.active = False
+        self.own.clear()
+        conn, self._conn = self._conn, None
+        if conn is not None and (thread is None or not thread.is_alive()):
+            conn.close()
+
+    # -- the worker --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            conn = self._conn
+            if conn is None:
+                break
+            try:
+                self.poll(conn)
+                if self._failing:
+                    log.info("the change feed of %s reads again", self.path)
+                    self._failing = False
+            except sqlite3.Error as exc:  # a busy/odd moment; the next tick tries again
+                if not self._failing:
+                    log.warning("the change feed of %s could not read: %s", self.path, exc)
+                    self._failing = True
+            except Exception:
+                log.exception("the change feed of %s failed; it keeps polling", self.path)
+
+    def poll(self, conn: sqlite3.Connection) -> None:
+        """One tick: emit what others committed since the last tick, if anything."""
+        self.polls += 1
+        version = self._data_version(conn)
+        if version == self._version:
+            return
+        self.scans += 1
+        sessions = self._read_sessions(conn)
+        first, last = session_events(self._sessions, sessions, self.own)
+        heads = conn.execute("SELECT id, session_id, origin, reverts FROM changes WHERE id >= ? ORDER BY id",
+                             (self._floor(),)).fetchall()
+        graph: list[StoreEvent] = []
+        for change_id, session_id, origin, reverts in heads:
+            if change_id in self._seen:
+                continue
+            self._seen.add(change_id)
+            if self.own.take_change(change_id):
+                continue
+            event = self._graph_event(conn, change_id, session_id, origin, reverts)
+            if event is not None:
+                graph.append(event)
+        # Only now is this version fully read: a failure above leaves it to be read again.
+        self._version, self._sessions = version, sessions
+        if heads:
+            self._newest_ms = max(self._newest_ms, id_ms(heads[-1][0], "c_") or 0)
+            floor = self._floor()
+            self._seen = {i for i in self._seen if i >= floor}
+        for event in (*first, *graph, *last):
+            if self._stop.is_set():
+                return
+            self.emit(event)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _floor(self) -> str:
+        return id_floor(self._newest_ms - LOOKBACK_MS, "c_") if self._newest_ms else ""
+
+    @staticmethod
+    def _data_version(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+    @staticmethod
+    def _read_sessions(conn: sqlite3.Connection) -> dict[str, Session]:
+        return {r[0]: rows.session(r) for r in conn.execute(f"SELECT {rows.SESSION_COLS} FROM sessions")}
+
+    def _graph_event(self, conn: sqlite3.Connection, change_id: str, session_id: str, origin: str,
+                     reverts: str | None) -> GraphChanged | None:
+        row = conn.execute("SELECT ops FROM changes WHERE id = ?", (change_id,)).fetchone()
+        if row is None:  # compacted or its session deleted meanwhile
+            return None
+        effect = net_effect(decode_ops(row[0]))
+        objects = _by_id(conn, "objects", rows.OBJECT_COLS, session_id,
+                         effect.added_objects + effect.updated_objects, rows.obj)
+        relations = _by_id(conn, "relations", rows.RELATION_COLS, session_id,
+                           effect.added_relations + effect.updated_relations, rows.relation)
+        return GraphChanged(
+            session_id=session_id, change_id=change_id, origin=origin,
+            added_objects=_pick(objects, effect.added_objects),
+            updated_objects=_pick(objects, effect.updated_objects),
+            removed_objects=tuple(effect.removed_objects),
+            added_relations=_pick(relations, effect.added_relations),
+            updated_relations=_pick(relations, effect.updated_relations),
+            removed_relations=tuple(effect.removed_relations),
+            types_changed=effect.types_changed, reverts=reverts, external=True)
+
+
+def _by_id(conn: sqlite3.Connection, table: str, cols: str, session_id: str, ids: list[str],
+           build: Any) -> dict[str, Any]:
+    """The CURRENT rows of ``ids`` (a later change may have removed some: they are left out,
+    and that change's own event reports the removal)."""
+    found: dict[str, Any] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"SELECT {cols} FROM {table} WHERE session_id = ? AND id IN ({marks})",
+                              (session_id, *chunk)):
+            try:
+                found[r[0]] = build(r)
+            except (json.JSONDecodeError, TypeError):  # a damaged row: leave it to a reopen
+                log.warning("the change feed skipped an unreadable row %s", r[0])
+    return found
+
+
+def _pick(found: dict[str, Any], ids: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(found[i] for i in ids if i in found)
+
+
+__all__ = ["DEFAULT_INTERVAL_S", "SqliteChangeFeed", "Object", "Relation"]
