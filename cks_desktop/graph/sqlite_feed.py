@@ -27,7 +27,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from cks_desktop.graph import rows
 from cks_desktop.graph.events import GraphChanged, StoreEvent
 from cks_desktop.graph.feed import Emit, OwnWrites, net_effect, session_events
 from cks_desktop.graph.history import decode_ops
-from cks_desktop.graph.model import Object, Relation, Session
+from cks_desktop.graph.model import Session
 from cks_desktop.ids import id_floor, id_ms
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ class SqliteChangeFeed:
 
 
 def _by_id(conn: sqlite3.Connection, table: str, cols: str, session_id: str, ids: list[str],
-           build: Any) -> dict[str, Any]:
+           build: Callable[[Sequence[Any]], Any]) -> dict[str, Any]:
     """The CURRENT rows of ``ids`` (a later change may have removed some: they are left out,
     and that change's own event reports the removal)."""
     found: dict[str, Any] = {}
@@ -208,5 +208,3 @@ def _by_id(conn: sqlite3.Connection, table: str, cols: str, session_id: str, ids
 def _pick(found: dict[str, Any], ids: Sequence[str]) -> tuple[Any, ...]:
     return tuple(found[i] for i in ids if i in found)
 
-
-__all__ = ["DEFAULT_INTERVAL_S", "SqliteChangeFeed", "Object", "Relation"]

@@ -60,6 +60,7 @@ from cks_desktop.graph.errors import (DamagedDatabase, DatabaseError, NotFound, 
                                       damaged_sentence)
 from cks_desktop.graph.integrity import OPEN_CHECK_BUDGET, is_corruption, missing_parts, quick_check
 from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEvent, StoreEvent
+from cks_desktop.graph.feed import ChangeFeed, OwnWrites
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
 from cks_desktop.graph.overlay import Overlay
 from cks_desktop.graph.plan import COUNT_KEYS
@@ -93,6 +94,8 @@ class GraphStore:
         self.path = path
         self._lock = threading.RLock()
         self._events = EventHub()
+        self._own = OwnWrites()  # our writes, noted before commit, so the feed skips them
+        self._feed: ChangeFeed | None = None
         self._closed = False
         self._damage: str | None = None  # what quick_check (or an error) found broken
         self._read_only_reason: str | None = None  # why writes are refused (damage, full disk)
@@ -228,6 +231,7 @@ class GraphStore:
         return store
 
     def close(self) -> None:
+        self.stop_feed()  # first, outside the lock: a feed listener may be waiting for it
         with self._lock:
             if self._closed:
                 return
@@ -245,8 +249,50 @@ class GraphStore:
         self.close()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener`` with every committed change; returns an unsubscribe callable."""
+        """Call ``listener`` with every committed change; returns an unsubscribe callable.
+
+        Without a running feed (``start_feed``) these are this store's own writes; with
+        one, also those of other processes (``external=True``, on the feed's thread)."""
         return self._events.subscribe(listener)
+
+    # -- the change feed (graph/feed.py) ----------------------------------------------------
+
+    @property
+    def feed(self) -> ChangeFeed | None:
+        """The running change feed, or None."""
+        return self._feed
+
+    def start_feed(self, interval: float | None = None) -> ChangeFeed:
+        """Also emit the commits of OTHER processes to this file, as the same events.
+
+        For long-lived callers (the window, ``sessions watch``, ``mcp serve``); short
+        commands don't need it. Takes the baseline before returning (a few ms), then
+        polls on a worker thread; ``close`` stops it. Idempotent. DatabaseError when
+        the file cannot be read by a second connection (e.g. opened exclusively on a
+        full disk).
+        """
+        from cks_desktop.graph.sqlite_feed import DEFAULT_INTERVAL_S, SqliteChangeFeed
+
+        with self._lock:
+            if self._closed:
+                raise DatabaseError(f"The database {self.path} is closed.")
+            if self._feed is not None:
+                return self._feed
+            feed = SqliteChangeFeed(self.path, self._own, self._events.emit,
+                                    DEFAULT_INTERVAL_S if interval is None else interval)
+            try:
+                feed.start()
+            except sqlite3.Error as exc:
+                raise database_error(exc, self.path) from None
+            self._feed = feed
+            return feed
+
+    def stop_feed(self) -> None:
+        """Stop the change feed (waits for its worker); nothing when none runs."""
+        with self._lock:
+            feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.stop()
 
     # -- connection access for other modules (e.g. the agent's transcript) ------------------
 
@@ -289,6 +335,7 @@ class GraphStore:
         with self.transaction() as conn:
             conn.execute("INSERT INTO sessions (id, title, created_at, instructions) VALUES (?, ?, ?, ?)",
                          (session.id, session.title, session.created_at, session.instructions))
+            self._own.note_session(session.id, session)
         self._emit(SessionEvent("created", session))
         return session
 
@@ -315,6 +362,7 @@ class GraphStore:
             self._session(conn, session_id)
             conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
             session = self._session(conn, session_id)
+            self._own.note_session(session_id, session)
         self._emit(SessionEvent("renamed", session))
         return session
 
@@ -325,6 +373,7 @@ class GraphStore:
             self._session(conn, session_id)
             conn.execute("UPDATE sessions SET instructions = ? WHERE id = ?", (instructions, session_id))
             session = self._session(conn, session_id)
+            self._own.note_session(session_id, session)
         self._emit(SessionEvent("updated", session))
         return session
 
@@ -339,6 +388,7 @@ class GraphStore:
             for table in ("relations", "objects", "type_defs", "changes"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            self._own.note_session(session_id, None)
         self._emit(SessionEvent("deleted", session))
 
     # -- reads ------------------------------------------------------------------------------
@@ -542,6 +592,7 @@ class GraphStore:
                     conn.execute("ROLLBACK")
                     return result
                 change, event = write_plan(conn, session_id, plan, origin, now, reverts)
+                self._own.note_change(change.id)  # before COMMIT: the feed may see it right after
                 conn.execute("COMMIT")
                 result.change = change
             except BaseException as exc:

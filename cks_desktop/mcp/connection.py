@@ -559,6 +559,8 @@ class McpConnection:
                 why = exc.error.message
                 if "recursion limit" in why:
                     why = "the server's answer is nested too deeply to be read"
+                elif "validation error" in why:  # the HTTP transport's own wording is a pydantic dump
+                    why = "the server's answer is not a valid JSON-RPC message"
                 return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: {why[:300]}.", is_error=True)
             return ToolOutput(f"MCP server '{self.name}' answered '{tool}' with an error: {exc.error.message} "
                               f"(code {exc.error.code}).", is_error=True,

@@ -145,6 +145,10 @@ class MainWindow(QMainWindow):
         self.stop_action = self._action(chat_menu, "S&top", self._stop_shortcut, None, "stopAction")
         self.stop_action.setToolTip("Stop the running answer (Esc)")
         self.stop_action.setEnabled(False)
+        chat_menu.addSeparator()
+        self.clear_chat_action = self._action(chat_menu, "&Clear chat…", self.chat_panel.request_clear, None,
+                                              "clearChatAction")
+        self.clear_chat_action.setToolTip("Delete every message of this chat (the graph stays); asks first")
         # Esc stops from anywhere in the window, but only while the chat answers: otherwise
         # it stays with the widgets (closing a search, leaving an editor). Dialogs keep their own.
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
@@ -163,6 +167,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
+        self.chat_panel.runningChanged.connect(lambda running: self.clear_chat_action.setEnabled(not running))
         self.sidebar.sessionActivated.connect(self.open_session)
         self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)

@@ -40,12 +40,14 @@ def main(argv: list[str]) -> int:
         (done,) = conn.execute("SELECT count(*) FROM changes WHERE session_id = ?", (session_id,)).fetchone()
     registry = run = None
     if mode == "registry":
+        from cks_desktop.tools.approval import Decision, StaticApprover
         from cks_desktop.tools.builtin import build_registry
         from cks_desktop.tools.context import Run
         from cks_desktop.tools.types import Caller
 
         registry = build_registry(store)
-        run = Run(session_id=session_id, caller=Caller.MODEL)
+        # The batches remove objects and relations, so the call asks (issue 11): the person allows it.
+        run = Run(session_id=session_id, caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
     print("ready", flush=True)
     for k in range(done, done + batches):
         started = time.monotonic()

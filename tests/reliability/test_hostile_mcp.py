@@ -236,3 +236,32 @@ async def test_structured_content_is_capped_like_text(rig: Rig) -> None:
     assert not res.is_error, res.content
     assert len(res.content) < 200_000 and "truncated" in res.content
     assert len(json.dumps(res.to_json())) < 400_000
+
+
+def test_the_cli_lists_the_left_out_tool_and_caps_what_it_prints(tmp_path: Path) -> None:
+    """``mcp tools`` names the unusable tool instead of failing; ``mcp call --json`` prints no 5 MB."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"mcpServers": {"raw": {
+        "command": sys.executable, "args": [str(RAW)], "protocol": "legacy", "approval": "auto"}}}))
+    env = {k: v for k, v in os.environ.items() if k not in ("CKS_DESKTOP_TEST_KEYRING", "SHELL")}
+    env["PYTHONPATH"] = str(root)
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cks_desktop", "--data-dir", str(home), "mcp", *argv],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=120)
+
+    p = cli("tools", "raw", "--json")
+    assert p.returncode == 0, p.stderr
+    listing = json.loads(p.stdout)
+    assert "echo" in {t["name"] for t in listing["tools"]}
+    assert [s["name"] for s in listing["skipped"]] == ["stringly"]
+    novel = next(t for t in listing["tools"] if t["name"] == "novel")
+    assert len(novel["description"]) <= MAX_DESCRIPTION + 200
+    p = cli("call", "raw", "bigstruct", "--args", '{"mb": 5}', "--json")
+    assert p.returncode == 0, p.stderr
+    assert len(p.stdout) < 400_000 and json.loads(p.stdout)["structured"] is None

@@ -45,7 +45,7 @@ def action(menu, name: str):
 async def test_delete_exchange_and_clear_chat_from_the_message_menu(qtbot, home, anthropic_fake) -> None:
     anthropic_fake.queue(text_turn("One."),
                          call_turn("add_object", {"type": "Person", "name": "Alice"}, text="Adding."),
-                         text_turn("Two."), text_turn("Three."), text_turn("Fresh."))
+                         text_turn("Two."), text_turn("Three."), text_turn("Fresh."), text_turn("Five."))
     async with open_window(home, fake=anthropic_fake) as window:
         window.sidebar.create_session()
         panel = window.chat_panel
@@ -81,6 +81,14 @@ async def test_delete_exchange_and_clear_chat_from_the_message_menu(qtbot, home,
         assert panel.model.items == [] and transcript.load(sid) == []
         assert panel.empty_label.isVisibleTo(panel)
         assert window.services.store.resolve(sid, "Alice").type == "Person"
+        # Chat → Clear chat… in the menu bar does the same, so it can be found without a message.
+        await wait(_send(window, qtbot, "fifth"))
+        assert window.clear_chat_action in window.menuBar().actions()[3].menu().actions()
+        window.clear_chat_action.trigger()
+        await answer_confirm(qtbot, True, "Delete every message")
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert panel.model.items == [] and transcript.load(sid) == []
 
 
 @pytest.mark.asyncio
