@@ -5,19 +5,79 @@ listener can ``match`` on the class or switch on ``event.type``, and the CLI's
 ``--json`` mode can print every event with one function (``event_to_json``).
 Events describe what happened; they never carry live objects a listener could
 use to steer the loop (approvals are answered through the ``Approver``).
+
+Every consumer dispatches with ``match event:`` over ``AgentEvent`` and ends in
+``case _: assert_never(event)``, so a new event that a consumer does not handle
+fails the type check (mypy) instead of being dropped silently.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from cks_desktop.llm.messages import Message
-from cks_desktop.tools.types import ToolResult
+from cks_desktop.tools.approval import Decision
+from cks_desktop.tools.types import Outcome, ToolResult
 
-CallState = Literal["done", "error", "denied", "cancelled"]
 FinishReason = Literal["stop", "limit", "error", "cancelled", "repeated_failure"]
+ErrorKind = str  # a ProviderError.kind, or the loop's own: "repeated_failure", "internal", "save_failed"
+
+
+class CallState(str, enum.Enum):
+    """How a tool call's chat row ended, as the transcript stores it (``chat_tool_calls.state``).
+
+    The values are the strings earlier builds wrote, so every existing database reads back.
+    ``INTERRUPTED`` is only ever read: a call the app died during (``transcript._repair``).
+    """
+
+    DONE = "done"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> "CallState":
+        """The row state of a finished call; a timeout shows as an error (its text says why)."""
+        match outcome:
+            case Outcome.OK:
+                return cls.DONE
+            case Outcome.ERROR | Outcome.TIMEOUT:
+                return cls.ERROR
+            case Outcome.DENIED:
+                return cls.DENIED
+            case Outcome.CANCELLED:
+                return cls.CANCELLED
+            case _:
+                assert_never(outcome)
+
+    @classmethod
+    def parse(cls, stored: str) -> "CallState":
+        """A stored state; a value no build ever wrote reads as an error rather than failing the load."""
+        try:
+            return cls(stored)
+        except ValueError:
+            return cls.ERROR
+
+
+class Notice(str, enum.Enum):
+    """What a message the loop wrote itself (not the model) is about."""
+
+    ITERATION_LIMIT = "iteration_limit"  # the turn used its model turns; "Continue" offers more
+    REPEATED_FAILURE = "repeated_failure"  # the same call failed three times in a row
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ApprovalAnswer = Decision | Literal["cancelled"]
+"""How an approval request ended: the approver's decision, or "cancelled" when Stop withdrew it."""
 
 
 @dataclass(frozen=True)
@@ -55,18 +115,27 @@ class ApprovalRequested:
 @dataclass(frozen=True)
 class ApprovalResolved:
     call_id: str
-    decision: str  # a Decision value, or "cancelled" when Stop withdrew the request
+    decision: ApprovalAnswer
     type: Literal["approval_resolved"] = "approval_resolved"
 
 
 @dataclass(frozen=True)
 class ToolCallFinished:
+    """A call ended; how is ``result.outcome`` (``state`` is the chat row's word for it)."""
+
     call_id: str
     result: ToolResult
     duration_ms: float
-    state: CallState
-    change_id: str | None = None
     type: Literal["tool_call_finished"] = "tool_call_finished"
+
+    @property
+    def state(self) -> CallState:
+        return CallState.of(self.result.outcome)
+
+    @property
+    def change_id(self) -> str | None:
+        """The change the call wrote (what the row's Revert reverts)."""
+        return self.result.change_id
 
 
 @dataclass(frozen=True)
@@ -74,19 +143,21 @@ class AssistantMessage:
     """A finished assistant message (model text and calls, or a notice from the loop)."""
 
     message: Message
-    notice: bool = False  # written by the loop (cap, repeated failure), not by the model
+    notice: Notice | None = None  # written by the loop (cap, repeated failure), not by the model
     type: Literal["assistant_message"] = "assistant_message"
 
 
 @dataclass(frozen=True)
 class ErrorEvent:
     message: str  # one sentence for a person
-    kind: str  # ProviderError.kind, or "repeated_failure", "internal"
+    kind: ErrorKind
     type: Literal["error"] = "error"
 
 
 @dataclass(frozen=True)
 class IterationLimit:
+    """The turn reached its cap of model turns (the typed fact; the notice text is for people)."""
+
     limit: int
     message: str = ""
     type: Literal["iteration_limit"] = "iteration_limit"
@@ -117,5 +188,13 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             value = value.to_json()
         elif isinstance(value, Message):
             value = value.to_json()
+        elif isinstance(value, enum.Enum):
+            value = value.value
         data[name] = value
+    if isinstance(event, ToolCallFinished):  # derived from the result, printed as before
+        data["state"] = event.state.value
+        data["change_id"] = event.change_id
+    if isinstance(event, AssistantMessage):  # scripts read ``notice`` as a flag; the kind beside it
+        data["notice"] = event.notice is not None
+        data["notice_kind"] = event.notice.value if event.notice else None
     return data

@@ -1,7 +1,8 @@
 """The tools a chat offers before MCP servers add theirs, built in one place.
 
-The GUI, ``cks-desktop chat`` and ``cks-desktop tools`` all start from this set,
-so "what a model is offered" means the same thing everywhere.
+The GUI, ``cks-desktop chat`` and ``cks-desktop tools`` all start from this set (and
+``mcp serve`` from its host subset), so "what a model is offered" means the same
+thing everywhere.
 """
 
 from __future__ import annotations
@@ -25,3 +26,9 @@ def build_chat_registry(store: "GraphStore | None", settings: "Settings | None" 
     if settings is not None:
         registry.set_policy_overrides(settings.tool_policies)  # again: covers the agent's tools too
     return registry
+
+
+def build_host_registry(store: "GraphStore | None", settings: "Settings | None" = None) -> "ToolRegistry":
+    """The tools ``mcp serve`` offers an MCP host: the built-in graph tools only. A host brings its
+    own model, so the agent's tools (``construct_knowledge`` calls ours) are not among them."""
+    return build_registry(store, settings)

@@ -33,6 +33,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
+from cks_desktop.llm.profiles import PROVIDER_NAMES
 from cks_desktop.tools.types import Scope
 
 if TYPE_CHECKING:
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.settings import Settings
 
-PROVIDER_NAMES = ("anthropic", "ollama", "openai", "gemini")
 ARGS_SHOWN = 120  # characters of a call's arguments on its → line
 DENIAL_HINT = "Run the command again with --yes to allow calls that ask for approval."
 

@@ -139,9 +139,15 @@ def _run(args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace) -> "Settings":
     from cks_desktop.settings import Settings
 
+    from cks_desktop.mcp.config import protect_stored_servers
+
     settings = Settings.load(app_paths(args).settings_file)
     if settings.problem:
         print(f"{APP_ID}: warning: {settings.problem}", file=sys.stderr)
+    moved = protect_stored_servers(settings, _secrets())
+    if moved:  # secrets an older version kept in clear
+        settings.save()
+        print(f"{APP_ID}: moved to the keychain from the settings file: {', '.join(moved)}", file=sys.stderr)
     return settings
 
 
@@ -563,6 +569,8 @@ def _serve(args: argparse.Namespace) -> int:
     from cks_desktop.graph.errors import StoreError
     from cks_desktop.mcp.server import open_session, serve_stdio, serving_run
     from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.tools.scopes import chat_grant
+    from cks_desktop.tools.types import Scope
 
     settings = _settings(args)
     store = open_store(args)
@@ -574,7 +582,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"{APP_ID}: serving session {session.id} ({session.title}) over MCP on stdio", file=sys.stderr,
               flush=True)
         registry = build_registry(store, settings)
-        asyncio.run(serve_stdio(registry, serving_run(session.id, tuple(settings.allowed_folders))))
+        # The session's own scope choice holds for a host as for a chat (a read-only session stays so).
+        granted = chat_grant(settings, session.id).scopes | {Scope.GRAPH_READ}
+        asyncio.run(serve_stdio(registry, serving_run(session.id, tuple(settings.allowed_folders), granted)))
     finally:
         store.close()
     return EXIT_OK

@@ -1,4 +1,4 @@
-"""`cks-desktop sessions list|create|rename|delete|show|export|import|compact`.
+"""`cks-desktop sessions list|create|rename|delete|show|export|import|compact|watch`.
 
 Every action opens the store, does one thing and closes it. Failures (a
 missing session, a locked/corrupt/too-new database, a file that cannot be
@@ -102,6 +102,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          help="do not ask (needed when stdin is not a terminal)")
     compact.add_argument("--no-vacuum", action="store_true",
                          help="do not rewrite the file afterwards (it then keeps its size; the space is reused)")
+    from cks_desktop.commands.watch_cmd import add_watch_parser
+
+    add_watch_parser(ssub)  # `sessions watch`: the change feed, until interrupted
 
 
 def session_json(session: Any) -> dict[str, Any]:

@@ -23,25 +23,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from cks_desktop.llm.errors import SETTINGS_PAGE
-from cks_desktop.llm.profiles import API_KEY_ENVS, DEFAULT_BASE_URLS, profile_for
+from cks_desktop.llm.profiles import OLLAMA, PROFILES, profile_for
 from cks_desktop.llm.provider import Provider, ProviderConfig, ProviderError
-from cks_desktop.settings import DEFAULTS as SETTINGS_DEFAULTS
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
-# One source of truth for default models: the settings defaults.
-DEFAULT_MODELS: dict[str, str] = {name: str(section["model"]) for name, section in SETTINGS_DEFAULTS["providers"].items()
-                                  if isinstance(section, dict) and "model" in section}
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_RETRIES = 2
-_ADAPTERS = {
-    "anthropic": ("cks_desktop.llm.providers.anthropic", "AnthropicProvider"),
-    "ollama": ("cks_desktop.llm.providers.ollama", "OllamaProvider"),
-    "openai": ("cks_desktop.llm.providers.openai_compat", "OpenAICompatProvider"),
-    "gemini": ("cks_desktop.llm.providers.gemini", "GeminiProvider"),
-}
 
 
 def secret_ref(name: str) -> str:
@@ -52,7 +42,8 @@ def secret_ref(name: str) -> str:
 def resolve_api_key(name: str, secrets: SecretStore | None, *, explicit: str | None = None) -> str | None:
     if explicit:
         return explicit
-    for env in API_KEY_ENVS.get(name, ()):
+    profile = PROFILES.get(name)
+    for env in profile.api_key_envs if profile else ():
         value = os.environ.get(env, "").strip()
         if value:
             return value
@@ -67,9 +58,11 @@ def key_required(name: str, base_url: str) -> bool:
     profile = profile_for(name)
     if not profile.needs_api_key:
         return False
-    if name == "openai" and base_url:
+    if profile.compatible_servers and base_url:  # another server speaking the same API
+        own = urlsplit(profile.default_base_url).hostname or ""
+        vendor = ".".join(own.split(".")[-2:])  # api.openai.com → openai.com
         host = urlsplit(base_url).hostname or ""
-        return host.endswith("openai.com")
+        return host == vendor or host.endswith("." + vendor)
     return True
 
 
@@ -90,20 +83,21 @@ def provider_config(name: str, settings: Settings | None, secrets: SecretStore |
                     base_url: str | None = None, api_key: str | None = None, timeout: float | None = None,
                     max_retries: int | None = None, options: dict[str, Any] | None = None) -> ProviderConfig:
     """The resolved configuration (raises ``ProviderError(kind="missing_key")``)."""
-    profile_for(name)  # unknown names fail here, with the list of known ones
+    profile = profile_for(name)  # unknown names fail here, with the list of known ones
     section: dict[str, Any] = settings.provider(name) if settings is not None else {}
     url = (base_url or section.get("base_url") or "").strip()
     key = resolve_api_key(name, secrets, explicit=api_key)
     if not key and key_required(name, url):
         raise missing_key_error(name)
     merged: dict[str, Any] = {}
-    if name == "ollama" and section.get("num_ctx"):
-        merged["num_ctx"] = section["num_ctx"]
+    for option in profile.setting_options:  # e.g. Ollama's num_ctx
+        if section.get(option):
+            merged[option] = section[option]
     merged.update(options or {})
     retries = max_retries if max_retries is not None else section.get("max_retries", DEFAULT_MAX_RETRIES)
     return ProviderConfig(
         name=name,
-        model=(model or section.get("model") or DEFAULT_MODELS[name]).strip(),
+        model=(model or section.get("model") or profile.default_model).strip(),
         base_url=url,
         api_key=key,
         timeout=timeout if timeout is not None else _number(section.get("timeout"), DEFAULT_TIMEOUT),
@@ -122,12 +116,12 @@ def create_provider(name: str, settings: Settings | None, secrets: SecretStore |
 
 
 def adapter_for(config: ProviderConfig) -> Provider:
-    module_name, class_name = _ADAPTERS[config.name]
+    module_name, class_name = profile_for(config.name).adapter.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(config)  # type: ignore[no-any-return]
 
 
-async def detect_ollama(base_url: str = DEFAULT_BASE_URLS["ollama"], timeout: float = 0.5) -> bool:
+async def detect_ollama(base_url: str = OLLAMA.default_base_url, timeout: float = 0.5) -> bool:
     """Is an Ollama server answering at ``base_url``? A short probe; never raises."""
     try:
         import httpx

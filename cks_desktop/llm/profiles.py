@@ -1,10 +1,16 @@
-"""Capability facts for the four provider families.
+"""The four provider families, one ``ProviderProfile`` each: the only table of provider facts.
 
-Callers (the agent, ``respond_json``, the settings page) branch on these facts,
-never on a provider's name. ``api_key_envs`` lists every environment variable
-that may hold the key, in order of preference; the first is the one we name in
-messages. Gemini also accepts ``GOOGLE_API_KEY`` because Google's own tools use
-it, and people often have only that one set.
+Callers (the factory, the adapters, ``respond_json``, the settings page, the
+composer, ``cks-desktop chat``) read these, never a table of their own keyed by
+name. ``api_key_envs`` lists every environment variable that may hold the key, in
+order of preference; the first is the one we name in messages. Gemini also accepts
+``GOOGLE_API_KEY`` because Google's own tools use it, and people often have only
+that one set.
+
+Two lists must stay outside this package and are tied to it by tests:
+``settings.PROVIDERS``/``settings.DEFAULTS`` (the settings file's shape; ``graph``
+and ``mcp`` read settings and may not import ``llm``) and ``secrets``' list of
+provider key variables (``mcp`` uses it to keep keys out of servers' environments).
 """
 
 from __future__ import annotations
@@ -14,58 +20,58 @@ from cks_desktop.llm.provider import ProviderProfile
 ANTHROPIC = ProviderProfile(
     name="anthropic",
     display_name="Anthropic",
+    adapter="cks_desktop.llm.providers.anthropic:AnthropicProvider",
+    default_model="claude-sonnet-5",
+    default_base_url="https://api.anthropic.com",
+    api_key_envs=("ANTHROPIC_API_KEY",),
     tool_calling=True,
-    native_structured_output=False,  # respond_json forces a single tool instead
+    native_structured_output=False,  # respond_json's schema becomes one forced tool instead
     parallel_tool_calls=True,
-    needs_api_key=True,
-    api_key_env="ANTHROPIC_API_KEY",
 )
 
 OLLAMA = ProviderProfile(
     name="ollama",
     display_name="Ollama",
+    adapter="cks_desktop.llm.providers.ollama:OllamaProvider",
+    default_model="llama3.1",
+    default_base_url="http://127.0.0.1:11434",
+    api_key_envs=(),  # a local server: no key
+    setting_options=("num_ctx",),
     tool_calling=True,  # per model: a model without tools answers 400, reported as no_tool_support
     native_structured_output=True,  # ``format=<JSON Schema>``
     parallel_tool_calls=True,
-    needs_api_key=False,
-    api_key_env=None,
 )
 
 OPENAI = ProviderProfile(
     name="openai",
-    display_name="OpenAI",
+    display_name="OpenAI-compatible",
+    adapter="cks_desktop.llm.providers.openai_compat:OpenAICompatProvider",
+    default_model="gpt-4.1-mini",
+    default_base_url="https://api.openai.com/v1",
+    api_key_envs=("OPENAI_API_KEY",),
+    compatible_servers=True,  # a key only for api.openai.com (see factory.key_required)
     tool_calling=True,
     native_structured_output=True,  # ``response_format`` json_schema
     parallel_tool_calls=True,
-    needs_api_key=True,  # not for a local OpenAI-compatible server (see factory)
-    api_key_env="OPENAI_API_KEY",
 )
 
 GEMINI = ProviderProfile(
     name="gemini",
     display_name="Gemini",
+    adapter="cks_desktop.llm.providers.gemini:GeminiProvider",
+    default_model="gemini-2.5-flash",
+    default_base_url="https://generativelanguage.googleapis.com",
+    api_key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     tool_calling=True,
     native_structured_output=True,  # ``response_json_schema``
     parallel_tool_calls=True,
-    needs_api_key=True,
-    api_key_env="GEMINI_API_KEY",
 )
 
 PROFILES: dict[str, ProviderProfile] = {p.name: p for p in (ANTHROPIC, OLLAMA, OPENAI, GEMINI)}
+PROVIDER_NAMES: tuple[str, ...] = tuple(PROFILES)
 
-API_KEY_ENVS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "ollama": (),
-    "openai": ("OPENAI_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-}
-
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "anthropic": "https://api.anthropic.com",
-    "ollama": "http://127.0.0.1:11434",
-    "openai": "https://api.openai.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com",
-}
+# A view of the profiles for ``secrets``' tie-in test (secrets keeps its own copy; see above).
+API_KEY_ENVS: dict[str, tuple[str, ...]] = {p.name: p.api_key_envs for p in PROFILES.values()}
 
 
 def profile_for(name: str) -> ProviderProfile:
@@ -74,3 +80,9 @@ def profile_for(name: str) -> ProviderProfile:
     except KeyError:
         known = ", ".join(PROFILES)
         raise ValueError(f"Unknown provider {name!r}; choose one of {known}.") from None
+
+
+def display_name(name: str) -> str:
+    """The provider's display name, or ``name`` itself for one we do not know (an old setting)."""
+    profile = PROFILES.get(name)
+    return profile.display_name if profile else name

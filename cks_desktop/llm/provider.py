@@ -17,16 +17,41 @@ from cks_desktop.llm.messages import Message, ToolDef
 
 @dataclass(frozen=True)
 class ProviderProfile:
-    """Capability facts; callers branch on these, never on the provider's name."""
+    """Everything the app knows about one provider family, in one place (``llm/profiles.py``).
+
+    Callers branch on these facts, never on the provider's name, and every field has a
+    reader (``tests/llm/test_profiles.py`` fails on a fact nobody reads: an unread flag
+    would only pretend to configure something). Capabilities the app has no use for
+    yet (vision, reasoning) are not here on purpose; add one together with its reader.
+    """
 
     name: str  # "anthropic" | "ollama" | "openai" | "gemini"
-    display_name: str
+    display_name: str  # what the settings page, the composer and error messages call it
+    adapter: str = ""  # "module:Class" of the adapter, imported only when one is built
+    default_model: str = ""  # when neither the call nor the settings name one
+    default_base_url: str = ""  # when the settings' base URL is empty
+    api_key_envs: tuple[str, ...] = ()  # env vars that may hold the key, preferred first; () = no key
+    # Other servers speak this API at their own base URL (llama.cpp, LM Studio, vLLM): a key is
+    # required only at the vendor's own host (the host of ``default_base_url``).
+    compatible_servers: bool = False
+    # Keys of the provider's settings section passed to the adapter as options (Ollama's num_ctx).
+    setting_options: tuple[str, ...] = ()
+    # Read by ``respond_json``: with neither, the schema is asked for in words, without response_schema.
     tool_calling: bool = True
-    native_structured_output: bool = False
+    native_structured_output: bool = False  # respond_json: the adapter's native mode, else a forced tool
+    # Several calls in one model turn. False asks the API not to (OpenAI ``parallel_tool_calls``,
+    # Anthropic ``disable_parallel_tool_use``); Ollama's and Gemini's APIs have no such switch.
     parallel_tool_calls: bool = True
-    needs_api_key: bool = True
-    api_key_env: str | None = None
-    can_list_models: bool = True
+    can_list_models: bool = True  # the settings page offers "Fetch models"
+
+    @property
+    def needs_api_key(self) -> bool:
+        return bool(self.api_key_envs)
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The variable named in messages (the first of ``api_key_envs``)."""
+        return self.api_key_envs[0] if self.api_key_envs else None
 
 
 class ProviderError(Exception):

@@ -1,9 +1,13 @@
 """``respond_json``: one JSON answer that conforms to a JSON Schema, from any provider.
 
-The request goes through the provider's own ``stream(..., response_schema=)``,
-so each adapter uses its native mechanism (OpenAI ``response_format``
-json_schema, Gemini ``response_json_schema``, Ollama ``format``, Anthropic a
-single forced tool) and always hands back the answer as text. Native modes do
+The provider's profile decides the path. With native structured output
+(``native_structured_output``) or tool calling, the request goes through the
+provider's own ``stream(..., response_schema=)``, so each adapter uses its
+native mechanism (OpenAI ``response_format`` json_schema, Gemini
+``response_json_schema``, Ollama ``format``) or, without one, a single forced
+tool (Anthropic), and always hands back the answer as text. A provider with
+neither gets no ``response_schema`` (it could only ignore or reject it): the
+schema is asked for in words, in the system prompt. Native modes do
 not make validation redundant: non-strict schemas, compatible servers that
 ignore the schema, and models that stop at the token limit all produce
 answers that do not conform. So the text is parsed and validated here; on
@@ -69,8 +73,22 @@ def _repair_prompt(errors: list[str], schema: dict[str, Any]) -> str:
             + json.dumps(schema, ensure_ascii=False))
 
 
+def enforced(provider: Provider) -> bool:
+    """Can the provider be made to answer in the schema (natively, or with one forced tool)?"""
+    return provider.profile.native_structured_output or provider.profile.tool_calling
+
+
+def _in_words(schema: dict[str, Any], system: str | None) -> str:
+    ask = ("Reply with only one JSON value, nothing else, that conforms to this JSON Schema:\n"
+           + json.dumps(schema, ensure_ascii=False))
+    return f"{system}\n\n{ask}" if system else ask
+
+
 async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None) -> str:
-    stream = provider.stream(messages, [], system=system, response_schema=schema)
+    if enforced(provider):
+        stream = provider.stream(messages, [], system=system, response_schema=schema)
+    else:
+        stream = provider.stream(messages, [], system=_in_words(schema, system))
     return (await collect(stream)).text
 
 

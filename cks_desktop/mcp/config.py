@@ -594,3 +594,34 @@ def rename_secrets(raw: dict[str, Any], old: str, new: str, secrets: "SecretStor
     for ref in mapping:
         secrets.delete(ref)
     return renamed
+
+
+def protect_stored_servers(settings: "Settings", secrets: "SecretStore | None") -> list[str]:
+    """Move secrets that an older version (or a hand edit) left in clear in settings.json to the
+    keychain, server by server; the caller saves. Returns what moved ("server: env X").
+
+    Nothing happens without a secure keychain (a secret is never dropped, and a memory-only copy
+    would be gone after this run). A server's grant (``tools.scopes``) is fingerprinted by its
+    command, args and URL, so a grant that matched the entry before is carried over to its
+    protected form."""
+    from cks_desktop.tools.scopes import server_identity
+
+    if secrets is None or not secrets.secure:
+        return []
+    moved: list[str] = []
+    for name, raw in list(settings.mcp_servers.items()):
+        if not isinstance(raw, dict):
+            continue
+        try:
+            entry, found = protect_entry(raw, server=name, secrets=secrets)
+        except ConfigError:
+            continue  # the entry's own problem is reported where it is parsed
+        if not found or secrets.last_error:
+            secrets.last_error = None
+            continue
+        granted, identity = settings.server_grant(name)
+        settings.mcp_servers[name] = entry
+        if granted and identity == server_identity(raw):
+            settings.set_server_grant(name, granted, server_identity(entry))
+        moved += [f"{name}: {what}" for what in found]
+    return moved

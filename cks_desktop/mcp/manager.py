@@ -30,6 +30,7 @@ from cks_desktop.mcp.config import (
     ServerConfig,
     parse_server,
     parse_servers,
+    protect_stored_servers,
     remove_server,
 )
 from cks_desktop.mcp.connection import (
@@ -168,6 +169,13 @@ class McpManager:
 
     async def start_all(self) -> None:
         """Start every enabled server concurrently; return when each is ready or failed."""
+        moved = protect_stored_servers(self.settings, self.secrets)
+        if moved:  # secrets an older version kept in clear go to the keychain before anything starts
+            try:
+                self.settings.save()
+                log.info("moved to the keychain from the settings file: %s", ", ".join(moved))
+            except OSError as exc:
+                log.warning("could not save the settings after moving secrets to the keychain: %s", exc)
         configs = self.configs()
         for name, problem in self.problems.items():
             self._emit(StatusEvent(name, Status.FAILED, problem, None, False, time.time()))

@@ -39,6 +39,8 @@ from cks_desktop.tools.registry import model_schema
 from cks_desktop.tools.types import Caller, Policy, Scope, ToolCall, ToolSpec
 from cks_desktop.tools.wire_names import to_wire
 
+SERVE_SETTING = "the session's Scopes in the app (right-click the session in the Sessions list → Scopes…)"
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
@@ -131,8 +133,15 @@ def open_session(store: "GraphStore", session_id: str | None) -> "Session":
     return store.create_session(f"MCP session {time.strftime('%Y-%m-%d %H:%M')}")
 
 
-def serving_run(session_id: str, allowed_folders: tuple[Any, ...] = ()) -> Run:
-    return Run(session_id, Caller.MCP_CLIENT, approver=HostApprover(), allowed_folders=allowed_folders)
+def serving_run(session_id: str, allowed_folders: tuple[Any, ...] = (),
+                granted_scopes: frozenset[Scope] | None = None) -> Run:
+    """The run an MCP host's calls share. ``granted_scopes``: the session's own choice
+    (``tools.scopes.chat_grant``), so a session the person made read-only is read-only to a host too;
+    None grants everything (tests of the server alone)."""
+    if granted_scopes is None:
+        return Run(session_id, Caller.MCP_CLIENT, approver=HostApprover(), allowed_folders=allowed_folders)
+    return Run(session_id, Caller.MCP_CLIENT, approver=HostApprover(), allowed_folders=allowed_folders,
+               granted_scopes=granted_scopes, scope_setting=SERVE_SETTING)
 
 
 async def serve_stdio(registry: "ToolRegistry", run: Run) -> None:

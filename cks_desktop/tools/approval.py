@@ -53,6 +53,15 @@ class CallPolicy:
 
 
 class Approver(Protocol):
+    """Who answers approval requests (the GUI's dialog, the CLI's ``--yes``, an MCP host, a test).
+
+    ``denial_hint`` is a sentence the registry appends to a refusal the model reads, e.g. the
+    CLI's "run again with --yes"; empty for none. A plain attribute satisfies it.
+    """
+
+    @property
+    def denial_hint(self) -> str: ...
+
     async def request_approval(self, request: ApprovalRequest) -> Decision: ...
 
 

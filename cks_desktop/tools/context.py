@@ -52,10 +52,26 @@ class Run:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a handler gets besides its arguments."""
+    """What a handler gets besides its arguments.
+
+    ``changes`` collects the ids of the graph changes this call wrote (``record_change``, called
+    by the built-ins' one write path), so the registry can put the call's ``change_id`` on its
+    ``ToolResult`` without reading it back out of what the handler returned for the model.
+    """
 
     session_id: str
     store: "GraphStore"
     run: Run
     registry: "ToolRegistry"
     call_id: str = ""
+    changes: list[str] = field(default_factory=list)
+
+    def record_change(self, change_id: str | None) -> None:
+        """Note that this call wrote the change ``change_id`` (None: the write changed nothing)."""
+        if change_id:
+            self.changes.append(change_id)
+
+    @property
+    def change_id(self) -> str | None:
+        """The change this call wrote (the last, should a handler write more than once)."""
+        return self.changes[-1] if self.changes else None

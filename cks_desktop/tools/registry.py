@@ -31,6 +31,7 @@ from cks_desktop.tools.approval import (
 from cks_desktop.tools.context import Run, ToolContext
 from cks_desktop.tools.scopes import SESSION_SETTING, scope_refusal
 from cks_desktop.tools.types import (
+    Outcome,
     Policy,
     strictest,
     ToolCall,
@@ -311,28 +312,29 @@ class ToolRegistry:
         started = time.perf_counter()
         spec = self.resolve(call.name)
 
-        def done(content: Any, *, error: bool, structured: Any = None) -> ToolResult:
+        def done(content: Any, outcome: Outcome, *, structured: Any = None, change_id: str | None = None) -> ToolResult:
             return ToolResult(
                 call_id=call.id,
                 name=spec.name if spec else call.name,
                 content=truncate(to_text(content), self.result_cap),
-                is_error=error,
+                outcome=outcome,
                 structured=structured,
                 duration_ms=(time.perf_counter() - started) * 1000,
+                change_id=change_id,
             )
 
         if spec is None:
-            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", error=True)
+            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", Outcome.ERROR)
         if run.caller.is_model and not spec.llm_exposed:
             # Same words as an unknown tool: a model learns nothing about hidden tools.
-            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", error=True)
+            return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", Outcome.ERROR)
         missing = spec.scopes - run.grants_for(spec.source)
         if missing:
             text = scope_refusal(spec, missing, allowed_folders=run.allowed_folders,
                                  where=run.scope_setting or SESSION_SETTING)
-            return done(text, error=True, structured={"missing_scopes": sorted(s.value for s in missing)})
+            return done(text, Outcome.ERROR, structured={"missing_scopes": sorted(s.value for s in missing)})
         if not isinstance(call.arguments, dict):
-            return done(f"Arguments for {spec.name} must be a JSON object.", error=True)
+            return done(f"Arguments for {spec.name} must be a JSON object.", Outcome.ERROR)
         def checked() -> tuple[dict[str, Any], list[str]]:
             args = copy.deepcopy(call.arguments)
             errors = sorted(self._validators[spec.name].iter_errors(args),
@@ -348,14 +350,14 @@ class ToolRegistry:
         if lines:
             return done(
                 f"Invalid arguments for {spec.name}:\n- " + "\n- ".join(lines),
-                error=True,
+                Outcome.ERROR,
                 structured={"validation_errors": lines},
             )
         ctx = ToolContext(session_id=run.session_id, store=self.store, run=run, registry=self, call_id=call.id)
         pinned_call = ToolCall(call.id, spec.name, args)
         refusal = await self._approve(spec, pinned_call, ctx)
         if refusal is not None:
-            return done(refusal, error=True, structured={"denied": True})
+            return done(refusal, Outcome.DENIED)
         deadline = asyncio.timeout(spec.timeout)
         try:
             async with deadline:
@@ -363,20 +365,25 @@ class ToolRegistry:
         except asyncio.CancelledError:
             raise
         except ToolError as exc:
-            return done(exc.message, error=True, structured=exc.structured)
+            return done(exc.message, Outcome.ERROR, structured=exc.structured, change_id=ctx.change_id)
         except TimeoutError as exc:
             # Only our own deadline means "too slow"; a TimeoutError the handler
             # raised itself (a socket, a lock) is an ordinary failure.
             if deadline.expired() and spec.timeout is not None:
-                return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", error=True)
+                return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", Outcome.TIMEOUT,
+                            change_id=ctx.change_id)
             log.exception("tool %s failed", spec.name)
-            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", error=True)
+            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", Outcome.ERROR,
+                        change_id=ctx.change_id)
         except Exception as exc:
             log.exception("tool %s failed", spec.name)
-            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", error=True)
+            return done(f"{spec.display_name} failed: {type(exc).__name__}: {exc}", Outcome.ERROR,
+                        change_id=ctx.change_id)
         if isinstance(value, ToolOutput):
-            return done(value.content, error=value.is_error, structured=value.structured)
-        return done(value, error=False, structured=value if not isinstance(value, str) else None)
+            return done(value.content, Outcome.ERROR if value.is_error else Outcome.OK,
+                        structured=value.structured, change_id=ctx.change_id)
+        return done(value, Outcome.OK, structured=value if not isinstance(value, str) else None,
+                    change_id=ctx.change_id)
 
     async def _approve(self, spec: ToolSpec, call: ToolCall, ctx: ToolContext) -> str | None:
         """Ask when the call's policy says so; return a refusal text or None to go ahead."""
@@ -424,6 +431,6 @@ class ToolRegistry:
             run.fingerprint_answers[fp] = allowed
         if allowed:
             return None
-        hint = getattr(run.approver, "denial_hint", "")
+        hint = run.approver.denial_hint
         text = f"The person declined this call to {spec.display_name}; it did not run."
         return f"{text} {hint}".strip()

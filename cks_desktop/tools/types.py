@@ -82,24 +82,53 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+class Outcome(str, enum.Enum):
+    """How a tool call ended. Only ``OK`` is a success; every other outcome reaches a model as
+    an error result (``ToolResult.is_error``), and the outcome says which kind, so nobody has
+    to read it back out of the text or the structured payload."""
+
+    OK = "ok"
+    ERROR = "error"  # unknown tool, refused scope, invalid arguments, the handler failed
+    DENIED = "denied"  # the person (or the approver standing in for them) declined the call
+    CANCELLED = "cancelled"  # Stop withdrew the call while it ran or waited for approval
+    TIMEOUT = "timeout"  # the tool's own deadline (``ToolSpec.timeout``) expired
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool call produced. ``content`` is the text a model reads."""
+    """What a tool call produced.
+
+    ``content`` (and ``structured``, for callers that want JSON) is what the model reads; it
+    never carries app bookkeeping. The facts the app acts on are fields: ``outcome`` (how the
+    call ended) and ``change_id`` (the change the call's write recorded in the graph history,
+    what the chat's Revert and the editor's Undo revert; None when it wrote nothing).
+    """
 
     call_id: str
     content: str
-    is_error: bool = False
+    outcome: Outcome = Outcome.OK
     structured: Any = None
     name: str = ""
     duration_ms: float | None = None
+    change_id: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """What the model is told: anything but ``OK`` is an error result."""
+        return self.outcome is not Outcome.OK
 
     def to_json(self) -> dict[str, Any]:
         return {
             "call_id": self.call_id,
             "name": self.name,
             "is_error": self.is_error,
+            "outcome": self.outcome.value,
             "content": self.content,
             "structured": self.structured,
+            "change_id": self.change_id,
         }
 
 

@@ -18,16 +18,16 @@ from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, 
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from cks_desktop import APP_NAME, __version__
+from cks_desktop.runtime import AppServices
 from cks_desktop.ui.approval.approver import GuiApprover
 from cks_desktop.ui.approval.dialog import dialog_presenter
 from cks_desktop.ui.bridge import EventBridge
-from cks_desktop.ui.chat.controller import ChatController, ChatServices
+from cks_desktop.ui.chat.controller import ChatController
 from cks_desktop.ui.chat.panel import ChatPanel
 from cks_desktop.ui.chat.setup import setup_notice_html
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.graph.view import GraphView
 from cks_desktop.ui.labels import plain_message_box
-from cks_desktop.ui.services import AppServices
 from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui.settings.watcher import SettingsWatcher
@@ -35,7 +35,6 @@ from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
 
 log = logging.getLogger(__name__)
-DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 FIRST_SESSION = "My first session"
 
 
@@ -193,10 +192,7 @@ class MainWindow(QMainWindow):
     def controller_for(self, session_id: str) -> ChatController:
         controller = self.controllers.get(session_id)
         if controller is None:
-            s = self.services
-            controller = ChatController(session_id, ChatServices(
-                store=s.store, registry=s.registry, transcripts=s.transcripts, approver=self.approver,
-                providers=s.providers, settings=s.settings))
+            controller = ChatController(session_id, self.services.assistant, self.approver)
             self.controllers[session_id] = controller
         return controller
 
@@ -261,7 +257,9 @@ class MainWindow(QMainWindow):
             self.chat_panel.set_setup_notice(setup_notice_html(self._ollama_url(), self._ollama_running))
 
     def _ollama_url(self) -> str:
-        return str(self.services.settings.provider("ollama").get("base_url") or DEFAULT_OLLAMA_URL)
+        from cks_desktop.llm.profiles import OLLAMA
+
+        return str(self.services.settings.provider(OLLAMA.name).get("base_url") or OLLAMA.default_base_url)
 
     # -- background start (after the window is painted) ---------------------------
     async def start_background(self) -> None:

@@ -29,8 +29,7 @@ class SelfTestProvider:
     """Two turns: call ``add_object``, then say so."""
 
     def __init__(self) -> None:
-        self.profile = ProviderProfile(name="selftest", display_name="Self-test", needs_api_key=False,
-                                       can_list_models=False)
+        self.profile = ProviderProfile(name="selftest", display_name="Self-test", can_list_models=False)
         self.config = ProviderConfig(name="selftest", model="scripted")
         self.turns = 0
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cks_desktop.paths import AppPaths
 from cks_desktop.secrets import SecretStore
 from cks_desktop.settings import Settings
-from cks_desktop.ui.providers import Factory, ProviderHolder
+from cks_desktop.agent.providers import Factory, ProviderHolder
 
 if TYPE_CHECKING:
     from cks_desktop.agent.transcript import TranscriptStore

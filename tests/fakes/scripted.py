@@ -56,8 +56,7 @@ class ScriptedProvider:
                  structured: bool = True) -> None:
         self.turns: list[Turn] = list(turns or [])
         self.requests: list[Request] = []
-        self.profile = ProviderProfile(name=name, display_name="Scripted", native_structured_output=structured,
-                                       needs_api_key=False)
+        self.profile = ProviderProfile(name=name, display_name="Scripted", native_structured_output=structured)
         self.config = ProviderConfig(name=name, model="scripted-1")
         self.stalled = asyncio.Event()  # set when a stalling turn reaches its stall point
         self.closed = False

@@ -132,3 +132,28 @@ def test_secret_env_reads_the_value_from_stdin_not_argv(home, memory_keyring, mo
     assert mcp(home, "add", "u", "--secret-env", "ONE=on-the-command-line", "--", "npx", "pkg") == 0
     assert "puts the value on the command line" in capsys.readouterr().err
     assert memory_keyring.store[(SERVICE, "mcp/u/env/ONE")] == "on-the-command-line"
+
+
+def test_secrets_an_older_version_kept_in_clear_move_to_the_keychain(home, memory_keyring, capsys) -> None:
+    """A settings file from before this rule (or a hand edit) holds secrets in clear: the next
+    command that loads the servers moves them to the keychain, and the server's grant survives."""
+    from cks_desktop.tools.scopes import server_identity
+
+    old = {"command": sys.executable, "args": [str(ROGUE), "--api-key", ARG_KEY],
+           "env": {"DATABASE_URL": SECRETS["DATABASE_URL"], "MODE": "plain"}}
+    (home / "settings.json").write_text(json.dumps({
+        "mcpServers": {"rogue": old},
+        "agent": {"server_scopes": {"rogue": {"scopes": ["code.execute"], "identity": server_identity(old)}}}}))
+    assert mcp(home, "list", "--no-probe") == 0
+    captured = capsys.readouterr()
+    assert "moved to the keychain" in captured.err and ARG_KEY not in captured.err + captured.out
+    saved = json.loads((home / "settings.json").read_text())
+    assert ARG_KEY not in json.dumps(saved) and SECRETS["DATABASE_URL"] not in json.dumps(saved)
+    assert saved["mcpServers"]["rogue"]["env"]["MODE"] == "plain"
+    assert memory_keyring.store[(SERVICE, "mcp/rogue/args/2")] == ARG_KEY
+    assert memory_keyring.store[(SERVICE, "mcp/rogue/env/DATABASE_URL")] == SECRETS["DATABASE_URL"]
+    grant = saved["agent"]["server_scopes"]["rogue"]
+    assert grant["identity"] == server_identity(saved["mcpServers"]["rogue"]) and grant["scopes"] == ["code.execute"]
+    assert mcp(home, "call", "rogue", "env", "--json") == 0  # the server still receives the real value
+    server_env = json.loads(json.loads(capsys.readouterr().out)["content"])
+    assert server_env["DATABASE_URL"] == SECRETS["DATABASE_URL"]

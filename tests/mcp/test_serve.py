@@ -103,3 +103,32 @@ async def test_mcp_serve_end_to_end(tmp_path):
         assert store.all_objects(other.id) == []
     finally:
         store.close()
+
+
+@pytest.mark.asyncio
+async def test_mcp_serve_keeps_a_read_only_session_read_only(tmp_path):
+    """Issue 11, item 18: the session's Scopes… choice binds an MCP host as it binds a chat."""
+    import json
+
+    home = tmp_path / "home"
+    home.mkdir()
+    store = GraphStore.open(home / "cks.sqlite3")
+    session = store.create_session("read only")
+    store.apply(session.id, [{"op": "add_object", "type": "Person", "name": "Bob"}], "test")
+    store.close()
+    (home / "settings.json").write_text(json.dumps({"agent": {"session_scopes": {session.id: ["graph.read"]}}}))
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "cks_desktop", "--data-dir", str(home), "mcp", "serve",
+                                         "--session", session.id],
+                                   cwd=str(MAIN), env={"PYTHONPATH": str(MAIN)})
+    with open(tmp_path / "serve.err", "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "search_objects" in names and "remove_object" not in names and "evolve_knowledge" not in names
+            r = await client.call_tool("remove_object", {"ref": "Bob"})
+            assert r.is_error and "graph.mutate" in r.content[0].text and "Scopes" in r.content[0].text
+    store = GraphStore.open(home / "cks.sqlite3")
+    try:
+        assert [o.name for o in store.all_objects(session.id)] == ["Bob"]
+    finally:
+        store.close()

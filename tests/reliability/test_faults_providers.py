@@ -104,7 +104,7 @@ async def run_chat(store: GraphStore, fake: Any, options: dict[str, Any], prompt
     registry = build_registry(store)
     transcript = TranscriptStore.for_store(store)
     seen: list[Any] = []
-    # As the app does (ui/providers.py): the adapter, and with it the SDK import, is built off the loop.
+    # As the app does (agent/providers.py): the adapter, and with it the SDK import, is built off the loop.
     provider = await asyncio.to_thread(provider_for, fake, **options)
     try:
         async with LagProbe(f"{fake.name}"):

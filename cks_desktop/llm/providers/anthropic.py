@@ -32,7 +32,7 @@ from cks_desktop.llm.errors import map_anthropic
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
-from cks_desktop.llm.profiles import ANTHROPIC, DEFAULT_BASE_URLS
+from cks_desktop.llm.profiles import ANTHROPIC
 from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, shared_tls, system_text
 from cks_desktop.tools.wire_names import to_wire
 
@@ -113,7 +113,7 @@ class AnthropicProvider(Adapter):
 
     @property
     def base_url(self) -> str:
-        return self.config.base_url or DEFAULT_BASE_URLS["anthropic"]
+        return self.config.base_url or self.profile.default_base_url
 
     def _client(self) -> anthropic.AsyncAnthropic:
         if self._closed:
@@ -144,6 +144,8 @@ class AnthropicProvider(Adapter):
         elif tools:
             kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                for t in tools]
+            if not self.profile.parallel_tool_calls:
+                kwargs["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
         return kwargs
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,

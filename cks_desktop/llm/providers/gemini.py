@@ -39,7 +39,7 @@ from cks_desktop.llm.errors import build, map_gemini
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
-from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, GEMINI
+from cks_desktop.llm.profiles import GEMINI
 from cks_desktop.llm.providers.base import (
     Adapter,
     StreamState,
@@ -116,7 +116,7 @@ class GeminiProvider(Adapter):
 
     @property
     def base_url(self) -> str:
-        return self.config.base_url or DEFAULT_BASE_URLS["gemini"]
+        return self.config.base_url or self.profile.default_base_url
 
     def _client(self) -> genai.Client:
         if self._closed:

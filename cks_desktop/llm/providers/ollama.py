@@ -32,7 +32,7 @@ from cks_desktop.llm.errors import map_ollama
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
-from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OLLAMA
+from cks_desktop.llm.profiles import OLLAMA
 from cks_desktop.llm.providers.base import (
     Adapter,
     StreamState,
@@ -83,7 +83,7 @@ class OllamaProvider(Adapter):
 
     @property
     def base_url(self) -> str:
-        return self.config.base_url or DEFAULT_BASE_URLS["ollama"]
+        return self.config.base_url or self.profile.default_base_url
 
     def _client(self) -> ollama.AsyncClient:
         if self._closed:

@@ -34,7 +34,7 @@ from cks_desktop.llm.errors import map_openai
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
-from cks_desktop.llm.profiles import DEFAULT_BASE_URLS, OPENAI
+from cks_desktop.llm.profiles import OPENAI
 from cks_desktop.llm.providers.base import (
     Adapter,
     StreamState,
@@ -121,7 +121,7 @@ class OpenAICompatProvider(Adapter):
 
     @property
     def base_url(self) -> str:
-        return self.config.base_url or DEFAULT_BASE_URLS["openai"]
+        return self.config.base_url or self.profile.default_base_url
 
     @property
     def display(self) -> str:
@@ -154,6 +154,8 @@ class OpenAICompatProvider(Adapter):
         elif tools:
             kwargs["tools"] = [{"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
+            if not self.profile.parallel_tool_calls:  # only sent to turn it off: not every server knows it
+                kwargs["parallel_tool_calls"] = False
         return kwargs
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,

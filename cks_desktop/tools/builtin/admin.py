@@ -17,7 +17,7 @@ from typing import Any
 
 from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.effects import import_effects
-from cks_desktop.tools.builtin.refs import blocking, store_errors, write_result
+from cks_desktop.tools.builtin.refs import blocking, recorded, store_errors, write_result
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, ToolSpec
 
@@ -57,7 +57,8 @@ async def delete_session(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
 
 
 async def import_graph(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    result = await blocking(ctx.store.import_data, ctx.session_id, args["format"], args["data"], ctx.run.origin)
+    result = recorded(ctx, await blocking(ctx.store.import_data, ctx.session_id, args["format"], args["data"],
+                                          ctx.run.origin))
     return {"status": "imported", "counts": dict(result.counts), **write_result(result)}
 
 

@@ -83,8 +83,17 @@ async def apply_ops(ctx: "ToolContext", ops: list[dict[str, Any]], *, dry_run: b
     offload = len(ops) > BIG_BATCH or is_big(ops) or any(op.get("op") == "remove_object" for op in ops)
     with store_errors(single_op=single_op):
         if offload:
-            return await asyncio.to_thread(ctx.store.apply, ctx.session_id, ops, ctx.run.origin, dry_run)
-        return ctx.store.apply(ctx.session_id, ops, ctx.run.origin, dry_run=dry_run)
+            result = await asyncio.to_thread(ctx.store.apply, ctx.session_id, ops, ctx.run.origin, dry_run)
+        else:
+            result = ctx.store.apply(ctx.session_id, ops, ctx.run.origin, dry_run=dry_run)
+    return result if dry_run else recorded(ctx, result)
+
+
+def recorded(ctx: "ToolContext", result: "ApplyResult") -> "ApplyResult":
+    """Tell the call's context which change a write made (it becomes ``ToolResult.change_id``).
+    Every built-in write goes through here: ``apply_ops``, revert, import."""
+    ctx.record_change(result.change.id if result.change else None)
+    return result
 
 
 async def preview_ops(ctx: "ToolContext", ops: list[dict[str, Any]]) -> str:

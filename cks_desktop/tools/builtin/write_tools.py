@@ -18,7 +18,7 @@ from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.effects import add_object_effects, merge_effects, revert_effects
 from cks_desktop.tools.builtin.merge import build_merge, finish_merge
 from cks_desktop.tools.builtin.refs import (
-    Ends, apply_ops, blocking, full, preview_ops, resolve, store_errors, write_result,
+    Ends, apply_ops, blocking, full, preview_ops, recorded, resolve, store_errors, write_result,
 )
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, ToolError, ToolSpec
@@ -163,7 +163,7 @@ def _finish_define_type(args: dict[str, Any], ctx: ToolContext, result: "ApplyRe
 
 # -- revert_change ------------------------------------------------------------
 async def revert_change(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    result = await blocking(ctx.store.revert, ctx.session_id, args["change_id"], ctx.run.origin)  # may be huge
+    result = recorded(ctx, await blocking(ctx.store.revert, ctx.session_id, args["change_id"], ctx.run.origin))
     return {"status": "reverted", "reverted": args["change_id"], **write_result(result)}
 
 

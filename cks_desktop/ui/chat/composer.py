@@ -11,8 +11,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
                                QVBoxLayout, QWidget)
 
-from cks_desktop.settings import PROVIDERS
-from cks_desktop.ui.providers import DISPLAY_NAMES
+from cks_desktop.llm.profiles import PROFILES
 
 
 MIN_LINES = 3
@@ -90,8 +89,8 @@ class Composer(QWidget):
         self.provider_box.setObjectName("providerPicker")
         self.provider_box.setAccessibleName("Model provider")
         self.provider_box.setPlaceholderText("Provider…")
-        for name in PROVIDERS:
-            self.provider_box.addItem(DISPLAY_NAMES.get(name, name), name)
+        for name, profile in PROFILES.items():
+            self.provider_box.addItem(profile.display_name, name)
         self.model_box = QComboBox()
         self.model_box.setObjectName("modelPicker")
         self.model_box.setAccessibleName("Model")

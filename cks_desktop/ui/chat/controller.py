@@ -1,10 +1,12 @@
-"""One session's chat: load it, send a prompt, stop, revert, retry, delete (Qt-free, asyncio).
+"""One session's chat in the window: its view model, and the turn it is running (Qt-free, asyncio).
 
-The controller owns the session's ``ChatModel`` and presenter and the task of
-the running turn. ``ai_chat`` does the work and saves the transcript as it
-goes; the controller keeps the conversation that the next turn continues
-from, and reloads it from the transcript after a Stop so it matches what was
-saved. Chats in other sessions keep running while the person looks elsewhere.
+The controller exists for the chat panel: it owns the session's ``ChatModel``
+and presenter, the task of the running turn, and the conversation the next
+turn continues from. The turn itself is the core's ``Assistant.run`` (grant,
+provider, transcript, errors as events), exactly as ``cks-desktop chat`` runs
+it; after a Stop the conversation is reloaded from the transcript so it
+matches what was saved. Chats in other sessions keep running while the person
+looks elsewhere.
 
 Retry answers a message that got no answer (the app was killed, the provider
 failed, Stop came first) on its own; Delete removes one whole exchange and
@@ -16,65 +18,44 @@ these runs while the chat is answering.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cks_desktop.agent import events as ev
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.llm.messages import Message
-from cks_desktop.llm.provider import ProviderError
-from cks_desktop.tools.approval import Approver, Decision, StaticApprover
-from cks_desktop.tools.context import Run
-from cks_desktop.tools.types import Caller, ToolCall
 from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
 if TYPE_CHECKING:
-    from cks_desktop.agent.transcript import TranscriptStore
-    from cks_desktop.settings import Settings
-    from cks_desktop.tools.registry import ToolRegistry
-    from cks_desktop.ui.providers import ProviderHolder
+    from cks_desktop.agent.assistant import Assistant
+    from cks_desktop.tools.approval import Approver
 
 log = logging.getLogger(__name__)
 CONTINUE_PROMPT = "Continue."
-REVERT_TOOL = "revert_change"
-_revert_ids = itertools.count(1)
-
-
-@dataclass
-class ChatServices:
-    store: Any
-    registry: "ToolRegistry"
-    transcripts: "TranscriptStore"
-    approver: Approver
-    providers: "ProviderHolder"
-    settings: "Settings"
 
 
 class ChatController:
-    def __init__(self, session_id: str, services: ChatServices) -> None:
+    def __init__(self, session_id: str, assistant: "Assistant", approver: "Approver") -> None:
         self.session_id = session_id
-        self.services = services
+        self.assistant = assistant
+        self.approver = approver
         self.model = ChatModel()
         self.presenter = ChatPresenter(self.model, self._is_revertable)
         self.messages: list[Message] = []
         self.task: asyncio.Task[None] | None = None
-        self._listeners: list[Callable[[], None]] = []
+        self._changed: Callbacks[[]] = Callbacks("chat controller")
         self.loaded = False
 
     # -- observers (the dock updates Send/Stop and the Continue banner) -------------
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        return self._changed.subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[], None]) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._changed.unsubscribe(listener)
 
     def _state_changed(self) -> None:
-        for listener in list(self._listeners):
-            listener()
+        self._changed.emit()
 
     @property
     def running(self) -> bool:
@@ -86,17 +67,14 @@ class ChatController:
 
     # -- loading -----------------------------------------------------------------
     def load(self) -> None:
-        history = self.services.transcripts.history(self.session_id)
+        history = self.assistant.transcripts.history(self.session_id)
         self.messages = [saved.message for saved in history]
         self.presenter.load(history)
         self.loaded = True
         self._state_changed()
 
     def _is_revertable(self, name: str, source: str) -> bool:
-        if source != "builtin":
-            return False
-        spec = self.services.registry.get(name)
-        return spec is not None and spec.mutating and self.services.registry.get(REVERT_TOOL) is not None
+        return self.assistant.can_revert(name, source)
 
     # -- a turn --------------------------------------------------------------------
     def send(self, text: str) -> asyncio.Task[None] | None:
@@ -135,7 +113,7 @@ class ChatController:
         prompt = next((it.text for it in self.model.items
                        if isinstance(it, MessageItem) and it.role == "user" and it.turn == turn), None)
         try:
-            self.services.transcripts.delete_turn(self.session_id, turn, expect_prompt=prompt)
+            self.assistant.transcripts.delete_turn(self.session_id, turn, expect_prompt=prompt)
         except LookupError as exc:
             self.load()
             return str(exc)
@@ -150,7 +128,7 @@ class ChatController:
         if self.running:
             return "The chat is answering; stop it first."
         try:
-            self.services.transcripts.clear(self.session_id)
+            self.assistant.transcripts.clear(self.session_id)
         except Exception as exc:
             log.exception("clearing the chat failed")
             return f"The chat could not be cleared: {exc}"
@@ -166,56 +144,23 @@ class ChatController:
         return True
 
     async def _run(self, prompt: str | None) -> None:
-        from cks_desktop.agent.loop import ai_chat
-
-        from cks_desktop.tools.scopes import chat_grant
-
-        services = self.services
-        settings = services.settings
         try:
-            grant = chat_grant(settings, self.session_id)  # read per turn: a change applies to the next one
-            async with services.providers.use() as provider:
-                self.messages = await ai_chat(
-                    self.session_id, self.messages, prompt, provider=provider, registry=services.registry,
-                    store=services.store, approver=services.approver, on_event=self.presenter.handle,
-                    max_iterations=settings.max_iterations, allowed_folders=settings.allowed_folders,
-                    granted_scopes=grant.scopes, source_grants=grant.by_source,
-                    transcript=services.transcripts)
-        except ProviderError as exc:  # no provider / no key: said in the chat (not saved), with the way out
-            self.presenter.handle(ev.ErrorEvent(exc.message, exc.kind))
-            self.presenter.handle(ev.Finished("error"))
+            turn = await self.assistant.run(self.session_id, prompt, approver=self.approver,
+                                            on_event=self.presenter.handle, history=self.messages)
         except asyncio.CancelledError:
             self.presenter.cancelled()
-            self._reload_messages()
+            self.messages = self.assistant.saved_messages(self.session_id, fallback=self.messages)
             raise
-        except Exception as exc:
-            log.exception("the chat turn failed")
-            self.presenter.handle(ev.ErrorEvent(f"The answer stopped because of an internal error "
-                                                f"({type(exc).__name__}); the details are in the log.", "internal"))
-            self.presenter.handle(ev.Finished("error"))
-            self._reload_messages()
-
-    def _reload_messages(self) -> None:
-        try:
-            self.messages = self.services.transcripts.load(self.session_id)
-        except Exception:
-            log.exception("reloading the transcript failed")
+        self.messages = turn.messages
 
     # -- revert ----------------------------------------------------------------------
     async def revert(self, item: ToolItem) -> bool:
-        """Undo the change a tool row made, through the registry's ``revert_change``."""
+        """Undo the change a tool row made (the core's ``Assistant.revert``)."""
         if not item.can_revert or item.change_id is None:
             return False
-        registry = self.services.registry
-        run = Run(self.session_id, Caller.USER, StaticApprover(Decision.ALLOW))  # the click was the approval
-        call = ToolCall(f"revert_{next(_revert_ids)}", REVERT_TOOL, {"change_id": item.change_id})
-        result = await registry.invoke(call, run)
-        if result.is_error:
-            self.presenter.reverted(item, False, result.content)
+        problem = await self.assistant.revert(self.session_id, item.change_id)
+        if problem is not None:
+            self.presenter.reverted(item, False, problem)
             return False
-        try:
-            self.services.transcripts.mark_reverted(self.session_id, item.change_id)
-        except Exception:
-            log.exception("could not record the revert in the transcript")
         self.presenter.reverted(item, True)
         return True

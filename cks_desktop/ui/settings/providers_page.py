@@ -15,12 +15,14 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.llm.profiles import PROVIDER_NAMES, profile_for
+from cks_desktop.llm.provider import ProviderProfile
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit,
                                QPushButton, QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
-from cks_desktop.settings import PROVIDERS, Settings
-from cks_desktop.ui.providers import DISPLAY_NAMES
+from cks_desktop.settings import Settings
 from cks_desktop.ui.settings.validation import check_model, check_url
 from cks_desktop.ui.settings.widgets import mark, note_label
 from cks_desktop.ui.tasks import TaskTracker
@@ -30,19 +32,20 @@ if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
 
 log = logging.getLogger(__name__)
-KEY_ENVS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
-URL_HINTS = {
-    "anthropic": "empty: api.anthropic.com",
-    "ollama": "http://127.0.0.1:11434",
-    "openai": "empty: api.openai.com — or your server, e.g. http://127.0.0.1:1234/v1",
-    "gemini": "empty: Google's default endpoint",
-}
 TEST_PROMPT = "Reply with the single word OK."
 TEST_TIMEOUT = 30.0
 
 
 def secret_ref(name: str) -> str:
     return f"provider:{name}"
+
+
+def url_hint(profile: ProviderProfile) -> str:
+    """The base URL field's placeholder: what an empty field means."""
+    hint = f"empty: {profile.default_base_url}"
+    if profile.compatible_servers:
+        hint += " — or your server, e.g. http://127.0.0.1:1234/v1"
+    return hint
 
 
 class ProviderForm(QWidget):
@@ -53,6 +56,7 @@ class ProviderForm(QWidget):
     def __init__(self, name: str, settings: Settings, secrets: "SecretStore", tasks: TaskTracker) -> None:
         super().__init__()
         self.name = name
+        self.profile = profile = profile_for(name)
         self.secrets = secrets
         self.tasks = tasks
         section = settings.provider(name)
@@ -69,21 +73,22 @@ class ProviderForm(QWidget):
         self.fetch_button.setAutoDefault(False)
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(self.fetch_button)
+        self.fetch_button.setVisible(profile.can_list_models)
         form.addRow("Model:", model_row)
 
         self.url_edit = QLineEdit(str(section.get("base_url") or ""))
         self.url_edit.setObjectName(f"{name}BaseUrl")
-        self.url_edit.setPlaceholderText(URL_HINTS.get(name, ""))
+        self.url_edit.setPlaceholderText(url_hint(profile))
         form.addRow("Base URL:", self.url_edit)
 
         self.key_edit: QLineEdit | None = None
         self.key_status = note_label()
-        if name != "ollama":
+        if profile.needs_api_key:
             key_row = QHBoxLayout()
             self.key_edit = QLineEdit()
             self.key_edit.setObjectName(f"{name}ApiKey")
             self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-            self.key_edit.setAccessibleName(f"{DISPLAY_NAMES[name]} API key")
+            self.key_edit.setAccessibleName(f"{profile.display_name} API key")
             self.show_key = QCheckBox("Show")
             self.show_key.toggled.connect(lambda on: self.key_edit.setEchoMode(  # type: ignore[union-attr]
                 QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
@@ -99,7 +104,7 @@ class ProviderForm(QWidget):
         self._forget = False
 
         self.num_ctx: QSpinBox | None = None
-        if name == "ollama":
+        if "num_ctx" in profile.setting_options:
             self.num_ctx = QSpinBox()
             self.num_ctx.setRange(2048, 1_048_576)
             self.num_ctx.setSingleStep(2048)
@@ -127,13 +132,15 @@ class ProviderForm(QWidget):
 
     # -- validation ----------------------------------------------------------------
     def errors(self) -> list[str]:
-        problems = [check_model(self.model_box.currentText(), provider=DISPLAY_NAMES[self.name]),
-                    check_url(self.url_edit.text(), what=f"The {DISPLAY_NAMES[self.name]} base URL")]
+        shown = self.profile.display_name
+        problems = [check_model(self.model_box.currentText(), provider=shown),
+                    check_url(self.url_edit.text(), what=f"The {shown} base URL")]
         return [p for p in problems if p]
 
     def validate(self) -> list[str]:
-        mark(self.model_box, check_model(self.model_box.currentText(), provider=DISPLAY_NAMES[self.name]))
-        mark(self.url_edit, check_url(self.url_edit.text(), what=f"The {DISPLAY_NAMES[self.name]} base URL"))
+        shown = self.profile.display_name
+        mark(self.model_box, check_model(self.model_box.currentText(), provider=shown))
+        mark(self.url_edit, check_url(self.url_edit.text(), what=f"The {shown} base URL"))
         return self.errors()
 
     # -- the key ---------------------------------------------------------------------
@@ -143,7 +150,6 @@ class ProviderForm(QWidget):
     def _update_key_status(self) -> None:
         if self.key_edit is None:
             return
-        env = KEY_ENVS.get(self.name, "")
         parts = []
         if self._has_saved_key():
             where = "in the keychain" if self.secrets.secure else "for this run only"
@@ -152,7 +158,8 @@ class ProviderForm(QWidget):
         else:
             parts.append("No key saved.")
             self.key_edit.setPlaceholderText("paste the API key")
-        if env and os.environ.get(env):
+        env = next((e for e in self.profile.api_key_envs if os.environ.get(e, "").strip()), "")
+        if env:  # the same order as factory.resolve_api_key: the first one set wins
             parts.append(f"{env} is set in the environment and is used instead.")
         self.key_status.setText(" ".join(parts))
         self.forget_button.setEnabled(self._has_saved_key())
@@ -280,19 +287,19 @@ class ProvidersPage(QWidget):
         self.default_box = QComboBox()
         self.default_box.setObjectName("defaultProvider")
         self.default_box.addItem("(none yet)", "")
-        for name in PROVIDERS:
-            self.default_box.addItem(DISPLAY_NAMES[name], name)
+        for name in PROVIDER_NAMES:
+            self.default_box.addItem(profile_for(name).display_name, name)
         self.default_box.setCurrentIndex(max(0, self.default_box.findData(settings.default_provider)))
         top_form.addRow("Provider:", self.default_box)
         layout.addWidget(top)
 
         self.tabs = QTabWidget()
         self.forms: dict[str, ProviderForm] = {}
-        for name in PROVIDERS:
+        for name in PROVIDER_NAMES:
             form = ProviderForm(name, settings, secrets, tasks)
             form.changed.connect(self.changed)
             self.forms[name] = form
-            self.tabs.addTab(form, DISPLAY_NAMES[name])
+            self.tabs.addTab(form, form.profile.display_name)
         layout.addWidget(self.tabs, 1)
         self.default_box.currentIndexChanged.connect(self._default_changed)
         self._default_changed()

@@ -8,7 +8,7 @@ import pytest
 
 from cks_desktop.llm.provider import ProviderError
 from cks_desktop.settings import Settings
-from cks_desktop.ui.providers import ProviderHolder
+from cks_desktop.agent.providers import ProviderHolder
 
 from tests.fakes.scripted import ScriptedProvider
 

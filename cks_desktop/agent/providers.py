@@ -5,6 +5,11 @@ Which provider and model the chat uses comes from the settings
 made on first use — that is when its SDK is imported, long after the window
 is up — and reused until the settings change. A provider still streaming for
 a running chat is closed only when that chat lets go of it.
+
+It lives in the core (not in ``ui/``) because every front end uses it: the
+window's chat, ``cks-desktop chat`` (which pins the provider named by
+``--provider`` instead of the saved default) and tests. Listeners use the
+core's ``Callbacks``, so a broken one is logged and never blocks the change.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from cks_desktop.settings import PROVIDERS, Settings
+from cks_desktop.callbacks import Callbacks
+from cks_desktop.llm.profiles import PROFILES, display_name
+from cks_desktop.settings import Settings
 
 if TYPE_CHECKING:
     from cks_desktop.llm.provider import Provider
@@ -23,7 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DISPLAY_NAMES = {"anthropic": "Anthropic", "ollama": "Ollama", "openai": "OpenAI-compatible", "gemini": "Gemini"}
 Factory = Callable[[str, Settings, "SecretStore | None"], "Provider"]
 
 
@@ -34,19 +40,27 @@ def _default_factory(name: str, settings: Settings, secrets: "SecretStore | None
 
 
 class ProviderHolder:
-    def __init__(self, settings: Settings, secrets: "SecretStore | None", factory: Factory | None = None) -> None:
+    """The chat's provider: made on first use, shared by every chat, replaced when the settings change.
+
+    ``pinned`` names the provider to use instead of the settings' default (the CLI's
+    ``--provider``); ``choose`` still saves a new default but the pinned name wins.
+    """
+
+    def __init__(self, settings: Settings, secrets: "SecretStore | None", factory: Factory | None = None,
+                 *, pinned: str | None = None) -> None:
         self.settings = settings
         self.secrets = secrets
         self._factory = factory or _default_factory
+        self._pinned = pinned or None
         self._current: Provider | None = None
         self._users: dict[int, int] = {}  # id(provider) → chats using it
         self._retired: list[Provider] = []
-        self._listeners: list[Callable[[], None]] = []
+        self._changed: Callbacks[[]] = Callbacks("provider holder")
 
     # -- what is active ----------------------------------------------------------
     @property
     def name(self) -> str:
-        return self.settings.default_provider
+        return self._pinned or self.settings.default_provider
 
     @property
     def model(self) -> str:
@@ -59,11 +73,11 @@ class ProviderHolder:
     def label(self) -> str:
         if not self.configured:
             return "No provider"
-        return f"{DISPLAY_NAMES.get(self.name, self.name)} · {self.model or 'no model'}"
+        return f"{display_name(self.name)} · {self.model or 'no model'}"
 
     def choose(self, name: str, model: str | None = None) -> None:
         """Make ``name`` (and ``model``) the chat's provider, and save it."""
-        if name not in PROVIDERS:
+        if name not in PROFILES:
             raise ValueError(f"unknown provider {name!r}")
         self.settings.default_provider = name
         if model is not None and model.strip():
@@ -71,8 +85,9 @@ class ProviderHolder:
         self.settings.save()
         self.invalidate()
 
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` whenever the active provider changes; returns the unsubscribe function."""
+        return self._changed.subscribe(listener)
 
     def invalidate(self) -> None:
         """The settings changed: the next chat gets a fresh provider."""
@@ -81,10 +96,15 @@ class ProviderHolder:
             self._retired.append(old)
             if not self._users.get(id(old)):
                 self._close_later(old)
-        for listener in list(self._listeners):
-            listener()
+        self._changed.emit()
 
     # -- use -------------------------------------------------------------------------
+    async def prepare(self) -> "Provider":
+        """Make the provider now (a missing key or a bad setting raises ``ProviderError`` before any
+        request); the next ``use`` reuses it. The CLI calls this to fail early with exit code 2."""
+        async with self.use() as provider:
+            return provider
+
     @asynccontextmanager
     async def use(self) -> AsyncIterator["Provider"]:
         """The provider for one chat turn. Raises ``ProviderError`` when it cannot be made."""

@@ -1,0 +1,123 @@
+"""The app's core objects in one place (Qt-free): the composition root.
+
+``AppServices.open`` builds what the window needs and nothing slow: the
+settings, the keychain door, the store, the tool registry, the transcript
+store and the ``Assistant`` that answers chat turns. The MCP manager (which
+imports the MCP SDK, ~0.7 s) is created by ``start_mcp`` after the window is
+painted, and provider SDKs are imported on the first chat turn
+(``agent.providers.ProviderHolder``).
+
+Every front end composes the core here, so "the app's tools, the app's
+assistant" mean the same thing in each: the window (``AppServices.open``),
+``cks-desktop chat`` and ``cks-desktop mcp serve`` (``AppServices.build`` on
+the store and settings the command opened itself, so its warnings and exit
+codes stay its own). ``toolset="host"`` is for ``mcp serve``: an MCP host
+brings its own model, so it gets the built-in graph tools without the agent's
+own (``construct_knowledge`` needs our model), and runs them as
+``Caller.MCP_CLIENT`` (``host_run``).
+
+It sits between ``ui`` and ``agent`` in the import-linter layers (pyproject.toml)
+and is in the contract that keeps the core free of Qt.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from cks_desktop.agent.assistant import Assistant
+from cks_desktop.agent.providers import Factory, ProviderHolder
+from cks_desktop.paths import AppPaths
+from cks_desktop.secrets import SecretStore
+from cks_desktop.settings import Settings
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.mcp.manager import McpManager
+    from cks_desktop.tools.context import Run
+    from cks_desktop.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+Toolset = Literal["chat", "host"]
+
+
+@dataclass
+class AppServices:
+    paths: AppPaths
+    settings: Settings
+    secrets: SecretStore
+    store: "GraphStore"
+    assistant: Assistant
+    mcp: "McpManager | None" = None
+    mcp_start: "asyncio.Task[None] | None" = None
+
+    # The assistant's parts, named here too: the window and the settings pages use them directly.
+    @property
+    def registry(self) -> "ToolRegistry":
+        return self.assistant.registry
+
+    @property
+    def transcripts(self) -> "TranscriptStore":
+        return self.assistant.transcripts
+
+    @property
+    def providers(self) -> ProviderHolder:
+        return self.assistant.providers
+
+    @classmethod
+    def open(cls, paths: AppPaths, *, secrets: SecretStore | None = None,
+             provider_factory: Factory | None = None) -> "AppServices":
+        """Settings and store from ``paths`` (for the window). Raises ``StoreError`` (one sentence)
+        when the database cannot be used."""
+        from cks_desktop.graph.store import GraphStore
+
+        paths.ensure()
+        settings = Settings.load(paths.settings_file)
+        store = GraphStore.open(paths.database)
+        return cls.build(paths, settings, store, secrets=secrets, provider_factory=provider_factory)
+
+    @classmethod
+    def build(cls, paths: AppPaths, settings: Settings, store: "GraphStore", *, secrets: SecretStore | None = None,
+              provider_factory: Factory | None = None, pinned_provider: str | None = None,
+              scope_setting: str = "", toolset: Toolset = "chat") -> "AppServices":
+        """Compose the core on a store and settings the caller opened (the headless commands)."""
+        secrets = secrets if secrets is not None else SecretStore()
+        registry = None
+        if toolset == "host":
+            from cks_desktop.agent.toolset import build_host_registry
+
+            registry = build_host_registry(store, settings)
+        assistant = Assistant.build(settings, store, secrets, registry=registry, provider_factory=provider_factory,
+                                    pinned_provider=pinned_provider, scope_setting=scope_setting)
+        return cls(paths=paths, settings=settings, secrets=secrets, store=store, assistant=assistant)
+
+    def apply_tool_policies(self) -> None:
+        """Push the settings' per-tool policies into the registry (after Settings → Save)."""
+        self.registry.set_policy_overrides(self.settings.tool_policies)
+
+    def start_mcp(self, **kwargs: Any) -> "McpManager":
+        """Create the MCP manager (imports the SDK) and start enabled servers in the background
+        (``mcp_start`` is that task); their tools join the assistant's registry as they come up."""
+        from cks_desktop.mcp.manager import McpManager
+
+        if self.mcp is None:
+            self.mcp = McpManager(self.settings, self.secrets, self.registry, self.paths.mcp_log_dir, **kwargs)
+            self.assistant.attach_mcp(self.mcp)
+            self.mcp_start = self.mcp.start_all_in_background()
+        return self.mcp
+
+    def host_run(self, session_id: str) -> "Run":
+        """The run an MCP host's calls go through (``mcp serve``): the host asked its own user."""
+        from cks_desktop.mcp.server import serving_run
+
+        return serving_run(session_id, tuple(self.settings.allowed_folders))
+
+    async def aclose(self) -> None:
+        """Close MCP servers and provider clients concurrently, then the store."""
+        await self.assistant.aclose()
+        self.store.close()
