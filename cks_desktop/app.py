@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.paths import AppPaths
     from cks_desktop.ui.main_window import MainWindow
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
 
 def _icon_path() -> Path | None:
@@ -78,7 +78,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         nonlocal window
         from cks_desktop.ui import selftest
         from cks_desktop.ui.main_window import MainWindow
-        from cks_desktop.ui.services import AppServices
+        from cks_desktop.runtime import AppServices
 
         asyncio.get_running_loop().set_exception_handler(crash.loop_exception_handler)
         services = await open_services(

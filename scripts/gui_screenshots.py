@@ -54,7 +54,7 @@ async def run(out: Path, home: Path) -> None:
     from cks_desktop.paths import resolve
     from cks_desktop.secrets import SecretStore
     from cks_desktop.ui.main_window import MainWindow
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
     from cks_desktop.ui.settings.dialog import SettingsDialog
     from tests.fakes.providers import make_fake, provider_for
     from tests.fakes.script import ScriptedCall, Turn, text_turn

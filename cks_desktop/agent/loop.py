@@ -37,7 +37,7 @@ from cks_desktop.llm.provider import Provider, ProviderError
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry, model_schema
-from cks_desktop.tools.types import ALL_SCOPES, Caller, Scope, ToolCall, ToolResult
+from cks_desktop.tools.types import ALL_SCOPES, Caller, Outcome, Scope, ToolCall, ToolResult
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class _ApprovalRelay:
 
     @property
     def denial_hint(self) -> str:  # the registry appends it to a refusal
-        return str(getattr(self._inner, "denial_hint", "") or "")
+        return self._inner.denial_hint
 
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         call_id = request.call.id
@@ -74,7 +74,7 @@ class _ApprovalRelay:
         except asyncio.CancelledError:
             self._emit(ev.ApprovalResolved(call_id, "cancelled"))
             raise
-        self._emit(ev.ApprovalResolved(call_id, Decision(decision).value))
+        self._emit(ev.ApprovalResolved(call_id, Decision(decision)))
         return decision
 
 
@@ -82,11 +82,13 @@ class _ApprovalRelay:
 class _CallOutcome:
     part: ToolCallPart
     result: ToolResult
-    state: ev.CallState
     duration_ms: float
     display_name: str
     source: str
-    change_id: str | None
+
+    @property
+    def state(self) -> ev.CallState:
+        return ev.CallState.of(self.result.outcome)
 
 
 @dataclass
@@ -103,7 +105,8 @@ class _Chat:
     tripped: _CallOutcome | None = None
     iterations: int = 0
 
-    def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *, notice: bool = False) -> None:
+    def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
+             notice: ev.Notice | None = None) -> None:
         """Append messages to the list and, in one transaction, to the transcript."""
         self.messages.extend(new)
         if self.transcript is None or not new:
@@ -111,7 +114,7 @@ class _Chat:
         from cks_desktop.agent.transcript import CallRecord
 
         records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
-                              o.change_id) for o in outcomes]
+                              o.result.change_id) for o in outcomes]
         try:
             self.transcript.append(self.session_id, list(new), calls=records, notice=notice)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
@@ -135,25 +138,6 @@ def _safe_emit(on_event: ev.EventListener | None) -> ev.EventListener:
             log.exception("agent event listener failed")
 
     return emit
-
-
-def _change_id(result: ToolResult) -> str | None:
-    """The change a tool call recorded, if any (for Revert in the chat row)."""
-    data = result.structured
-    if not isinstance(data, dict) or result.is_error:
-        return None
-    value = data.get("change_id")
-    if value is None and isinstance(data.get("change"), dict):
-        value = data["change"].get("id")
-    return str(value) if value else None
-
-
-def _state(result: ToolResult) -> ev.CallState:
-    if not result.is_error:
-        return "done"
-    if isinstance(result.structured, dict) and result.structured.get("denied"):
-        return "denied"
-    return "error"
 
 
 # Tool definitions per registry and granted scopes, dropped whenever the registry changes
@@ -208,25 +192,23 @@ async def _run_call(chat: _Chat, registry: ToolRegistry, run: Run, done_call: To
     if done_call.arguments is None:
         why = done_call.error or "the text is not valid JSON"
         result = ToolResult(done_call.id, f"The arguments for {name} were not a valid JSON object ({why}). "
-                            "Send the arguments again as one JSON object.", is_error=True, name=name)
+                            "Send the arguments again as one JSON object.", Outcome.ERROR, name=name)
     else:
         try:
             result = await registry.invoke(ToolCall(done_call.id, name, dict(done_call.arguments)), run)
         except asyncio.CancelledError:
             elapsed = (time.perf_counter() - started) * 1000
-            result = ToolResult(done_call.id, CANCELLED_TEXT, is_error=True, name=name, duration_ms=elapsed)
-            outcome = _CallOutcome(part, result, "cancelled", elapsed, display, source, None)
-            chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed, "cancelled"))
+            result = ToolResult(done_call.id, CANCELLED_TEXT, Outcome.CANCELLED, name=name, duration_ms=elapsed)
+            outcome = _CallOutcome(part, result, elapsed, display, source)
+            chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed))
             raise _CancelledDuringCall(outcome) from None
         except Exception as exc:  # the registry promises not to raise; if it does, the model still gets an answer
             log.exception("tool call %s raised", name)
             result = ToolResult(done_call.id, f"{display} failed inside the app: {type(exc).__name__}.",
-                                is_error=True, name=name)
+                                Outcome.ERROR, name=name)
     elapsed = (time.perf_counter() - started) * 1000
-    state = _state(result)
-    change = _change_id(result)
-    chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed, state, change))
-    return _CallOutcome(part, result, state, elapsed, display, source, change)
+    chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed))
+    return _CallOutcome(part, result, elapsed, display, source)
 
 
 class _CancelledDuringCall(Exception):
@@ -238,7 +220,7 @@ class _CancelledDuringCall(Exception):
 
 
 def _track_failures(chat: _Chat, outcome: _CallOutcome) -> None:
-    if outcome.state == "done":
+    if outcome.result.outcome is Outcome.OK:
         chat.streak_fp, chat.streak = None, 0
         return
     fp = fingerprint(outcome.part.name, outcome.part.arguments)
@@ -259,10 +241,10 @@ def _assistant(text: str) -> Message:
     return Message("assistant", [Text(text)] if text else [])
 
 
-def _notice(chat: _Chat, text: str) -> None:
+def _notice(chat: _Chat, text: str, kind: ev.Notice) -> None:
     message = _assistant(text)
-    chat.emit(ev.AssistantMessage(message, notice=True))
-    chat.save([message], notice=True)
+    chat.emit(ev.AssistantMessage(message, notice=kind))
+    chat.save([message], notice=kind)
 
 
 async def ai_chat(
@@ -365,13 +347,13 @@ async def ai_chat(
             text = (f"Stopped: the call to {failed.display_name} failed {REPEATED_FAILURE_LIMIT} times in a row "
                     f"with the same arguments. Last error: {last}")
             emit(ev.ErrorEvent(text, "repeated_failure"))
-            _notice(chat, text)
+            _notice(chat, text, ev.Notice.REPEATED_FAILURE)
             chat.finish("repeated_failure")
             return chat.messages
 
     text = limit_text(max_iterations)
     emit(ev.IterationLimit(max_iterations, text))
-    _notice(chat, text)
+    _notice(chat, text, ev.Notice.ITERATION_LIMIT)
     chat.finish("limit")
     return chat.messages
 

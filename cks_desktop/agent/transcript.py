@@ -20,6 +20,13 @@ no answer (the last message, or followed by another user message) as
 ``unanswered``. Deleting works on whole exchanges only, so a tool call and
 its result are always deleted together and what remains is still a valid
 conversation; the remaining rows are renumbered 1..n in the same transaction.
+
+Typed rows (issue 12): a call's ``state`` is a ``CallState`` whose values are the strings
+every build has stored, and a notice's kind is stored in the ``notice`` column as a code
+(``_NOTICE_CODES``; 0 is "not a notice"), so the chat knows a reopened chat ended at the
+iteration limit without reading the notice's words. Builds before this one stored 1 for
+every notice; ``_legacy_notice`` reads those rows once, by the two texts the loop ever wrote.
+Every non-zero code is truthy, so an older build still reads a newer file's notices as notices.
 """
 
 from __future__ import annotations
@@ -32,10 +39,35 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from cks_desktop.agent.events import CallState, Notice
 from cks_desktop.graph.sqlite_util import bare_connection_access
 from cks_desktop.llm.messages import Message, ToolResultPart
 
 INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
+
+_LEGACY_NOTICE = 1  # what builds before issue 12 stored for any notice
+_NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3}
+_NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
+_LEGACY_LIMIT_PREFIX = "Reached the iteration limit"  # the start of every limit notice ever written
+
+
+def _notice_code(notice: Notice | None) -> int:
+    return 0 if notice is None else _NOTICE_CODES[notice]
+
+
+def _notice_of(code: int, message: Message) -> Notice | None:
+    if not code:
+        return None
+    if code == _LEGACY_NOTICE:
+        return _legacy_notice(message)
+    return _NOTICES_BY_CODE.get(code, Notice.REPEATED_FAILURE)
+
+
+def _legacy_notice(message: Message) -> Notice:
+    """A notice row written before notices had kinds: the loop wrote only two kinds of notice."""
+    if message.text.startswith(_LEGACY_LIMIT_PREFIX):
+        return Notice.ITERATION_LIMIT
+    return Notice.REPEATED_FAILURE
 
 @dataclass(frozen=True)
 class CallRecord:
@@ -45,14 +77,14 @@ class CallRecord:
     name: str
     display_name: str
     source: str
-    state: str  # "done" | "error" | "denied" | "cancelled" | "interrupted"
+    state: CallState
     duration_ms: float | None = None
     change_id: str | None = None
     reverted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"call_id": self.call_id, "name": self.name, "display_name": self.display_name,
-                "source": self.source, "state": self.state, "duration_ms": self.duration_ms,
+                "source": self.source, "state": self.state.value, "duration_ms": self.duration_ms,
                 "change_id": self.change_id, "reverted": self.reverted}
 
 
@@ -63,13 +95,14 @@ class SavedMessage:
     seq: int
     message: Message
     created_at: str
-    notice: bool = False  # written by the loop (iteration limit, repeated failure)
+    notice: Notice | None = None  # written by the loop (iteration limit, repeated failure)
     calls: list[CallRecord] = field(default_factory=list)  # for an assistant message's tool calls
     turn: int = 0  # the exchange it belongs to (1 = the first user message and its answer)
     unanswered: bool = False  # a user message with no answer after it (crash, failure, Stop)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice, "turn": self.turn,
+        return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice is not None,
+                "notice_kind": self.notice.value if self.notice else None, "turn": self.turn,
                 "unanswered": self.unanswered, **self.message.to_json(),
                 "calls": [c.to_json() for c in self.calls]}
 
@@ -103,7 +136,7 @@ class TranscriptStore:
 
     # -- writes -----------------------------------------------------------
     def append(self, session_id: str, messages: Sequence[Message], *, calls: Sequence[CallRecord] = (),
-               notice: bool = False) -> list[int]:
+               notice: Notice | None = None) -> list[int]:
         """Append messages (and the records of their tool calls) in one transaction; return their seqs."""
         by_call = {c.call_id: c for c in calls}
         seqs: list[int] = []
@@ -118,7 +151,7 @@ class TranscriptStore:
                 cur = conn.execute(
                     "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, seq, message.role, parts, int(notice), at))
+                    (session_id, seq, message.role, parts, _notice_code(notice), at))
                 seqs.append(seq)
                 for position, part in enumerate(message.tool_calls):
                     record = by_call.get(part.id)
@@ -132,7 +165,7 @@ class TranscriptStore:
         conn.execute(
             "INSERT INTO chat_tool_calls (message_id, position, session_id, call_id, name, display_name, "
             "source, state, duration_ms, change_id, reverted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (message_id, position, session_id, r.call_id, r.name, r.display_name, r.source, r.state,
+            (message_id, position, session_id, r.call_id, r.name, r.display_name, r.source, r.state.value,
              r.duration_ms, r.change_id, int(r.reverted)))
 
     def mark_reverted(self, session_id: str, change_id: str, reverted: bool = True) -> int:
@@ -198,10 +231,12 @@ class TranscriptStore:
                 "FROM chat_tool_calls WHERE session_id = ? ORDER BY message_id, position", (session_id,)).fetchall()
         calls: dict[int, list[CallRecord]] = {}
         for r in call_rows:
-            calls.setdefault(r[0], []).append(CallRecord(r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])))
-        saved = [SavedMessage(seq, Message.from_json({"role": role, "parts": json.loads(parts)}), at,
-                              bool(notice), calls.get(mid, []))
-                 for mid, seq, role, parts, notice, at in rows]
+            calls.setdefault(r[0], []).append(CallRecord(r[1], r[2], r[3], r[4], CallState.parse(r[5]), r[6], r[7],
+                                                         bool(r[8])))
+        saved = []
+        for mid, seq, role, parts, notice, at in rows:
+            message = Message.from_json({"role": role, "parts": json.loads(parts)})
+            saved.append(SavedMessage(seq, message, at, _notice_of(int(notice or 0), message), calls.get(mid, [])))
         return _number(_repair(saved))
 
     def load(self, session_id: str) -> list[Message]:
@@ -245,6 +280,6 @@ def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:
         else:
             out.append(SavedMessage(item.seq, Message("tool", list(parts)), item.created_at))
         known = {c.call_id for c in item.calls}
-        item.calls.extend(CallRecord(c.id, c.name, c.name, "unknown", "interrupted")
+        item.calls.extend(CallRecord(c.id, c.name, c.name, "unknown", CallState.INTERRUPTED)
                           for c in missing if c.id not in known)
     return out

@@ -1,8 +1,9 @@
 """`cks-desktop chat`: one chat turn in a session, headless, streamed to stdout.
 
-It is the GUI's chat without the window: it loads the session's saved
-transcript, runs one ``ai_chat`` with the same tools (built-ins plus
-``construct_knowledge``), saves every turn to the same file, and shows what
+It is the GUI's chat without the window: the same core composition
+(``runtime.AppServices``) and the same ``Assistant.run`` turn, so the same
+tools (built-ins plus ``construct_knowledge`` and the MCP servers'), the saved
+transcript continued and every turn saved to the same file; it shows what
 happens as it happens. Tool calls are lines (``→ name {args}`` then ``← ok`` or
 ``← error: …``); ``--json`` prints every agent event as one JSON object per
 line instead, for scripts. Approvals work as in ``tools call``: ``--yes``
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from cks_desktop.agent.events import AgentEvent
     from cks_desktop.agent.transcript import SavedMessage
     from cks_desktop.graph.store import GraphStore
+    from cks_desktop.llm.provider import Provider
+    from cks_desktop.runtime import AppServices
+    from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
 ARGS_SHOWN = 120  # characters of a call's arguments on its → line
@@ -155,18 +159,32 @@ def _settings(args: argparse.Namespace) -> "Settings":
     return settings
 
 
-def _provider(args: argparse.Namespace, settings: "Settings") -> Any:
-    """The session's provider, or a usage error naming what is missing (before any request)."""
+def _services(args: argparse.Namespace, store: "GraphStore") -> "AppServices":
+    """The core composed as for the window (``runtime.AppServices``), with this command's
+    ``--provider``/``--model``/``--base-url`` choices and its own hint for granting scopes."""
     from cks_desktop.llm.factory import create_provider
-    from cks_desktop.llm.provider import ProviderError
-    from cks_desktop.secrets import SecretStore
+    from cks_desktop.runtime import AppServices
+    from cks_desktop.tools.scopes import CLI_SETTING
 
-    name = args.provider or settings.default_provider
-    if not name:
+    settings = _settings(args)
+
+    def factory(name: str, settings: "Settings", secrets: "SecretStore | None") -> "Provider":
+        return create_provider(name, settings, secrets, model=args.model, base_url=args.base_url)
+
+    return AppServices.build(app_paths(args), settings, store, provider_factory=factory,
+                             pinned_provider=args.provider, scope_setting=CLI_SETTING)
+
+
+async def _prepare_provider(services: "AppServices") -> None:
+    """Make the provider before any request: nothing chosen, a missing key or a bad setting is a
+    usage error (exit 2) naming what is missing."""
+    from cks_desktop.llm.provider import ProviderError
+
+    if not services.providers.configured:
         raise CliError("No provider is chosen: pass --provider (anthropic, ollama, openai or gemini) "
                        "or choose one in Settings → Providers.")
     try:
-        return create_provider(name, settings, SecretStore(), model=args.model, base_url=args.base_url)
+        await services.providers.prepare()
     except ProviderError as exc:
         raise CliError(exc.message) from None
     except ValueError as exc:
@@ -174,50 +192,39 @@ def _provider(args: argparse.Namespace, settings: "Settings") -> Any:
 
 
 async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
-    from cks_desktop.agent.loop import ai_chat
-    from cks_desktop.agent.toolset import build_chat_registry
-    from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.tools.approval import Decision, StaticApprover
-    from cks_desktop.tools.scopes import CLI_SETTING, chat_grant, parse_scopes
+    from cks_desktop.tools.scopes import parse_scopes
 
-    settings = _settings(args)
-    grant = chat_grant(settings, args.session, extra=parse_scopes(args.grant))  # --grant: this run only
-    provider = _provider(args, settings)
-    registry = build_chat_registry(store, settings)
-    mcp = None if args.no_mcp else await _start_mcp(args, settings, registry)
-    transcript = TranscriptStore.for_store(store)
+    extra = parse_scopes(args.grant)  # --grant: this run only
+    services = _services(args, store)
     approver = StaticApprover(Decision.ALLOW if args.yes else Decision.DENY,
                               denial_hint="" if args.yes else DENIAL_HINT)
     printer = JsonPrinter(sys.stdout) if args.json else TextPrinter(sys.stdout, sys.stderr)
     try:
-        await ai_chat(args.session, transcript.load(args.session), None if args.retry else args.prompt,
-                      provider=provider,
-                      registry=registry, store=store, approver=approver, on_event=printer,
-                      max_iterations=args.max_iterations or settings.max_iterations,
-                      allowed_folders=settings.allowed_folders, granted_scopes=grant.scopes,
-                      source_grants=grant.by_source, scope_setting=CLI_SETTING, transcript=transcript)
+        await _prepare_provider(services)
+        if not args.no_mcp:
+            await _start_mcp(services)
+        turn = await services.assistant.run(args.session, None if args.retry else args.prompt, approver=approver,
+                                            on_event=printer, max_iterations=args.max_iterations,
+                                            extra_scopes=extra)
     finally:
-        await provider.aclose()
-        if mcp is not None:
-            await mcp.aclose()
-    return EXIT_OK if printer.reason == "stop" else EXIT_TOOL_ERROR
+        await services.assistant.aclose()  # provider clients and MCP servers; the store is closed by _run
+    return EXIT_OK if turn.reason == "stop" else EXIT_TOOL_ERROR
 
 
-async def _start_mcp(args: argparse.Namespace, settings: "Settings", registry: Any) -> Any:
+async def _start_mcp(services: "AppServices") -> None:
     """Start the enabled MCP servers so the model is offered their tools, as in the app.
     A server that fails is one line on stderr; the chat goes on without it."""
-    if not any(isinstance(c, dict) and c.get("enabled", True) for c in settings.mcp_servers.values()):
-        return None
-    from cks_desktop.mcp.manager import McpManager
+    if not any(isinstance(c, dict) and c.get("enabled", True) for c in services.settings.mcp_servers.values()):
+        return
     from cks_desktop.mcp.connection import Status
-    from cks_desktop.secrets import SecretStore
 
-    manager = McpManager(settings, SecretStore(), registry, app_paths(args).mcp_log_dir)
-    await manager.start_all()
-    for state in manager.statuses():
+    services.start_mcp()
+    assert services.mcp is not None and services.mcp_start is not None
+    await services.mcp_start
+    for state in services.mcp.statuses():
         if state.enabled and state.status is Status.FAILED:
             print(f"cks-desktop: MCP server '{state.name}' is not available: {state.reason}", file=sys.stderr)
-    return manager
 
 
 def short_json(value: Any, limit: int = ARGS_SHOWN) -> str:

@@ -52,7 +52,7 @@ async def test_quit_during_a_running_turn_with_a_server_that_ignores_sigterm(tmp
     from cks_desktop.paths import resolve
     from cks_desktop.secrets import SecretStore
     from cks_desktop.ui.main_window import MainWindow
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
     home = tmp_path / "home"
     home.mkdir()
@@ -201,7 +201,7 @@ async def test_a_5_mb_answer_streams_into_the_window_without_freezing(tmp_path: 
     from cks_desktop.paths import resolve
     from cks_desktop.secrets import SecretStore
     from cks_desktop.ui.main_window import MainWindow
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
     home = tmp_path / "home"
     home.mkdir()

@@ -16,7 +16,7 @@ import pytest
 from cks_desktop.paths import resolve
 from cks_desktop.secrets import SecretStore
 from cks_desktop.ui.main_window import MainWindow
-from cks_desktop.ui.services import AppServices
+from cks_desktop.runtime import AppServices
 
 from tests.fakes.providers import make_fake, provider_for
 

@@ -222,7 +222,7 @@ def test_find_in_chat_steps_through_matches(qtbot) -> None:
     from cks_desktop.ui.chat.find import find_matches, mentioned_ids
     from cks_desktop.ui.chat.panel import ChatPanel
 
-    controller = ChatController("s1", services=None)  # type: ignore[arg-type]
+    controller = ChatController("s1", assistant=None, approver=None)  # type: ignore[arg-type]
     controller.loaded = True
     controller.model.reset([MessageItem("user", "Where is Paris?"), MessageItem("assistant", "Paris is in France."),
                             _tool(arguments={"name": "Paris"}, result='{"id": "o_01M8MVPG078N4X0DAVFX82H6C5"}')])

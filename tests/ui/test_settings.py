@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLineEdit
 from cks_desktop.paths import resolve
 from cks_desktop.secrets import SecretStore
 from cks_desktop.settings import Settings
-from cks_desktop.ui.services import AppServices
+from cks_desktop.runtime import AppServices
 from cks_desktop.ui.settings.dialog import SettingsDialog
 from cks_desktop.ui.settings.mcp_form import Pair, ServerForm
 from cks_desktop.ui.tasks import TaskTracker
@@ -109,6 +109,29 @@ def test_agent_page_saves_policies_cap_folders_and_enter(qtbot, services, tmp_pa
     assert saved.tool_policies == {"add_object": "always"}
     assert saved.max_iterations == 12 and saved.data["ui"]["enter_sends"] is False
     assert saved.allowed_folders == [tmp_path]
+
+
+def test_agent_page_sets_the_scopes_chats_grant_by_default(qtbot, services) -> None:
+    """Issue 11, item 18: the default grant has a screen; the built-in defaults store no choice."""
+    from cks_desktop.tools.scopes import chat_grant
+    from cks_desktop.tools.types import Scope
+
+    dialog = make_dialog(qtbot, services)
+    boxes = dialog.agent_page.scope_boxes
+    assert boxes[Scope.GRAPH_MUTATE].isChecked() and not boxes[Scope.CODE_EXECUTE].isChecked()
+    boxes[Scope.GRAPH_MUTATE].setChecked(False)
+    boxes[Scope.NET_FETCH].setChecked(True)
+    assert dialog.save()
+    saved = Settings.load(services.settings.path)
+    assert saved.default_scopes == ["fs.read", "graph.read", "net.fetch", "provider.call"]
+    grant = chat_grant(saved, "any-session").scopes
+    assert Scope.GRAPH_MUTATE not in grant and Scope.NET_FETCH in grant
+    dialog = make_dialog(qtbot, services)
+    boxes = dialog.agent_page.scope_boxes
+    boxes[Scope.GRAPH_MUTATE].setChecked(True)
+    boxes[Scope.NET_FETCH].setChecked(False)
+    assert dialog.save()
+    assert Settings.load(services.settings.path).default_scopes is None
 
 
 @pytest.mark.asyncio

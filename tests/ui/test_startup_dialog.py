@@ -27,7 +27,7 @@ from cks_desktop.graph import backup
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.paths import resolve
 from cks_desktop.secrets import SecretStore
-from cks_desktop.ui.services import AppServices
+from cks_desktop.runtime import AppServices
 
 from tests.ui.helpers import wait
 

@@ -1,5 +1,6 @@
 """Settings → Chat & agent: the iteration cap, per-tool approval policies, the
-folders ``read_text_file`` may read, and how Enter behaves in the chat.
+scopes chats grant by default, the folders ``read_text_file`` may read, and how
+Enter behaves in the chat.
 
 A policy chosen here persists across restarts ("always allow" that does not
 forget itself); "Reset remembered choices" puts every tool back to its
@@ -12,13 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
-                               QHBoxLayout, QHeaderView, QListWidget, QPushButton, QSpinBox, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
+                               QGroupBox, QHBoxLayout, QHeaderView, QListWidget, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from cks_desktop.settings import Settings
+from cks_desktop.tools.scopes import DEFAULT_GRANT, parse_scopes
+from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.widgets import note_label
-from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.tools.registry import ToolRegistry
@@ -93,6 +96,23 @@ class AgentPage(QWidget):
         tools_layout.addLayout(reset_row)
         layout.addWidget(tools, 1)  # the tool list gets the room
 
+        scopes = QGroupBox("What chats may use, unless a session chooses otherwise")
+        scopes.setObjectName("defaultScopes")
+        scopes_layout = QGridLayout(scopes)
+        chosen = parse_scopes(settings.default_scopes) if settings.default_scopes is not None else DEFAULT_GRANT
+        self.scope_boxes: dict[Scope, QCheckBox] = {}
+        for i, scope in enumerate(Scope):
+            box = QCheckBox(f"{scope.value} — {SCOPE_WORDS.get(scope.value, scope.value)}")
+            box.setObjectName(f"defaultScope:{scope.value}")
+            box.setChecked(scope in chosen)
+            box.toggled.connect(lambda _v: self.changed.emit())
+            self.scope_boxes[scope] = box
+            scopes_layout.addWidget(box, i // 2, i % 2)
+        scopes_layout.addWidget(note_label(
+            "A session's own choice (right-click it → Scopes…) wins; an MCP server can be granted its scopes in "
+            "its editor. Reading files also needs an allowed folder below."), (len(Scope) + 1) // 2, 0, 1, 2)
+        layout.addWidget(scopes)
+
         folders = QGroupBox("Folders the assistant may read files from (read_text_file)")
         folders_layout = QVBoxLayout(folders)
         self.folders = QListWidget()
@@ -158,3 +178,6 @@ class AgentPage(QWidget):
                 policies[name] = box.currentData()
         settings.data["agent"]["tool_policies"] = policies
         settings.data["agent"]["allowed_folders"] = [self.folders.item(i).text() for i in range(self.folders.count())]
+        ticked = frozenset(s for s, box in self.scope_boxes.items() if box.isChecked())
+        # The built-in defaults are stored as "no choice", so a later version's defaults still apply.
+        settings.set_default_scopes(None if ticked == DEFAULT_GRANT else sorted(s.value for s in ticked))

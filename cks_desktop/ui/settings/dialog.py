@@ -21,7 +21,7 @@ from cks_desktop.ui.settings.widgets import error_label, note_label
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
 PAGES = ("providers", "agent", "mcp")
 TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers"}

@@ -26,7 +26,7 @@ from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
 HINTS = (("read_only_hint", "read-only"), ("destructive_hint", "destructive"), ("idempotent_hint", "idempotent"),
          ("open_world_hint", "open world"))

@@ -28,7 +28,7 @@ from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
-    from cks_desktop.ui.services import AppServices
+    from cks_desktop.runtime import AppServices
 
 TAIL_LINES = 200
 
