@@ -380,7 +380,7 @@ def memory_child(db: str, session: str, mode: str) -> int:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.ui.graph.buffers import SceneBuffers
     from cks_desktop.ui.graph.model import GraphModel
-    from cks_desktop.ui.graph.positions import PositionStore
+    from cks_desktop.graph.positions import PositionStore
     from cks_desktop.ui.graph.spatial import SpatialGrid
 
     app = QGuiApplication.instance() or QGuiApplication([])

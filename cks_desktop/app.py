@@ -63,7 +63,10 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
     app.setDesktopFileName(APP_ID)
     icon = _icon_path()
     if icon is not None:
-        app.setWindowIcon(QIcon(str(icon)))
+        app.setWindowIcon(QIcon(str(icon)))  # every window and the task bar (with the desktop file name)
+    from cks_desktop.ui import theme
+
+    theme.install(app)  # fonts, Fusion, palette, the one style sheet; the saved choice follows below
 
     secrets = SecretStore()
     redact = Redactor(secrets.known_values)
@@ -89,6 +92,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
             return 2 if not self_test else 1
         if services.settings.problem:
             print(f"{APP_ID}: {services.settings.problem}", file=sys.stderr)
+        theme.install(app, theme.normal_mode(services.settings.data["ui"].get("theme")))
 
         window = await build_window(services, interactive=not self_test)
         if window is None:

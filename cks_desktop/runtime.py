@@ -112,10 +112,14 @@ class AppServices:
         return self.mcp
 
     def host_run(self, session_id: str) -> "Run":
-        """The run an MCP host's calls go through (``mcp serve``): the host asked its own user."""
+        """The run an MCP host's calls go through (``mcp serve``): the host asked its own user.
+        The session's own scope choice holds for a host as for a chat (a read-only session stays so)."""
         from cks_desktop.mcp.server import serving_run
+        from cks_desktop.tools.scopes import chat_grant
+        from cks_desktop.tools.types import Scope
 
-        return serving_run(session_id, tuple(self.settings.allowed_folders))
+        granted = chat_grant(self.settings, session_id).scopes | {Scope.GRAPH_READ}
+        return serving_run(session_id, tuple(self.settings.allowed_folders), granted)
 
     async def aclose(self) -> None:
         """Close MCP servers and provider clients concurrently, then the store."""

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.diskfull import disk_full_sentence, is_disk_full
 from cks_desktop.filelock import LockTimeout, file_lock
 
@@ -48,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "agent": {"max_iterations": DEFAULT_MAX_ITERATIONS, "tool_policies": {}, "allowed_folders": []},
     "mcpServers": {},
-    "ui": {"enter_sends": True},
+    "ui": {"enter_sends": True, "theme": "system"},
 }
 
 
@@ -182,7 +183,9 @@ class Settings:
     problem: str | None = None
     _broken: bool = False
     _base: dict[str, Any] = field(default_factory=dict, repr=False)  # what the file held when last read
-    _listeners: list[Callable[[set[str]], None]] = field(default_factory=list, repr=False)
+    # A listener's bug must not turn a done save into a failed one: Callbacks logs and skips it.
+    _adopted: Callbacks[[set[str]]] = field(default_factory=lambda: Callbacks("settings"), repr=False,
+                                            compare=False)
 
     @classmethod
     def load(cls, path: Path) -> "Settings":
@@ -274,14 +277,15 @@ class Settings:
         self._broken = False
         return self._adopt(merged, fresh.data)
 
-    def subscribe(self, listener: Callable[[set[str]], None]) -> None:
+    def subscribe(self, listener: Callable[[set[str]], None]) -> Callable[[], None]:
         """Call ``listener(keys)`` whenever a save or reload brought in what others wrote.
 
         ``keys`` are the top-level keys whose in-memory value changed. A save
         that merged a terminal's new server into the window's view is such a
         change, though the window itself saved: what it shows must follow.
+        Returns the function that unsubscribes ``listener``.
         """
-        self._listeners.append(listener)
+        return self._adopted.subscribe(listener)
 
     def _adopt(self, merged: dict[str, Any], base: dict[str, Any]) -> set[str]:
         """Make ``merged`` the in-memory view (in place) and ``base`` the last-read file; tell listeners."""
@@ -290,11 +294,7 @@ class Settings:
         _replace_in_place(self.data, merged)
         self._base = base
         if changed:
-            for listener in list(self._listeners):
-                try:
-                    listener(changed)
-                except Exception:  # a listener's bug must not turn a done save into a failed one
-                    log.exception("a settings listener failed")
+            self._adopted.emit(changed)
         return changed
 
     # -- typed accessors ------------------------------------------------------

@@ -31,14 +31,14 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, assert_never
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
 from cks_desktop.llm.profiles import PROVIDER_NAMES
-from cks_desktop.tools.types import Scope
+from cks_desktop.tools.types import Outcome, Scope, ToolResult
 
 if TYPE_CHECKING:
-    from cks_desktop.agent.events import AgentEvent
+    from cks_desktop.agent.events import AgentEvent, FinishReason
     from cks_desktop.agent.transcript import SavedMessage
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.llm.provider import Provider
@@ -243,7 +243,7 @@ class TextPrinter:
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
-        self.reason: str | None = None
+        self.reason: "FinishReason | None" = None
         self._mid_line = False
 
     def _end_line(self) -> None:
@@ -258,35 +258,48 @@ class TextPrinter:
         self.out.flush()
 
     def __call__(self, event: "AgentEvent") -> None:
+        """Every event kind has its case (most print nothing); a new one fails the type check."""
         from cks_desktop.agent import events as ev
 
-        if isinstance(event, ev.TextDelta):
-            self.out.write(event.text)
-            self.out.flush()
-            self._mid_line = not event.text.endswith("\n")
-        elif isinstance(event, ev.ToolCallStarted):
-            shown = "(invalid JSON)" if event.arguments is None else short_json(event.arguments)
-            self._line(f"→ {event.name} {shown}")
-        elif isinstance(event, ev.ToolCallFinished):
-            self._line(_outcome(event))
-        elif isinstance(event, ev.AssistantMessage) and event.notice:
-            self._line(event.message.text)
-        elif isinstance(event, ev.ErrorEvent):
-            self._end_line()
-            if event.kind != "repeated_failure":  # that one is already shown as the notice
-                print(f"cks-desktop: {event.message}", file=self.err, flush=True)
-        elif isinstance(event, ev.Finished):
-            self.reason = event.reason
-            self._end_line()
+        match event:
+            case ev.TextDelta():
+                self.out.write(event.text)
+                self.out.flush()
+                self._mid_line = not event.text.endswith("\n")
+            case ev.ToolCallStarted():
+                shown = "(invalid JSON)" if event.arguments is None else short_json(event.arguments)
+                self._line(f"→ {event.name} {shown}")
+            case ev.ToolCallFinished():
+                self._line(_outcome(event.result))
+            case ev.AssistantMessage():
+                if event.notice is not None:  # the model's own text already streamed as deltas
+                    self._line(event.message.text)
+            case ev.ErrorEvent():
+                self._end_line()
+                if event.kind != "repeated_failure":  # that one is already shown as the notice
+                    print(f"cks-desktop: {event.message}", file=self.err, flush=True)
+            case ev.Finished():
+                self.reason = event.reason
+                self._end_line()
+            case ev.TurnStarted() | ev.ApprovalRequested() | ev.ApprovalResolved() | ev.IterationLimit():
+                pass  # approvals are answered by --yes; the limit is shown by its notice
+            case _:
+                assert_never(event)
 
 
-def _outcome(event: Any) -> str:
-    if event.state == "done":
-        return "← ok"
-    if event.state == "cancelled":
-        return "← cancelled"
-    word = "denied" if event.state == "denied" else "error"
-    return f"← {word}: {one_line(event.result.content)}"
+def _outcome(result: ToolResult) -> str:
+    """The ← line of a finished call."""
+    match result.outcome:
+        case Outcome.OK:
+            return "← ok"
+        case Outcome.CANCELLED:
+            return "← cancelled"
+        case Outcome.DENIED:
+            return f"← denied: {one_line(result.content)}"
+        case Outcome.ERROR | Outcome.TIMEOUT:
+            return f"← error: {one_line(result.content)}"
+        case _:
+            assert_never(result.outcome)
 
 
 class JsonPrinter:
@@ -294,7 +307,7 @@ class JsonPrinter:
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.reason: str | None = None
+        self.reason: "FinishReason | None" = None
 
     def __call__(self, event: "AgentEvent") -> None:
         from cks_desktop.agent.events import Finished, event_to_json

@@ -567,10 +567,8 @@ def _import_claude(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.server import open_session, serve_stdio, serving_run
-    from cks_desktop.tools.builtin import build_registry
-    from cks_desktop.tools.scopes import chat_grant
-    from cks_desktop.tools.types import Scope
+    from cks_desktop.mcp.server import open_session, serve_stdio
+    from cks_desktop.runtime import AppServices
 
     settings = _settings(args)
     store = open_store(args)
@@ -581,10 +579,9 @@ def _serve(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         print(f"{APP_ID}: serving session {session.id} ({session.title}) over MCP on stdio", file=sys.stderr,
               flush=True)
-        registry = build_registry(store, settings)
-        # The session's own scope choice holds for a host as for a chat (a read-only session stays so).
-        granted = chat_grant(settings, session.id).scopes | {Scope.GRAPH_READ}
-        asyncio.run(serve_stdio(registry, serving_run(session.id, tuple(settings.allowed_folders), granted)))
+        # The same composition as the window and `chat`, with the host's toolset (no agent tools).
+        services = AppServices.build(app_paths(args), settings, store, secrets=_secrets(), toolset="host")
+        asyncio.run(serve_stdio(services.registry, services.host_run(session.id)))
     finally:
         store.close()
     return EXIT_OK

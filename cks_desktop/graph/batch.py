@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cks_desktop.graph.compact_ops import COMPACT_OPS, expand_indexed, shape_error
 from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
@@ -53,8 +54,14 @@ OP_NAMES = tuple(_FIELDS)
 
 
 class Planner:
-    def __init__(self, overlay: Overlay, now: str) -> None:
+    """Validates a batch. ``run`` plans a whole batch against one overlay; a streamed
+    batch (``graph/stream.py``) calls ``start_chunk``/``run_chunk`` per chunk, each chunk
+    against a fresh overlay over the rows the earlier chunks already wrote, while labels,
+    "removed by operation i" notes and the pending schema errors carry over."""
+
+    def __init__(self, overlay: Overlay, now: str, keep_created: bool = True) -> None:
         self.ov = overlay
+        self.keep_created = keep_created  # a streamed import does not report its labels
         self.now = now
         self.plan = Plan(overlay)
         self.schemas = SchemaCache(overlay.typedefs)
@@ -67,18 +74,43 @@ class Planner:
         self.written_objs: dict[str, int] = {}
         self.written_rels: dict[str, int] = {}
         self._props_hint: str | None = None  # the current add op's properties as JSON (for the writer)
+        # id -> (op index, message) of objects/relations whose END state breaks a schema so
+        # far (streamed batches: a later chunk may still fix them)
+        self.schema_pending: dict[str, tuple[int, str]] = {}
 
     # -- driver -----------------------------------------------------------------------------
 
     def run(self, ops: list[Any]) -> Plan:
-        self._prefetch(ops)
+        """Plan the whole batch (compact ops expanded, errors naming the op they came from)."""
+        errors = self.run_chunk(list(expand_indexed(ops)))
+        errors += self.take_schema_errors()
+        if errors:
+            raise ValidationFailed(sorted(errors, key=lambda e: e["index"]))
+        return self.plan
+
+    def start_chunk(self, overlay: Overlay) -> None:
+        """The next chunk of a streamed batch: a fresh overlay (the rows written so far are in
+        the database) and a fresh plan; labels and "removed by" notes carry over."""
+        self.ov = overlay
+        self.plan = Plan(overlay)
+        self.schemas = SchemaCache(overlay.typedefs)
+        self.written_objs = {}
+        self.written_rels = {}
+
+    def run_chunk(self, items: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+        """Plan ``(op index, op)`` pairs into ``self.plan``; returns the op errors (the
+        failing ops are left out, as in a whole batch). Schema errors of the chunk's end
+        state go to ``schema_pending``."""
+        self._prefetch([op for _, op in items])
         errors: list[dict[str, Any]] = []
         handlers = {name: getattr(self, "_" + name) for name in _FIELDS}
-        for i, op in enumerate(ops):
+        for i, op in items:
             try:
                 if not isinstance(op, dict):
                     raise OpError("each operation must be an object with an 'op' field")
                 kind = op.get("op")
+                if kind in COMPACT_OPS:  # well-formed ones were expanded before
+                    raise OpError(shape_error(op) or f"malformed {kind!r}")
                 if kind not in handlers:
                     raise OpError(f"unknown op {kind!r}; expected one of {', '.join(OP_NAMES)}")
                 check_fields(op, _FIELDS[kind])
@@ -93,41 +125,58 @@ class Planner:
             self.plan.inverses.append(inverse)
             self.plan.props_json.append(self._props_hint)
             self._props_hint = None
-        errors += self._schema_errors()
-        if errors:
-            raise ValidationFailed(sorted(errors, key=lambda e: e["index"]))
-        return self.plan
+        self._check_schemas()
+        return errors
 
-    def _schema_errors(self) -> list[dict[str, Any]]:
+    def take_schema_errors(self) -> list[dict[str, Any]]:
+        """The schema errors of the batch's end state (one per op), once all ops are planned."""
+        errors: dict[int, str] = {}
+        for index, message in self.schema_pending.values():
+            errors.setdefault(index, message)
+        self.schema_pending = {}
+        return [{"index": i, "message": m} for i, m in errors.items()]
+
+    def _check_schemas(self) -> None:
         """Property schemas hold for the batch's END state: every object and relation it
         wrote must match the schema its type has when the batch is done. (Checking op by
         op would reject batches whose end state is fine — e.g. the revert of "define a
-        schema, remove an object that does not fit it".)"""
+        schema, remove an object that does not fit it".) Checked per chunk: what a chunk
+        wrote replaces what an earlier chunk left pending for the same id."""
+        pending = self.schema_pending
+        for written in (self.written_objs, self.written_rels):
+            for ident in written:
+                pending.pop(ident, None)
         if not self.schemas.active:
-            return []
-        errors: dict[int, str] = {}
+            return
+        failed: set[int] = {index for index, _ in pending.values()}
         for kind, written, states in (("object", self.written_objs, self.ov.objs),
                                       ("relation", self.written_rels, self.ov.rels)):
             for ident, index in written.items():
                 st = states[ident]
-                if not st.alive or index in errors:
+                if not st.alive or index in failed:
                     continue
                 try:
                     self.schemas.check(kind, st.type, st.properties)
                 except OpError as exc:
-                    errors[index] = str(exc)
-        return [{"index": i, "message": m} for i, m in errors.items()]
+                    pending[ident] = (index, str(exc))
+                    failed.add(index)
 
     def _prefetch(self, ops: list[Any]) -> None:
         """Collect every id and name the batch mentions and load them in a few queries."""
         obj_ids: list[str] = []
         rel_ids: list[str] = []
         keys: list[str] = []
+        removed: list[str] = []  # ids of objects removed by id: their relations are loaded in bulk
         explicit: dict[str, list[str]] = {"object": [], "relation": []}
+        labels = self.labels
 
         def ref(value: Any) -> None:
-            if type(value) is str and value[:1] != "$":
-                if len(value) == 28 and value[:2] == "o_":
+            if type(value) is str:
+                if value[:1] == "$":  # a label of an earlier chunk of a streamed batch
+                    entry = labels.get(value)
+                    if entry is not None and entry[0] == "object":
+                        obj_ids.append(entry[1])
+                elif len(value) == 28 and value[:2] == "o_":
                     obj_ids.append(value)
                 else:
                     keys.append(value.strip().casefold())
@@ -147,6 +196,8 @@ class Planner:
             else:
                 for field in ("ref", "source", "target"):
                     ref(op.get(field))
+                if kind == "remove_object" and type(op.get("ref")) is str and is_id(op["ref"], "o_"):
+                    removed.append(op["ref"])
                 name = op.get("name")
                 if kind == "update_object" and type(name) is str:
                     keys.append(name.strip().casefold())
@@ -157,6 +208,8 @@ class Planner:
             if kind in ("add_object", "add_relation") and type(op.get("id")) is str:
                 explicit["object" if kind == "add_object" else "relation"].append(op["id"])
         self.ov.prefetch(obj_ids, rel_ids, keys)
+        if len(removed) > 1:
+            self.ov.prefetch_relations_of(removed)
         if explicit["object"] or explicit["relation"]:  # ids are global: one query, only for imports/reverts
             self.foreign_ids = self.ov.foreign_ids(explicit["object"], explicit["relation"])
 
@@ -176,16 +229,15 @@ class Planner:
                 raise OpError(f"unknown label {ref}: no earlier operation in this batch defines it")
             if entry[0] != "object":
                 raise OpError(f"label {ref} names a relation, not an object")
-            st = self.ov.objs[entry[1]]
-            if not st.alive:
-                raise OpError(f"object {ref} was removed by operation {self.removed_by.get(st.id, '?')}")
+            st = self.ov.obj(entry[1])  # a label of an earlier chunk: the row is in the database
+            if st is None or not st.alive:
+                raise OpError(f"object {ref} was removed by operation {self.removed_by.get(entry[1], '?')}")
             return st
         st = self.ov.obj(ref) if len(ref) == 28 and ref[:2] == "o_" else None
-        if st is not None:
-            if st.alive:
-                return st
-            if ref in self.removed_by:
-                raise OpError(f"object {ref} was removed by operation {self.removed_by[ref]} of this batch")
+        if st is not None and st.alive:
+            return st
+        if ref in self.removed_by:  # (removed by an earlier chunk of a streamed batch: no row at all)
+            raise OpError(f"object {ref} was removed by operation {self.removed_by[ref]} of this batch")
         key = ref.strip().casefold()
         found = self.ov.named(key)
         if len(found) == 1:
@@ -217,7 +269,8 @@ class Planner:
     def _set_label(self, label: str | None, kind: str, ident: str) -> None:
         if label is not None:
             self.labels[label] = (kind, ident)
-            self.plan.created[label] = ident
+            if self.keep_created:
+                self.plan.created[label] = ident
 
     def _check_label(self, op: dict[str, Any]) -> str | None:
         label = check_label(op.get("label"))

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cks_desktop.graph.compact_ops import expand
 from cks_desktop.graph.events import SessionEvent, StoreEvent
 from cks_desktop.graph.model import Session
 
@@ -145,7 +146,7 @@ def net_effect(ops: Iterable[dict[str, Any]]) -> NetEffect:
         else:
             state[1] = alive
 
-    for op in ops:
+    for op in expand(ops):  # compact ops (a streamed import's add_objects, ...) as their plain ops
         kind = op.get("op") if isinstance(op, dict) else None
         if kind == "add_object":
             outcome = op.get("outcome")

@@ -44,31 +44,51 @@ def encode_parts(parts: Iterable[str]) -> str | bytes:
     The parts are fed to the compressor one by one, so a big op list is never
     held twice (as parts and as one joined string) before compression.
     """
-    head: list[str] = []
-    size = 0
-    it = iter(parts)
-    for part in it:
-        head.append(part)
-        size += len(part)
-        if size > COMPRESS_OVER:
-            break
-    else:
-        return "".join(head)
-    comp = zlib.compressobj(6)
-    chunks = [ZLIB_MAGIC, comp.compress("".join(head).encode("utf-8"))]
-    del head
-    pending: list[str] = []
-    pending_size = 0
-    for part in it:
-        pending.append(part)
-        pending_size += len(part)
-        if pending_size > 1 << 16:
-            chunks.append(comp.compress("".join(pending).encode("utf-8")))
-            pending, pending_size = [], 0
-    if pending:
-        chunks.append(comp.compress("".join(pending).encode("utf-8")))
-    chunks.append(comp.flush())
-    return b"".join(chunks)
+    sink = PartSink()
+    for part in parts:
+        sink.push(part)
+    return sink.finish()
+
+
+class PartSink:
+    """``encode_parts`` for a writer that PUSHES its pieces (a streamed import writes its op
+    list chunk by chunk): text until it passes ``COMPRESS_OVER``, then a zlib stream."""
+
+    def __init__(self) -> None:
+        self._head: list[str] = []
+        self._size = 0
+        self._comp: Any = None  # zlib compressobj once the text is large
+        self._chunks: list[bytes] = []
+        self._pending: list[str] = []
+        self._pending_size = 0
+
+    def push(self, part: str) -> None:
+        if self._comp is None:
+            self._head.append(part)
+            self._size += len(part)
+            if self._size > COMPRESS_OVER:
+                self._comp = zlib.compressobj(6)
+                self._chunks = [ZLIB_MAGIC, self._comp.compress("".join(self._head).encode("utf-8"))]
+                self._head = []
+            return
+        self._pending.append(part)
+        self._pending_size += len(part)
+        if self._pending_size > 1 << 16:
+            self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        if self._pending:
+            self._chunks.append(self._comp.compress("".join(self._pending).encode("utf-8")))
+            self._pending, self._pending_size = [], 0
+
+    def finish(self) -> str | bytes:
+        if self._comp is None:
+            return "".join(self._head)
+        self._flush_pending()
+        self._chunks.append(self._comp.flush())
+        out = b"".join(self._chunks)
+        self._chunks = []
+        return out
 
 
 def encode_ops(text: str) -> str | bytes:

@@ -256,6 +256,17 @@ class Overlay:
             if ids is not None:
                 ids.discard(st.id)
 
+    def prefetch_relations_of(self, object_ids: list[str]) -> None:
+        """Load every relation touching these objects in two queries (a removal of many
+        objects by id — e.g. the revert of an import — would otherwise run two per object)."""
+        wanted = [i for i in set(object_ids) if i not in self._loaded_obj_rels]
+        if not wanted:
+            return
+        ids = json_list(wanted)
+        self._load_rels(_REL_SELECT + "source_id IN (SELECT value FROM json_each(?))", ids)
+        self._load_rels(_REL_SELECT + "target_id IN (SELECT value FROM json_each(?))", ids)
+        self._loaded_obj_rels.update(wanted)
+
     def rels_of(self, object_id: str) -> list[RelState]:
         """Alive relations touching the object (database rows plus the batch's edits), id order."""
         if object_id not in self._loaded_obj_rels:

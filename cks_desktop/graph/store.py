@@ -47,7 +47,7 @@ import gc
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -614,12 +614,62 @@ class GraphStore:
             raise StoreError(f"Change {change_id} was already reverted by {done[0]}.")
         if not change.inverse_ops:
             raise StoreError(f"Change {change_id} has nothing to revert.")
+        inverse = change.inverse_ops
+        del change
         try:
-            return self._apply(session_id, change.inverse_ops, origin, False, reverts=change_id)
+            if _streams(inverse):  # e.g. the revert of an import: chunk by chunk, still one change
+                from cks_desktop.graph.compact_ops import expand_indexed
+
+                return self.apply_stream(session_id, expand_indexed(inverse), origin, reverts=change_id)
+            return self._apply(session_id, inverse, origin, False, reverts=change_id)
         except ValidationFailed as exc:
             note = f" (the graph changed after {change_id}, so it cannot be reverted cleanly)"
             raise ValidationFailed([{"index": e["index"], "message": e["message"] + note}
                                     for e in exc.errors]) from None
+
+    def apply_stream(self, session_id: str, items: Iterable[tuple[int, dict[str, Any]]], origin: str, *,
+                     reverts: str | None = None, chunk_size: int | None = None) -> ApplyResult:
+        """Like ``apply``, for a big batch given as ``(op index, op)`` pairs (an iterator, e.g.
+        an importer's): planned and written chunk by chunk in ONE transaction
+        (``graph/stream.py``), so its memory does not grow with its size. All or nothing;
+        ``ValidationFailed`` lists every failing op. ``ops`` and ``created`` of the result
+        stay empty and the returned change holds no op lists (``get_change`` reads them).
+        Not for batches that define types."""
+        from cks_desktop.graph.stream import STREAM_CHUNK, stream_batch
+
+        if not isinstance(origin, str) or not origin:
+            raise StoreError("A change needs an origin (who made it).")
+        pause_gc = gc.isenabled()
+        if pause_gc:
+            gc.disable()
+        event: GraphChanged | None = None
+        try:
+            with self.connection_lock() as conn:
+                self._session(conn, session_id)
+                self._check_writable()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    outcome = stream_batch(conn, session_id, items, origin, now_iso(), reverts,
+                                           chunk_size or STREAM_CHUNK)
+                    if outcome.change is None:
+                        conn.execute("ROLLBACK")
+                        return ApplyResult(None, {}, outcome.summary, outcome.counts, [])
+                    self._own.note_change(outcome.change.id)  # before COMMIT: the feed may see it right after
+                    conn.execute("COMMIT")
+                    event = outcome.event
+                    result = ApplyResult(outcome.change, {}, outcome.summary, outcome.counts, [])
+                    del outcome
+                except BaseException as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    if isinstance(exc, (StoreError, sqlite3.Error)) or not isinstance(exc, Exception):
+                        raise
+                    raise StoreError(f"Writing the change failed and nothing was written: {exc}") from exc
+        finally:
+            if pause_gc:
+                gc.enable()
+        self._emit(event)
+        return result
 
     # -- import/export ----------------------------------------------------------------------
 
@@ -635,6 +685,16 @@ class GraphStore:
         from cks_desktop.graph.formats import import_graph
 
         return import_graph(self, session_id, format, data, origin)
+
+
+def _streams(ops: list[Any]) -> bool:
+    """A revert streams when it is big and defines no types (``graph/stream.py``)."""
+    from cks_desktop.graph.compact_ops import expanded_len
+    from cks_desktop.graph.stream import STREAM_OVER
+
+    if any(type(op) is dict and op.get("op") in ("define_type", "undefine_type") for op in ops):
+        return False
+    return expanded_len(ops) > STREAM_OVER
 
 
 def _connect(path: Path, busy_timeout: float, *, exclusive: bool) -> sqlite3.Connection:

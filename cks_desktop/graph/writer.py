@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass
 from json.encoder import encode_basestring as _str  # type: ignore[attr-defined]
 from typing import Any
 
@@ -101,9 +102,54 @@ def inverse_parts(inverse: list[dict[str, Any]]) -> Iterator[str]:
     yield "]"
 
 
+@dataclass
+class NetWrites:
+    """What ``write_rows`` wrote: for the change index and the event."""
+
+    touched: set[str]  # object ids (a relation touches its two ends)
+    added_objects: list[Object]
+    updated_objects: list[Object]
+    removed_objects: list[str]
+    added_relations: list[Relation]
+    updated_relations: list[Relation]
+    removed_relations: list[str]
+    types_changed: bool
+
+
 def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: str, at: str,
                reverts: str | None = None) -> tuple[Change, GraphChanged]:
     """Execute the net writes and record the change; the caller owns the transaction."""
+    net = write_rows(conn, session_id, plan)
+    sid = session_id
+    summary = summarize(plan.counts)
+    inverse = plan.inverse_ops
+    change = Change(id=new_id("c_"), session_id=sid, at=at, origin=origin, ops=plan.resolved,
+                    inverse_ops=inverse, summary=summary, reverts=reverts)
+    conn.execute("INSERT INTO changes (id, session_id, at, origin, summary, ops, inverse_ops, reverts) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (change.id, sid, at, origin, summary, encode_parts(ops_parts(plan)),
+                  encode_parts(inverse_parts(inverse)), reverts))
+    index_change(conn, change.id, net.touched)
+    event = GraphChanged(
+        session_id=sid, change_id=change.id, origin=origin,
+        added_objects=tuple(net.added_objects), updated_objects=tuple(net.updated_objects),
+        removed_objects=tuple(net.removed_objects),
+        added_relations=tuple(net.added_relations), updated_relations=tuple(net.updated_relations),
+        removed_relations=tuple(net.removed_relations), types_changed=net.types_changed,
+        reverts=reverts)
+    return change, event
+
+
+def index_change(conn: sqlite3.Connection, change_id: str, touched: set[str]) -> None:
+    """The object → change index rows (a streamed change adds them chunk by chunk)."""
+    if touched:
+        conn.executemany("INSERT OR IGNORE INTO change_objects (object_id, change_id) VALUES (?, ?)",
+                         [(oid, change_id) for oid in sorted(touched)])
+
+
+def write_rows(conn: sqlite3.Connection, session_id: str, plan: Plan) -> NetWrites:
+    """Execute the plan's net row writes (objects, relations, full-text index, type
+    definitions); the caller owns the transaction and records the change."""
     ov = plan.overlay
     sid = session_id
     obj_insert: list[tuple[Any, ...]] = []
@@ -184,26 +230,8 @@ def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: st
         conn.executemany("INSERT INTO objects_fts (rowid, name, body) VALUES (?, ?, ?)", fts_insert)
 
     types_changed = _write_typedefs(conn, session_id, plan)
-
-    summary = summarize(plan.counts)
-    inverse = plan.inverse_ops
-    change = Change(id=new_id("c_"), session_id=sid, at=at, origin=origin, ops=plan.resolved,
-                    inverse_ops=inverse, summary=summary, reverts=reverts)
-    conn.execute("INSERT INTO changes (id, session_id, at, origin, summary, ops, inverse_ops, reverts) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (change.id, sid, at, origin, summary, encode_parts(ops_parts(plan)),
-                  encode_parts(inverse_parts(inverse)), reverts))
-    if touched:
-        conn.executemany("INSERT INTO change_objects (object_id, change_id) VALUES (?, ?)",
-                         [(oid, change.id) for oid in sorted(touched)])
-    event = GraphChanged(
-        session_id=sid, change_id=change.id, origin=origin,
-        added_objects=tuple(added_objs), updated_objects=tuple(updated_objs),
-        removed_objects=tuple(i for _, i in obj_delete),
-        added_relations=tuple(added_rels), updated_relations=tuple(updated_rels),
-        removed_relations=tuple(i for _, i in rel_delete), types_changed=types_changed,
-        reverts=reverts)
-    return change, event
+    return NetWrites(touched, added_objs, updated_objs, [i for _, i in obj_delete], added_rels, updated_rels,
+                     [i for _, i in rel_delete], types_changed)
 
 
 def _write_typedefs(conn: sqlite3.Connection, session_id: str, plan: Plan) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, assert_never
 
 from cks_desktop.llm.events import (
     Finish,
@@ -78,47 +78,48 @@ class StreamAssembler:
         if self.finish_reason is not None:
             self._violation(f"{type(event).__name__} after Finish")
         self.events.append(event)
-        if isinstance(event, TextDelta):
-            if event.text:
-                self._text.append(event.text)
-                if self._parts and isinstance(self._parts[-1], Text):
-                    self._parts[-1] = Text(self._parts[-1].text + event.text)
-                else:
-                    self._parts.append(Text(event.text))
-        elif isinstance(event, ToolCallStart):
-            if event.index in self._open or event.index in self._done:
-                self._violation(f"tool call {event.index} started twice")
-            if not event.id or not event.name:
-                self._violation(f"tool call {event.index} started without an id or a name")
-            self._open[event.index] = (event.id, event.name, [])
-            self._started.append(event.index)
-            self._parts.append(event.index)
-        elif isinstance(event, ToolCallDelta):
-            if event.index not in self._open:
-                self._violation(f"arguments for tool call {event.index}, which is not open")
-                return
-            self._open[event.index][2].append(event.arguments_fragment)
-        elif isinstance(event, ToolCallDone):
-            opened = self._open.pop(event.index, None)
-            if opened is None:
-                self._violation(f"tool call {event.index} finished without being started")
+        match event:
+            case TextDelta():
+                if event.text:
+                    self._text.append(event.text)
+                    if self._parts and isinstance(self._parts[-1], Text):
+                        self._parts[-1] = Text(self._parts[-1].text + event.text)
+                    else:
+                        self._parts.append(Text(event.text))
+            case ToolCallStart():
+                if event.index in self._open or event.index in self._done:
+                    self._violation(f"tool call {event.index} started twice")
+                if not event.id or not event.name:
+                    self._violation(f"tool call {event.index} started without an id or a name")
+                self._open[event.index] = (event.id, event.name, [])
                 self._started.append(event.index)
                 self._parts.append(event.index)
-            elif opened[0] != event.id or opened[1] != event.name:
-                self._violation(f"tool call {event.index} finished with another id or name")
-            self._done[event.index] = event
-        elif isinstance(event, Usage):
-            if self.usage is not None:
-                self._violation("two Usage events")
-            if self._open:
-                self._violation("Usage while tool calls are still open")
-            self.usage = event
-        elif isinstance(event, Finish):
-            if self._open:
-                self._violation(f"Finish while tool calls {sorted(self._open)} are still open")
-            self.finish_reason = event.reason
-        else:  # pragma: no cover - the union is closed
-            self._violation(f"unknown event {event!r}")
+            case ToolCallDelta():
+                if event.index not in self._open:
+                    self._violation(f"arguments for tool call {event.index}, which is not open")
+                    return
+                self._open[event.index][2].append(event.arguments_fragment)
+            case ToolCallDone():
+                opened = self._open.pop(event.index, None)
+                if opened is None:
+                    self._violation(f"tool call {event.index} finished without being started")
+                    self._started.append(event.index)
+                    self._parts.append(event.index)
+                elif opened[0] != event.id or opened[1] != event.name:
+                    self._violation(f"tool call {event.index} finished with another id or name")
+                self._done[event.index] = event
+            case Usage():
+                if self.usage is not None:
+                    self._violation("two Usage events")
+                if self._open:
+                    self._violation("Usage while tool calls are still open")
+                self.usage = event
+            case Finish():
+                if self._open:
+                    self._violation(f"Finish while tool calls {sorted(self._open)} are still open")
+                self.finish_reason = event.reason
+            case _:  # the union is closed: a new event kind fails the type check here first
+                assert_never(event)
 
     def feed_all(self, events: Iterable[StreamEvent]) -> "StreamAssembler":
         for event in events:

@@ -76,21 +76,65 @@ def _seconds(value: float) -> str:
     return f"{n} second" if n == 1 else f"{n} seconds"
 
 
+def requested(exc: BaseException) -> tuple[str, str] | None:
+    """(method, URL) of the HTTP request that failed, from the SDK's exception or its cause chain.
+
+    The query string and any user info are dropped: Gemini's may carry the API key.
+    """
+    for e in _cause_chain(exc):
+        request = getattr(e, "request", None)
+        response = getattr(e, "response", None)
+        if request is None and response is not None:
+            try:
+                request = response.request
+            except (AttributeError, RuntimeError):  # httpx raises RuntimeError when it has none
+                request = None
+        url = getattr(request, "url", None) or getattr(response, "url", None)
+        if url is None:
+            continue
+        parts = urlsplit(str(url))
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port:
+            netloc += f":{parts.port}"
+        method = str(getattr(request, "method", "") or "").upper()
+        return method, f"{parts.scheme}://{netloc}{parts.path}"
+    return None
+
+
 def sentence_for(ctx: ErrorContext, kind: str, *, status: int | None = None, message: str | None = None,
-                 retry_after: float | None = None) -> str:
-    """The one sentence shown in the chat for ``kind``."""
+                 retry_after: float | None = None, request: tuple[str, str] | None = None,
+                 here: bool = False) -> str:
+    """The one sentence shown in the chat for ``kind``.
+
+    ``here``: the person is already on the provider's settings page (its Test and Fetch models
+    buttons), so the sentence names the field to fix instead of sending them to that page.
+    """
     s, note, vendor = ctx.subject, _status_note(status), _clean(message)
     if kind == "auth":
+        fix = "Check the API key field." if here else f"Check it in {SETTINGS_PAGE}."
         if ctx.display.startswith("the "):
-            return f"The API key for {ctx.display} was rejected{note}. Check it in {SETTINGS_PAGE}."
-        return f"The {ctx.display} API key was rejected{note}. Check it in {SETTINGS_PAGE}."
+            return f"The API key for {ctx.display} was rejected{note}. {fix}"
+        return f"The {ctx.display} API key was rejected{note}. {fix}"
     if kind == "model_not_found":
+        where = "the Model field" if here else SETTINGS_PAGE
         if ctx.display == "Ollama":
             return (f"Ollama has no model named “{ctx.model}”{note}; pull it with `ollama pull {ctx.model}` "
-                    f"or pick another model in {SETTINGS_PAGE}.")
-        return f"{s} does not know the model “{ctx.model}”{note}. Pick another model in {SETTINGS_PAGE}."
+                    f"or pick another model in {where}.")
+        return f"{s} does not know the model “{ctx.model}”{note}. Pick another model in {where}."
     if kind == "not_found":
-        return f"{s} at {ctx.base_url} answered “not found”{note}; check the base URL in {SETTINGS_PAGE}."
+        # What was asked and what came back: a wrong path is obvious once the full address is shown.
+        answer = f"{status} (not found)" if status else "“not found”"
+        said = f" (“{vendor}”)" if vendor and vendor.casefold() not in ("not found", f"{status} not found") else ""
+        if request is None:
+            fix = "check the Base URL field" if here else f"check the base URL in {SETTINGS_PAGE}"
+            return f"{s} at {ctx.base_url} answered {answer}{said}; {fix}."
+        method, url = request
+        added = url[len(ctx.base_url):] if ctx.base_url and url.startswith(ctx.base_url) else ""
+        why = f" (the app adds {added} to it)" if added.startswith("/") else ""
+        fix = "fix the Base URL field" if here else f"check it in {SETTINGS_PAGE}"
+        return (f"{s} answered {answer} to {method + ' ' if method else ''}{url}{said}, so the base URL "
+                f"{ctx.base_url} looks wrong{why}; {fix}.")
     if kind == "rate_limited":
         when = f"in {_seconds(retry_after)}" if retry_after is not None and retry_after > 0 else "in a moment"
         return f"{s} is rate limiting requests{note}; try again {when}."
@@ -116,9 +160,17 @@ def sentence_for(ctx: ErrorContext, kind: str, *, status: int | None = None, mes
 
 
 def build(ctx: ErrorContext, kind: str, *, status: int | None = None, message: str | None = None,
-          retry_after: float | None = None, detail: Any = None) -> ProviderError:
-    text = sentence_for(ctx, kind, status=status, message=message, retry_after=retry_after)
-    return _error(kind, text, detail=detail if detail is not None else {"status": status, "vendor": message})
+          retry_after: float | None = None, detail: Any = None,
+          request: tuple[str, str] | None = None) -> ProviderError:
+    words = dict(status=status, message=message, retry_after=retry_after, request=request)
+    text = sentence_for(ctx, kind, **words)  # type: ignore[arg-type]
+    if detail is None:
+        detail = {"status": status, "vendor": message}
+        if request is not None:
+            detail.update(method=request[0], url=request[1])
+    error = _error(kind, text, detail=detail)
+    error.local_message = sentence_for(ctx, kind, here=True, **words)  # type: ignore[arg-type]
+    return error
 
 
 def kind_for_status(status: int | None) -> str:
@@ -145,14 +197,14 @@ def _mentions_model(ctx: ErrorContext, message: str | None) -> bool:
 
 
 def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = None, hint: str | None = None,
-                retry_after: float | None = None) -> ProviderError:
+                retry_after: float | None = None, request: tuple[str, str] | None = None) -> ProviderError:
     """An HTTP status (or an in-stream error) with the vendor's type hint and message."""
     kind = hint or kind_for_status(status)
     if kind == "not_found" and _mentions_model(ctx, message):
         kind = "model_not_found"
     if kind == "bad_request" and "does not support tools" in (message or ""):
         kind = "no_tool_support"
-    return build(ctx, kind, status=status, message=message, retry_after=retry_after)
+    return build(ctx, kind, status=status, message=message, retry_after=retry_after, request=request)
 
 
 def retry_after_from_headers(headers: Any) -> float | None:
@@ -248,7 +300,7 @@ def map_anthropic(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Pr
         if status == 529:
             hint = "overloaded"
         retry = retry_after_from_headers(exc.response.headers) if status != 200 else None
-        return from_status(ctx, status, message=message, hint=hint, retry_after=retry)
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
     if isinstance(exc, anthropic.APITimeoutError):
         return build(ctx, "timeout")
     if isinstance(exc, anthropic.APIConnectionError):
@@ -277,7 +329,7 @@ def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
         if exc.status_code in (401, 403):
             hint = "auth"
         return from_status(ctx, exc.status_code, message=message or exc.message, hint=hint,
-                           retry_after=retry_after_from_headers(exc.response.headers))
+                           retry_after=retry_after_from_headers(exc.response.headers), request=requested(exc))
     if isinstance(exc, openai.APITimeoutError):
         return build(ctx, "timeout")
     if isinstance(exc, openai.APIConnectionError):
@@ -309,7 +361,7 @@ def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
             if "overload" in lower:
                 hint = "overloaded"
             return build(ctx, hint, message=message)
-        return from_status(ctx, status, message=message)
+        return from_status(ctx, status, message=message, request=requested(exc))
     mapped = from_transport(ctx, exc, started=started)
     if mapped is not None:
         return mapped
@@ -365,7 +417,7 @@ def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
             hint = kind_for_status(status)
         headers = getattr(getattr(exc, "response", None), "headers", None)
         retry = delay if delay is not None else retry_after_from_headers(headers)
-        return from_status(ctx, status, message=message, hint=hint, retry_after=retry)
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
     if isinstance(exc, gerrors.UnknownApiResponseError):
         return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
     return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)

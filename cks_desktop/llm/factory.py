@@ -48,9 +48,9 @@ def resolve_api_key(name: str, secrets: SecretStore | None, *, explicit: str | N
         if value:
             return value
     if secrets is not None:
-        value = secrets.get(secret_ref(name))
-        if value:
-            return value
+        stored = secrets.get(secret_ref(name))
+        if stored:
+            return stored
     return None
 
 
@@ -69,9 +69,11 @@ def key_required(name: str, base_url: str) -> bool:
 def missing_key_error(name: str) -> ProviderError:
     profile = profile_for(name)
     env = profile.api_key_env or "the API key variable"
-    return ProviderError(
+    error = ProviderError(
         f"No {profile.display_name} API key is set: add one in {SETTINGS_PAGE} or set {env}.",
         "missing_key", detail={"env": env, "provider": name})
+    error.local_message = f"No {profile.display_name} API key is set: type one in the API key field or set {env}."
+    return error
 
 
 def _number(value: Any, default: float) -> float:

@@ -67,6 +67,9 @@ class ProviderError(Exception):
         self.kind = kind
         self.retryable = retryable
         self.detail = detail
+        # The same failure for someone already on the provider's settings page (its Test button):
+        # it names the field to fix rather than sending them to "Settings → Providers".
+        self.local_message = message
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._connect()
+        self._start_change_feed()
         self._apply_ui_settings()
         self.sessions.refresh()
         self._restore_layout()
@@ -158,6 +159,19 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "Open the &log folder", self._open_logs)
         self._action(help_menu, f"&About {APP_NAME}", self._about)
+
+    def _start_change_feed(self) -> None:
+        """Writes of other processes on this data folder (a terminal's ``tools call``,
+        ``mcp serve`` answering an MCP host) arrive as store events too, from the feed's
+        worker thread, through ``store_bridge`` like any worker-thread write: the graph,
+        the sidebar, the inspector and the chat follow them. Started after ``_connect``
+        so no event finds the listeners missing; the store stops it on close."""
+        from cks_desktop.graph.errors import StoreError
+
+        try:
+            self.services.store.start_feed()
+        except StoreError as exc:
+            log.warning("changes made by other processes will show after reopening: %s", exc)
 
     def _connect(self) -> None:
         self.store_bridge.event.connect(self.sessions.on_store_event)
@@ -232,9 +246,8 @@ class MainWindow(QMainWindow):
 
     def _find(self) -> None:
         focus = QApplication.focusWidget()
-        search = getattr(self.graph_view, "search", None)
-        if focus is not None and self.graph_view.isAncestorOf(focus) and search is not None:
-            search.focus()
+        if focus is not None and self.graph_view.isAncestorOf(focus):
+            self.graph_view.search.focus()
             return
         if not self.chat_dock.isVisible():
             self.chat_dock.show()

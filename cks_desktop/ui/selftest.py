@@ -74,7 +74,7 @@ def provider_factory(_name: str, _settings: Any, _secrets: Any) -> SelfTestProvi
 
 async def run_self_test(window: Any) -> tuple[bool, str]:
     """Drive the window through one chat turn; (ok, reason)."""
-    from cks_desktop.ui.chat.model import RowState
+    from cks_desktop.ui.chat.model import MessageItem, RowState
 
     services = window.services
     services.settings.default_provider = "ollama"  # any configured name: the factory ignores it
@@ -101,6 +101,6 @@ async def run_self_test(window: Any) -> tuple[bool, str]:
     if OBJECT_NAME not in window.graph_view.object_names():
         return False, "the new object did not appear in the graph view"
     last = controller.model.items[-1]
-    if getattr(last, "text", "") != CLOSING:
+    if not isinstance(last, MessageItem) or last.text != CLOSING:
         return False, "the assistant's closing message is missing"
     return True, "ok"

@@ -8,7 +8,8 @@ status event; rows are duck-typed so this module never imports the MCP SDK.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Protocol
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
@@ -37,6 +38,19 @@ def dot_icon(colour: QColor, size: int = 12) -> QIcon:
     painter.drawEllipse(1, 1, size - 2, size - 2)
     painter.end()
     return QIcon(pixmap)
+
+
+class ServerRow(Protocol):
+    """What a light needs of one ``McpManager.statuses()`` row (``mcp.manager.ServerState``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str: ...  # a ``Status`` (a str enum)
+    @property
+    def reason(self) -> str: ...
+    @property
+    def enabled(self) -> bool: ...
 
 
 class ServerLight(QToolButton):
@@ -89,9 +103,9 @@ class StatusWidgets(QWidget):
         self.provider_button.setText(no_mnemonic(label))
         self.provider_button.setAccessibleName(f"Model provider: {label}")
 
-    def set_servers(self, states: list[Any]) -> None:
+    def set_servers(self, states: Sequence[ServerRow]) -> None:
         """Rebuild the lights from ``McpManager.statuses()`` rows (name, status, reason, enabled)."""
-        wanted = [s for s in states if getattr(s, "enabled", True) or str(s.status) == "failed"]
+        wanted = [s for s in states if s.enabled or str(s.status) == "failed"]
         names = [s.name for s in wanted]
         for name in list(self.lights):
             if name not in names:

@@ -104,6 +104,7 @@ def build_test_registry(store: Any, gate: Gate | None = None) -> ToolRegistry:
 
     async def ask(args: dict[str, Any], ctx: ToolContext) -> Any:
         calls.append(("ask", args, ctx.session_id))
+        ctx.record_change("chg_1")  # as the built-ins' write path does
         return {"change_id": "chg_1", "summary": "did the risky thing"}
 
     async def slow(args: dict[str, Any], ctx: ToolContext) -> Any:

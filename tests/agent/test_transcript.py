@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cks_desktop.agent.events import CallState, Notice
 from cks_desktop.agent.transcript import INTERRUPTED_TEXT, CallRecord, TranscriptStore
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
 
@@ -18,7 +19,7 @@ def turn(call_id: str = "c1") -> tuple[list[Message], list[CallRecord]]:
     assistant = Message("assistant", [Text("Adding Ada."),
                                       ToolCallPart(call_id, "add_object", {"name": "Ada", "props": {"x": [1, 2]}})])
     tool = Message("tool", [ToolResultPart(call_id, "add_object", '{"change_id": "K1"}')])
-    record = CallRecord(call_id, "add_object", "Add object", "builtin", "done", 12.5, "K1")
+    record = CallRecord(call_id, "add_object", "Add object", "builtin", CallState.DONE, 12.5, "K1")
     return [assistant, tool], [record]
 
 
@@ -27,7 +28,8 @@ def test_round_trip_with_metadata(transcript: TranscriptStore) -> None:
     transcript.append("S1", [user])
     msgs, calls = turn()
     transcript.append("S1", msgs, calls=calls)
-    transcript.append("S1", [Message("assistant", [Text("Reached the iteration limit")])], notice=True)
+    transcript.append("S1", [Message("assistant", [Text("Reached the iteration limit")])],
+                      notice=Notice.ITERATION_LIMIT)
     assert transcript.load("S1") == [user, *msgs, Message("assistant", [Text("Reached the iteration limit")])]
     rows = transcript.history("S1")
     assert [r.seq for r in rows] == [1, 2, 3, 4]
@@ -76,6 +78,7 @@ def test_killed_process_mid_save_keeps_the_previous_state(tmp_path: Path, conn: 
     db = tmp_path / "t.sqlite3"
     script = textwrap.dedent(f"""
         import os, sqlite3
+        from cks_desktop.agent.events import CallState
         from cks_desktop.agent.transcript import CallRecord, TranscriptStore
         from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
 
@@ -87,7 +90,7 @@ def test_killed_process_mid_save_keeps_the_previous_state(tmp_path: Path, conn: 
         TranscriptStore._insert_call = staticmethod(die)
         store.append("S1", [Message("assistant", [Text("half"), ToolCallPart("c9", "echo", {{}})]),
                             Message("tool", [ToolResultPart("c9", "echo", "ok")])],
-                     calls=[CallRecord("c9", "echo", "echo", "builtin", "done")])
+                     calls=[CallRecord("c9", "echo", "echo", "builtin", CallState.DONE)])
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert proc.returncode == 7, proc.stderr.decode()

@@ -99,10 +99,11 @@ def replay(changes: list[tuple[str, str]]) -> tuple[dict[str, tuple[str, str, di
     """Apply the recorded (resolved) ops of every change, in order, to empty dicts."""
     objs: dict[str, tuple[str, str, dict[str, Any]]] = {}
     rels: dict[str, tuple[str, str, str, dict[str, Any]]] = {}
+    from cks_desktop.graph.compact_ops import expand  # a streamed change's add_objects, ... as plain ops
     from cks_desktop.graph.history import decode_ops  # large op lists are stored compressed
 
     for change_id, ops_json in changes:
-        for op in decode_ops(ops_json):
+        for op in expand(decode_ops(ops_json)):
             kind = op["op"]
             if kind == "add_object" and op.get("outcome") == "reused":
                 continue

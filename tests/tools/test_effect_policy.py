@@ -15,7 +15,7 @@ import pytest
 from cks_desktop.tools.approval import Decision
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry
-from cks_desktop.tools.types import Caller, Policy
+from cks_desktop.tools.types import Caller, Outcome, Policy
 from tests.tools.conftest import ScriptedApprover, call
 
 pytestmark = pytest.mark.asyncio
@@ -48,7 +48,7 @@ async def test_a_batch_with_removals_asks_like_remove_object_and_a_denial_writes
     res = await call(registry, run, "evolve_knowledge", operations=[
         {"op": "remove_object", "ref": ids["$a"]}, {"op": "remove_object", "ref": "Engine"},
         {"op": "remove_relation", "relation_id": ids["$r"]}])
-    assert res.is_error and res.structured == {"denied": True}
+    assert res.is_error and res.outcome is Outcome.DENIED and res.structured is None
     assert graph(store, session_id) == before
     (request,) = approver.requests
     assert request.policy is Policy.ONCE
@@ -80,7 +80,7 @@ async def test_overriding_the_batch_tool_to_auto_does_not_lift_the_stricter_poli
     ev = await call(registry, run, "evolve_knowledge", operations=[{"op": "remove_object", "ref": ids["$a"]}])
     merged = await call(registry, run, "merge_objects", keep=ids["$a"], merge=ids["$b"])
     reverted = await call(registry, run, "revert_change", change_id=ids["change"])  # undoing adds = removing
-    assert all(r.is_error and r.structured == {"denied": True} for r in (ev, merged, reverted)), \
+    assert all(r.is_error and r.outcome is Outcome.DENIED for r in (ev, merged, reverted)), \
         [r.content for r in (ev, merged, reverted)]
     assert graph(store, session_id) == before
     assert [r.policy for r in approver.requests] == [Policy.ALWAYS] * 3
@@ -121,7 +121,7 @@ async def test_import_graph_asks_and_needs_graph_mutate(store: Any, session_id: 
     target = store.create_session("target").id
     approver = ScriptedApprover(default=Decision.DENY)
     res = await call(registry, Run(target, Caller.CLI, approver=approver), "import_graph", format="json", data=data)
-    assert res.is_error and res.structured == {"denied": True}
+    assert res.is_error and res.outcome is Outcome.DENIED and res.structured is None
     assert graph(store, target) == (0, 0)
     (request,) = approver.requests
     assert request.policy is Policy.ONCE and "Imports" in (request.preview or "")
@@ -153,7 +153,7 @@ async def test_every_tool_that_removes_asks_even_with_its_own_policy_set_to_auto
     before = graph(store, session_id)
     for name, args in removing.items():
         res = await call(registry, run, name, **args)
-        assert res.is_error and res.structured == {"denied": True}, (name, res.content)
+        assert res.is_error and res.outcome is Outcome.DENIED and res.structured is None, (name, res.content)
     assert graph(store, session_id) == before
 
 

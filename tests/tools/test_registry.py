@@ -13,7 +13,7 @@ import pytest
 from cks_desktop.tools.approval import Decision, canonical_json, fingerprint
 from cks_desktop.tools.context import Run, ToolContext
 from cks_desktop.tools.registry import ToolRegistry, model_schema
-from cks_desktop.tools.types import Caller, Policy, Scope, ToolCall, ToolError, ToolSpec
+from cks_desktop.tools.types import Caller, Outcome, Policy, Scope, ToolCall, ToolError, ToolSpec
 from tests.tools.conftest import ScriptedApprover, call
 
 SCHEMA = {
@@ -80,7 +80,7 @@ async def test_checks_run_in_the_documented_order() -> None:
     # 5. pinning happens before approval: the dialog sees the pinned call
     deny = ScriptedApprover(default=Decision.DENY)
     res = await call(reg, make_run(Caller.CLI, deny), "fake", session_id="OTHER", count=1)
-    assert res.is_error and res.structured == {"denied": True}
+    assert res.is_error and res.outcome is Outcome.DENIED and res.structured is None
     assert "declined" in res.content
     assert deny.requests[0].call.arguments == {"session_id": "S1", "count": 1}
     assert handler.calls == []
@@ -261,7 +261,7 @@ async def test_results_are_json_text_with_structured_data() -> None:
     assert json.loads(res.content) == {"ids": ["a"], "n": 1} == res.structured
     assert res.name == "fake" and res.duration_ms is not None and res.duration_ms >= 0
     assert res.to_json() == {"call_id": res.call_id, "name": "fake", "is_error": False, "content": res.content,
-                             "structured": res.structured}
+                             "structured": res.structured, "outcome": "ok", "change_id": None}
 
 
 def test_register_refuses_duplicates_and_invalid_schemas() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.events import CallState
 from cks_desktop.agent.transcript import CallRecord, SavedMessage
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
-from cks_desktop.tools.types import ToolResult
+from cks_desktop.tools.types import Outcome, ToolResult
 from cks_desktop.ui.chat.model import ChatModel, MessageItem, RowState, ToolItem
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
@@ -31,8 +32,10 @@ def make() -> tuple[ChatModel, ChatPresenter, Recorder]:
     return model, ChatPresenter(model, lambda name, source: source == "builtin" and name == "add_object"), recorder
 
 
-def result(call_id: str, content: str = '{"ok": true}', *, error: bool = False, denied: bool = False) -> ToolResult:
-    return ToolResult(call_id, content, is_error=error, structured={"denied": True} if denied else None)
+def result(call_id: str, content: str = '{"ok": true}', *, error: bool = False, denied: bool = False,
+           change_id: str | None = None) -> ToolResult:
+    outcome = Outcome.DENIED if denied else Outcome.ERROR if error else Outcome.OK
+    return ToolResult(call_id, content, outcome, change_id=change_id)
 
 
 def test_streamed_text_then_a_tool_call_that_runs() -> None:
@@ -48,7 +51,7 @@ def test_streamed_text_then_a_tool_call_that_runs() -> None:
     assert isinstance(assistant, MessageItem) and assistant.text == "Adding Alice." and not assistant.streaming
     row = model.tool("c1")
     assert row is not None and row.state is RowState.RUNNING and row.revertable
-    presenter.handle(ev.ToolCallFinished("c1", result("c1"), 12.5, "done", change_id="ch1"))
+    presenter.handle(ev.ToolCallFinished("c1", result("c1", change_id="ch1"), 12.5))
     assert row.state is RowState.DONE and row.duration_ms == 12.5 and row.change_id == "ch1" and row.can_revert
     presenter.handle(ev.TurnStarted(2))
     presenter.handle(ev.TextDelta("Done."))
@@ -66,7 +69,7 @@ def test_approval_states_and_denial() -> None:
     assert row is not None and row.state is RowState.PENDING_APPROVAL and not row.revertable
     presenter.handle(ev.ApprovalResolved("c1", "deny"))
     assert row.state is RowState.DENIED
-    presenter.handle(ev.ToolCallFinished("c1", result("c1", "declined", error=True, denied=True), 3, "denied"))
+    presenter.handle(ev.ToolCallFinished("c1", result("c1", "declined", error=True, denied=True), 3))
     assert row.state is RowState.DENIED and row.result == "declined"
 
 
@@ -84,7 +87,7 @@ def test_errors_and_the_iteration_limit() -> None:
     presenter.handle(ev.ErrorEvent("The Anthropic API key was rejected (401).", "auth"))
     presenter.handle(ev.IterationLimit(8, "Reached the iteration limit (8 model turns)."))
     presenter.handle(ev.AssistantMessage(Message("assistant", [Text("Reached the iteration limit (8 model turns).")]),
-                                         notice=True))
+                                         notice=ev.Notice.ITERATION_LIMIT))
     presenter.handle(ev.Finished("limit"))
     assert [(i.role, i.text[:14]) for i in model.items if isinstance(i, MessageItem)] == [
         ("error", "The Anthropic "), ("notice", "Reached the it")]
@@ -97,7 +100,7 @@ def test_repeated_failure_is_shown_once() -> None:
     model, presenter, _ = make()
     text = "Stopped: the call to X failed 3 times in a row."
     presenter.handle(ev.ErrorEvent(text, "repeated_failure"))
-    presenter.handle(ev.AssistantMessage(Message("assistant", [Text(text)]), notice=True))
+    presenter.handle(ev.AssistantMessage(Message("assistant", [Text(text)]), notice=ev.Notice.REPEATED_FAILURE))
     assert [i.text for i in model.items] == [text]
 
 
@@ -107,12 +110,12 @@ def test_load_restores_rows_exactly() -> None:
         SavedMessage(1, Message.user("Add Alice and Bob"), "t"),
         SavedMessage(2, Message("assistant", [Text("Sure."), ToolCallPart("c1", "add_object", {"name": "Alice"}),
                                               ToolCallPart("c2", "mcp:x:y", {"q": "<img src=x>"})]), "t",
-                     calls=[CallRecord("c1", "add_object", "Add object", "builtin", "done", 4.0, "ch1", True),
-                            CallRecord("c2", "mcp:x:y", "x · y", "mcp:x", "error", 9.0)]),
+                     calls=[CallRecord("c1", "add_object", "Add object", "builtin", CallState.DONE, 4.0, "ch1", True),
+                            CallRecord("c2", "mcp:x:y", "x · y", "mcp:x", CallState.ERROR, 9.0)]),
         SavedMessage(3, Message("tool", [ToolResultPart("c1", "add_object", '{"id": "o1"}'),
                                          ToolResultPart("c2", "mcp:x:y", "boom", True)]), "t"),
         SavedMessage(4, Message("assistant", [Text("Reached the iteration limit (8 model turns).")]), "t",
-                     notice=True),
+                     notice=ev.Notice.ITERATION_LIMIT),
     ]
     presenter.load(history)
     assert recorder.log == [("reset", -1)]

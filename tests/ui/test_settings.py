@@ -176,11 +176,12 @@ async def test_mcp_server_editor_validates_tests_and_saves(qtbot, home) -> None:
         page.refresh()
         assert page.list.objectName() == "mcpServerList" and page.current() == "existing"
         editor = page.open_editor(None)
-        assert editor is not None and not editor.save_button.isEnabled()  # empty form
+        assert editor is not None and not editor.errors_label.isVisible()  # empty form: no red before typing
         editor.name_edit.setText("Existing")
         assert "already exists" in editor.errors_label.text()
         editor.name_edit.setText("toy")
-        assert "Type the command" in editor.errors_label.text()
+        editor.save_button.click()  # Save on an unfinished form shows every problem and saves nothing
+        assert "Type the command" in editor.errors_label.text() and "toy" not in services.settings.mcp_servers
         editor.command_edit.setText(sys.executable)
         editor.args_edit.setText('server.py "unclosed')
         assert "arguments cannot be read" in editor.errors_label.text()

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
+from cks_desktop.agent.events import CallState
 from cks_desktop.agent.transcript import CallRecord
 from cks_desktop.ui.chat.model import MessageItem, RowState
 
@@ -182,7 +183,7 @@ async def test_a_thousand_message_chat_opens_in_under_a_second(qtbot, home) -> N
                 Message("assistant", [Text(f"Adding item {i}."), call]),
                 Message("tool", [ToolResultPart(f"c{i}", "add_object", f'{{"id": "o{i}"}}')]),
                 Message("assistant", [Text(f"Item {i} is in the graph, see [here](https://example.org/{i}).")]),
-            ], calls=[CallRecord(f"c{i}", "add_object", "Add object", "builtin", "done", 3.0, f"ch{i}")])
+            ], calls=[CallRecord(f"c{i}", "add_object", "Add object", "builtin", CallState.DONE, 3.0, f"ch{i}")])
         window.sessions.refresh()
         started = time.perf_counter()
         window.open_session(session.id)

@@ -13,6 +13,7 @@ failures as one sentence that says where in the input the problem is.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,23 +24,23 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import ApplyResult, GraphStore
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedObject:
     key: str  # the object's id inside the input (used by relations)
     type: str
     name: str
     properties: dict[str, Any]
-    where: str  # "line 3", "node 'n0'", "object 2"
+    where: str | None  # "line 3", "node 'n0'", "object 2"; None: "object {i} ({key})" (made on need)
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedRelation:
     id: str | None
     type: str
     source: str  # a ParsedObject.key, or a name/id of an object already in the session
     target: str
     properties: dict[str, Any]
-    where: str
+    where: str | None  # None: "relation {i} ({id})"
 
 
 @dataclass
@@ -49,37 +50,51 @@ class ParsedGraph:
 
 
 def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origin: str) -> "ApplyResult":
+    """The parsed graph as ONE change, streamed: its ops are made chunk by chunk while the
+    store plans and writes them (``GraphStore.apply_stream``), so the import never holds
+    all its ops, their states and inverses at once."""
     empty = store.counts(session_id)["objects"] == 0
     keep_ids = empty and _ids_are_free(store, graph)
-    labels = {o.key: f"$import{i}" for i, o in enumerate(graph.objects)}
-    ops: list[dict[str, Any]] = []
-    where: list[str] = []
-    for o in graph.objects:
-        op: dict[str, Any] = {"op": "add_object", "type": o.type, "name": o.name, "properties": o.properties,
-                              "label": labels[o.key], "on_conflict": "error" if empty else "update"}
-        if keep_ids:
-            op["id"] = o.key
-        ops.append(op)
-        where.append(o.where)
-    for r in graph.relations:
-        op = {"op": "add_relation", "type": r.type, "properties": r.properties,
-              "source": labels.get(r.source, r.source), "target": labels.get(r.target, r.target)}
-        if keep_ids and r.id is not None:
-            op["id"] = r.id
-        ops.append(op)
-        where.append(r.where)
-    # The parsed graph is no longer needed (the ops share its property dicts): let it go
-    # before the batch builds its own state, which lowers the import's peak memory.
-    graph.objects.clear()
-    graph.relations.clear()
+    on_conflict = "error" if empty else "update"
+    index = {o.key: i for i, o in enumerate(graph.objects)}
+
+    def items() -> Iterator[tuple[int, dict[str, Any]]]:
+        for i, o in enumerate(graph.objects):
+            op: dict[str, Any] = {"op": "add_object", "type": o.type, "name": o.name, "properties": o.properties,
+                                  "label": f"$import{i}", "on_conflict": on_conflict}
+            if keep_ids:
+                op["id"] = o.key
+            yield i, op
+        base = len(graph.objects)
+        for j, r in enumerate(graph.relations):
+            s, t = index.get(r.source), index.get(r.target)
+            op = {"op": "add_relation", "type": r.type, "properties": r.properties,
+                  "source": r.source if s is None else f"$import{s}",
+                  "target": r.target if t is None else f"$import{t}"}
+            if keep_ids and r.id is not None:
+                op["id"] = r.id
+            yield base + j, op
+
     try:
-        result = store.apply(session_id, ops, origin)
+        result = store.apply_stream(session_id, items(), origin)
     except ValidationFailed as exc:
         first = exc.errors[0]
         more = f" ({len(exc.errors) - 1} more problems)" if len(exc.errors) > 1 else ""
-        raise StoreError(f"Nothing was imported: {where[first['index']]}: {first['message']}{more}") from None
+        raise StoreError(f"Nothing was imported: {_where(graph, first['index'])}: {first['message']}{more}") from None
     result.created = {}  # the import's own labels mean nothing to the caller
     return result
+
+
+def _where(graph: ParsedGraph, index: int) -> str:
+    """Where in the input op ``index`` of the import came from."""
+    if index < len(graph.objects):
+        o = graph.objects[index]
+        return o.where if o.where is not None else f"object {index} ({o.key})"
+    j = index - len(graph.objects)
+    r = graph.relations[j]
+    if r.where is not None:
+        return r.where
+    return f"relation {j} ({r.id})" if r.id is not None else f"relation {j}"
 
 
 def _ids_are_free(store: "GraphStore", graph: ParsedGraph) -> bool:

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import json
+import re
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from cks_desktop.graph.errors import StoreError
@@ -29,6 +31,112 @@ def _why(exc: BaseException) -> str:
 
 
 def parse_json(data: str) -> ParsedGraph:
+    """The graph in a cks-graph document. Well-formed documents are read element by element
+    (``_parse_streamed``: the whole document never exists as Python objects, which was a
+    third of a big import's memory); anything unusual — any error included — is read
+    again by ``_parse_whole``, which gives the canonical error sentence."""
+    try:
+        graph = _parse_streamed(data)
+    except (StoreError, ValueError, RecursionError, _Unusual):
+        graph = None
+    return graph if graph is not None else _parse_whole(data)
+
+
+class _Unusual(Exception):
+    """The document is not the plain shape ``_parse_streamed`` reads."""
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+_LISTS = ("objects", "relations")
+
+
+def _parse_streamed(data: str) -> ParsedGraph:
+    """A top-level object walked key by key; "objects" and "relations" decoded one element
+    at a time and turned into parsed items at once (types interned: they repeat)."""
+    ws, decode = _WS.match, _DECODER.raw_decode
+    i = ws(data, 0).end()
+    if data[i:i + 1] != "{":
+        raise _Unusual
+    i = ws(data, i + 1).end()
+    seen_keys: set[str] = set()
+    header: dict[str, Any] = {}
+    graph = ParsedGraph()
+    types: dict[str, str] = {}
+    ids: set[str] = set()
+    if data[i:i + 1] == "}":
+        raise _Unusual
+    while True:
+        if data[i:i + 1] != '"':
+            raise _Unusual
+        key, i = scanstring(data, i + 1)
+        if key in seen_keys:
+            raise _Unusual  # duplicate keys: the last one wins in the whole-document reading
+        seen_keys.add(key)
+        i = ws(data, i).end()
+        if data[i:i + 1] != ":":
+            raise _Unusual
+        i = ws(data, i + 1).end()
+        if key in _LISTS and data[i:i + 1] == "[":
+            i = ws(data, i + 1).end()
+            n = 0
+            if data[i:i + 1] == "]":
+                i += 1
+            else:
+                while True:
+                    item, i = decode(data, i)
+                    if key == "objects":
+                        _add_object(graph, n, item, ids, types)
+                    else:
+                        _add_relation(graph, n, item, types)
+                    n += 1
+                    i = ws(data, i).end()
+                    c = data[i:i + 1]
+                    i = ws(data, i + 1).end()
+                    if c == "]":
+                        break
+                    if c != ",":
+                        raise _Unusual
+        else:
+            header[key], i = decode(data, i)
+        i = ws(data, i).end()
+        c = data[i:i + 1]
+        i = ws(data, i + 1).end()
+        if c == "}":
+            break
+        if c != ",":
+            raise _Unusual
+    if i != len(data) or header.get("format") != FORMAT or type(header.get("version")) is not int:
+        raise _Unusual
+    if not 1 <= header["version"] <= VERSION or any(k in header for k in _LISTS):
+        raise _Unusual  # too new, or "objects"/"relations" not lists: the whole reading says so
+    return graph
+
+
+def _add_object(graph: ParsedGraph, i: int, item: Any, ids: set[str], types: dict[str, str]) -> None:
+    if type(item) is not dict:
+        raise _Unusual
+    key, type_, name, props = item.get("id"), item.get("type"), item.get("name"), item.get("properties")
+    if (type(key) is not str or type(type_) is not str or type(name) is not str or not key.strip()
+            or not type_.strip() or not name.strip() or key in ids or not (props is None or type(props) is dict)):
+        raise _Unusual
+    ids.add(key)
+    graph.objects.append(ParsedObject(key, types.setdefault(type_, type_), name, props or {}, None))
+
+
+def _add_relation(graph: ParsedGraph, i: int, item: Any, types: dict[str, str]) -> None:
+    if type(item) is not dict:
+        raise _Unusual
+    rel_id, type_, src, tgt, props = (item.get("id"), item.get("type"), item.get("source_id"),
+                                      item.get("target_id"), item.get("properties"))
+    if ((rel_id is not None and (type(rel_id) is not str or not rel_id.strip()))
+            or any(type(v) is not str or not v.strip() for v in (type_, src, tgt))
+            or not (props is None or type(props) is dict)):
+        raise _Unusual
+    graph.relations.append(ParsedRelation(rel_id, types.setdefault(type_, type_), src, tgt, props or {}, None))
+
+
+def _parse_whole(data: str) -> ParsedGraph:
     try:
         doc = json.loads(data)
     except json.JSONDecodeError as exc:

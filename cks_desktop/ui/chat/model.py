@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+from cks_desktop.callbacks import Callbacks
 
 
 class RowState(str, enum.Enum):
@@ -44,9 +47,13 @@ STATE_WORDS = {
 }
 
 
+ItemRole = Literal["user", "assistant", "notice", "error"]
+"""Whose words a message item shows: the person's, the model's, the loop's notice, or a problem."""
+
+
 @dataclass
 class MessageItem:
-    role: str  # "user" | "assistant" | "notice" | "error"
+    role: ItemRole
     text: str
     streaming: bool = False
     turn: int = 0  # the exchange it belongs to (the transcript's numbering; Delete removes a whole one)
@@ -92,38 +99,51 @@ class ChatModelListener(Protocol):
 
 @dataclass
 class ChatModel:
+    """The chat's rows; listeners (the chat view) hear of resets, insertions and changes.
+
+    Each kind of news goes through the core's ``Callbacks``, so a listener that raises is
+    logged and skipped: the row is still added, and the other listeners still hear of it.
+    """
+
     items: list[ChatItem] = field(default_factory=list)
-    _listeners: list[ChatModelListener] = field(default_factory=list)
+    _reset: Callbacks[[]] = field(default_factory=lambda: Callbacks("chat model reset"), repr=False,
+                                  compare=False)
+    _inserted: Callbacks[[int]] = field(default_factory=lambda: Callbacks("chat model insert"), repr=False,
+                                        compare=False)
+    _changed: Callbacks[[int]] = field(default_factory=lambda: Callbacks("chat model change"), repr=False,
+                                       compare=False)
     _by_call: dict[str, int] = field(default_factory=dict)
 
-    def subscribe(self, listener: ChatModelListener) -> None:
-        self._listeners.append(listener)
+    def subscribe(self, listener: ChatModelListener) -> Callable[[], None]:
+        """Tell ``listener`` of every change; the returned function unsubscribes it."""
+        self._reset.subscribe(listener.items_reset)
+        self._inserted.subscribe(listener.item_inserted)
+        self._changed.subscribe(listener.item_changed)
+        return lambda: self.unsubscribe(listener)
 
     def unsubscribe(self, listener: ChatModelListener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        self._reset.unsubscribe(listener.items_reset)  # bound methods compare equal by object and function
+        self._inserted.unsubscribe(listener.item_inserted)
+        self._changed.unsubscribe(listener.item_changed)
 
     def reset(self, items: list[ChatItem]) -> None:
         self.items = items
         self._by_call = {it.call_id: i for i, it in enumerate(items) if isinstance(it, ToolItem)}
-        for listener in list(self._listeners):
-            listener.items_reset()
+        self._reset.emit()
 
     def append(self, item: ChatItem) -> int:
         self.items.append(item)
         index = len(self.items) - 1
         if isinstance(item, ToolItem):
             self._by_call[item.call_id] = index
-        for listener in list(self._listeners):
-            listener.item_inserted(index)
+        self._inserted.emit(index)
         return index
 
     def changed(self, item: ChatItem) -> None:
         index = self.index_of(item)
         if index is None:
             return
-        for listener in list(self._listeners):
-            listener.item_changed(index)
+        self._changed.emit(index)
 
     def index_of(self, item: ChatItem) -> int | None:
         if isinstance(item, ToolItem):

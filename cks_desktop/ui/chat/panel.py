@@ -224,8 +224,8 @@ class ChatPanel(QWidget):
 
     # -- deleting (ask first; the graph stays) -------------------------------------------
     def request_delete(self, item: object) -> None:
-        if self.controller is not None and not self.controller.running and hasattr(item, "turn"):
-            self.tasks.spawn(self.delete_exchange(int(getattr(item, "turn"))), name="delete-exchange")
+        if self.controller is not None and not self.controller.running and isinstance(item, (MessageItem, ToolItem)):
+            self.tasks.spawn(self.delete_exchange(item.turn), name="delete-exchange")
 
     def request_clear(self) -> None:
         if self.controller is not None and not self.controller.running:

@@ -14,19 +14,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import assert_never
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.events import Notice
 from cks_desktop.agent.transcript import SavedMessage
+from cks_desktop.tools.approval import Decision
 from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
 
 Revertable = Callable[[str, str], bool]
 
 
-def _state_of(value: str) -> RowState:
-    try:
-        return RowState(value)
-    except ValueError:
-        return RowState.ERROR
+def _state_of(state: ev.CallState) -> RowState:
+    """The row state of a finished call (every ``CallState`` is a row state of the same value)."""
+    match state:
+        case ev.CallState.DONE:
+            return RowState.DONE
+        case ev.CallState.ERROR:
+            return RowState.ERROR
+        case ev.CallState.DENIED:
+            return RowState.DENIED
+        case ev.CallState.CANCELLED:
+            return RowState.CANCELLED
+        case ev.CallState.INTERRUPTED:
+            return RowState.INTERRUPTED
+        case _:
+            assert_never(state)
 
 
 class ChatPresenter:
@@ -74,9 +87,30 @@ class ChatPresenter:
         self.model.append(item)
 
     def handle(self, event: ev.AgentEvent) -> None:
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event)
+        """Every event kind has its case; a new one fails the type check until it gets one."""
+        match event:
+            case ev.TurnStarted():
+                self._on_turn_started(event)
+            case ev.TextDelta():
+                self._on_text_delta(event)
+            case ev.ToolCallStarted():
+                self._on_tool_call_started(event)
+            case ev.ApprovalRequested():
+                self._on_approval_requested(event)
+            case ev.ApprovalResolved():
+                self._on_approval_resolved(event)
+            case ev.ToolCallFinished():
+                self._on_tool_call_finished(event)
+            case ev.AssistantMessage():
+                self._on_assistant_message(event)
+            case ev.ErrorEvent():
+                self._on_error(event)
+            case ev.IterationLimit():
+                self._on_iteration_limit(event)
+            case ev.Finished():
+                self._on_finished(event)
+            case _:
+                assert_never(event)
 
     def _on_turn_started(self, event: ev.TurnStarted) -> None:
         self._end_stream()
@@ -90,7 +124,7 @@ class ChatPresenter:
 
     def _on_assistant_message(self, event: ev.AssistantMessage) -> None:
         text = event.message.text
-        if event.notice:
+        if event.notice is not None:
             self._end_stream()
             if text and text != self._last_error:
                 self._append(MessageItem("notice", text))
@@ -124,12 +158,15 @@ class ChatPresenter:
         item = self.model.tool(event.call_id)
         if item is None:
             return
-        if event.decision == "deny":
-            item.state = RowState.DENIED
-        elif event.decision == "cancelled":
-            item.state = RowState.CANCELLED
-        else:
-            item.state = RowState.RUNNING
+        match event.decision:
+            case Decision.DENY:
+                item.state = RowState.DENIED
+            case "cancelled":
+                item.state = RowState.CANCELLED
+            case Decision.ALLOW | Decision.ALLOW_FOR_RUN:
+                item.state = RowState.RUNNING
+            case _:
+                assert_never(event.decision)
         self.model.changed(item)
 
     def _on_tool_call_finished(self, event: ev.ToolCallFinished) -> None:
@@ -181,7 +218,7 @@ class ChatPresenter:
         self._prompt = None
         items: list[ChatItem] = []
         by_call: dict[str, ToolItem] = {}
-        last_notice_limit = False
+        last_notice_limit = False  # the chat ends with the iteration-limit notice: offer Continue
         self._turn = 0
         for saved in history:
             message = saved.message
@@ -191,9 +228,9 @@ class ChatPresenter:
                 last_notice_limit = False
             elif message.role == "assistant":
                 if message.text:
-                    items.append(MessageItem("notice" if saved.notice else "assistant", message.text,
+                    items.append(MessageItem("notice" if saved.notice is not None else "assistant", message.text,
                                              turn=saved.turn))
-                last_notice_limit = saved.notice and "iteration limit" in message.text
+                last_notice_limit = saved.notice is Notice.ITERATION_LIMIT
                 records = {c.call_id: c for c in saved.calls}
                 for part in message.tool_calls:
                     record = records.get(part.id)
@@ -211,12 +248,12 @@ class ChatPresenter:
                     by_call[part.id] = item
             elif message.role == "tool":
                 for result in message.tool_results:
-                    item = by_call.get(result.call_id)
-                    if item is None:
+                    row = by_call.get(result.call_id)
+                    if row is None:
                         continue
-                    item.result = result.content
-                    if item.state is RowState.DONE and result.is_error:
-                        item.state = RowState.ERROR
+                    row.result = result.content
+                    if row.state is RowState.DONE and result.is_error:
+                        row.state = RowState.ERROR
         self.limit_reached = last_notice_limit
         last = items[-1] if items else None
         if isinstance(last, MessageItem) and last.role == "user" and last.unanswered:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QFileDialog, QMenu
 
-from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type
+from cks_desktop.graph.errors import StoreError
+from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type, object_type_choices
 from cks_desktop.ui.graph.editor import EditResult
 from cks_desktop.ui.graph.export import export_png, export_svg
 from cks_desktop.ui.graph.model import GraphModel
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QSpinBox
 
+    from cks_desktop.graph.store import GraphStore
     from cks_desktop.ui.graph.canvas import GraphCanvas
     from cks_desktop.ui.graph.editor import GraphEditor
     from cks_desktop.ui.graph.sync import GraphSync
@@ -45,6 +47,7 @@ def reference_text(model: GraphModel, ids: Iterable[str]) -> str:
 class ViewActions:
     if TYPE_CHECKING:  # provided by GraphView
         model: GraphModel
+        store: GraphStore
         state: ViewState
         canvas: GraphCanvas
         editor: GraphEditor
@@ -72,7 +75,7 @@ class ViewActions:
     async def add_object_at(self, where: tuple[float, float] | None) -> EditResult | None:
         if self.session_id is None:
             return None
-        answer = await ask_new_object(self, [t for t, _ in self.model.live_types()])
+        answer = await ask_new_object(self, await self._object_types(self.session_id))
         if answer is None:
             return None
         type_name, name = answer
@@ -91,6 +94,14 @@ class ViewActions:
                 self.canvas.update()
             self.state.select(result.created_id)
         return self._report(result, f"Added {type_name} “{name}”. Ctrl+Z removes it.")
+
+    async def _object_types(self, session: str) -> list[str]:
+        """The session's types for the Add dialog: in use (the model's counts) and declared but unused."""
+        try:
+            defs = await asyncio.to_thread(self.store.type_defs, session)
+        except StoreError:  # a damaged or locked store: the types in the picture still help
+            defs = []
+        return object_type_choices(self.model.live_types(), [d.name for d in defs if d.kind == "object"])
 
     async def connect_nodes(self, source: str, target: str) -> EditResult | None:
         types = self.model.live_rel_types()

@@ -94,7 +94,7 @@ class GraphEditor:
         data = result.structured if isinstance(result.structured, dict) else {}
         if result.is_error:
             return EditResult(False, _first_line(result.content), None, result.structured)
-        change_id = data.get("change_id") if isinstance(data.get("change_id"), str) else None
+        change_id = result.change_id
         if record and change_id:
             self._undo.append(change_id)
             del self._undo[:-MAX_UNDO]

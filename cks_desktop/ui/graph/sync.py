@@ -30,7 +30,7 @@ from cks_desktop.ui.graph.canvas import GraphCanvas
 from cks_desktop.ui.graph.layout import NITER, LayoutRunner
 from cks_desktop.ui.graph.model import Delta, GraphModel
 from cks_desktop.ui.graph.placement import GRID_CELL, place_new, settle
-from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.spatial import SpatialGrid
 

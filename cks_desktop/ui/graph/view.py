@@ -36,7 +36,7 @@ from cks_desktop.ui.graph.layout import LayoutRunner
 from cks_desktop.ui.graph.legend import Legend
 from cks_desktop.ui.graph.minimap import Minimap
 from cks_desktop.ui.graph.model import Delta, GraphModel
-from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.searchbar import SearchBar
 from cks_desktop.ui.graph.sync import GraphSync
 from cks_desktop.ui.graph.viewstate import ViewState

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.graph.events import SessionEvent
 from cks_desktop.graph.model import Session
 
@@ -35,14 +36,14 @@ class SessionsPresenter:
         self.store = store
         self.sessions: list[Session] = []
         self.filter_text = ""
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: Callbacks[[]] = Callbacks("sessions list")
 
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` whenever the list changes; the returned function unsubscribes it."""
+        return self._listeners.subscribe(listener)
 
     def _changed(self) -> None:
-        for listener in list(self._listeners):
-            listener()
+        self._listeners.emit()
 
     # -- reading -----------------------------------------------------------------
     def refresh(self) -> None:

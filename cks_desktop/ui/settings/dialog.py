@@ -2,8 +2,11 @@
 
 Providers and Chat & agent are saved together with Save, and only when every
 field is valid (problems are listed as you type). MCP servers apply their
-changes immediately. The settings file's path is shown, so the file a person
-edits by hand is never a guess.
+changes immediately, and Cancel does not undo them: next to Save and Cancel a
+note says so while the MCP page is shown, and lists what was already applied
+(``McpPage.applied``), so Cancel never seems to promise more than it does.
+The settings file's path is shown, so the file a person edits by hand is
+never a guess.
 """
 
 from __future__ import annotations
@@ -59,19 +62,48 @@ class SettingsDialog(QDialog):
         path = note_label(f"Settings file: {services.settings.path}")
         path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         footer.addWidget(path, 1)
+        self.applied_note = note_label()
+        self.applied_note.setObjectName("settingsAppliedNote")
+        footer.addWidget(self.applied_note, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
         self.save_button.setObjectName("settingsSave")
+        self.cancel_button = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setObjectName("settingsCancel")
+        self.cancel_button.setToolTip("Discard the changes to Providers and Chat & agent. "
+                                      "Changes to MCP servers were applied at once and stay.")
         footer.addWidget(self.buttons)
         layout.addLayout(footer)
+        self.applied_changes: list[str] = []
+        self.mcp_page.applied.connect(self._mcp_applied)
 
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.nav.currentRowChanged.connect(lambda _row: self._update_applied_note())
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         self.providers_page.changed.connect(self.validate)
         self.agent_page.changed.connect(self.validate)
         self.nav.setCurrentRow(0)
+        self._update_applied_note()
         self.validate()
+
+    def _mcp_applied(self, words: str) -> None:
+        self.applied_changes.append(words)
+        self._update_applied_note()
+
+    def _update_applied_note(self) -> None:
+        """What Cancel will not undo, said next to it (see the module docstring)."""
+        if self.applied_changes:
+            done = ", ".join(self.applied_changes[-4:])
+            more = len(self.applied_changes) - 4
+            text = (f"MCP servers: {done}{f' and {more} more' if more > 0 else ''} — already applied; "
+                    "Cancel keeps these.")
+        elif self.stack.currentWidget() is self.mcp_page:
+            text = "MCP server changes apply at once; Save and Cancel are for the other pages."
+        else:
+            text = ""
+        self.applied_note.setText(text)
+        self.applied_note.setVisible(bool(text))
 
     def show_page(self, page: str, server: str = "") -> None:
         if page in PAGES:

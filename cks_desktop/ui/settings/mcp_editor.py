@@ -1,7 +1,11 @@
 """Add or edit one MCP server: transport, command or URL, env/headers with
 secrets, scopes, approval, timeout, and which tools are enabled.
 
-Every field is checked as you type; Save stays off until the entry is valid.
+Every field is checked as you type, but a field's problem shows only once that
+field was edited (or Save / Test connection was pressed): a form just opened
+is not covered in red for fields nobody has typed in yet. An existing entry's
+problems show at once (they are already in the file). Save stays off while a
+shown problem remains.
 "Test connection" starts the server with the form's values (saved or not),
 lists its tools with a checkbox each (enabled tools) and their annotations,
 then stops it.
@@ -188,11 +192,15 @@ class McpServerEditor(QDialog):
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
 
-        for edit in (self.name_edit, self.command_edit, self.args_edit, self.cwd_edit, self.url_edit):
-            edit.textChanged.connect(self.validate)
+        # Which fields the person has edited: only their problems (and the entry's) are shown.
+        self._touched: set[str] = set()
+        self._show_all = bool(self.form.original_name)
+        for key, edit in (("name", self.name_edit), ("command", self.command_edit), ("args", self.args_edit),
+                          ("cwd", self.cwd_edit), ("url", self.url_edit)):
+            edit.textChanged.connect(lambda _t, key=key: self._touch(key))
         self.transport_box.currentIndexChanged.connect(self._transport_changed)
-        self.env_table.changed.connect(self.validate)
-        self.headers_table.changed.connect(self.validate)
+        self.env_table.changed.connect(lambda: self._touch("env"))
+        self.headers_table.changed.connect(lambda: self._touch("headers"))
         for box in self.scope_boxes.values():
             box.toggled.connect(self.validate)
         self.tools_tree.itemChanged.connect(lambda *_: self.validate())
@@ -236,22 +244,37 @@ class McpServerEditor(QDialog):
                    if self.tools_tree.topLevelItem(i).checkState(0) == Qt.CheckState.Checked]
         return None if len(checked) == count else checked
 
+    def _touch(self, key: str) -> None:
+        self._touched.add(key)
+        self.validate()
+
+    def reveal_problems(self) -> list[str]:
+        """Show every problem (Save or Test pressed on an unfinished form); returns them."""
+        self._show_all = True
+        return self.validate()
+
+    def shown_problems(self) -> list[tuple[str, str]]:
+        """The problems on screen: those of edited fields, and the entry's own once anything was edited."""
+        problems = self.collect().field_errors(self.services.settings)
+        if self._show_all:
+            return problems
+        return [(key, text) for key, text in problems
+                if key in self._touched or (not key and self._touched)]
+
     def validate(self, *_args: Any) -> list[str]:
-        form = self.collect()
-        problems = form.errors(self.services.settings)
-        name_problem = next((p for p in problems if "name" in p.lower()), None)
-        mark(self.name_edit, name_problem)
-        if form.transport == "stdio":
-            mark(self.command_edit, next((p for p in problems if "command" in p.lower()), None))
-            mark(self.args_edit, next((p for p in problems if "arguments" in p.lower()), None))
-            mark(self.url_edit, None)
-        else:
-            mark(self.url_edit, next((p for p in problems if "url" in p.lower()), None))
-            mark(self.command_edit, None)
-        self.errors_label.setText("\n".join(problems))
-        self.errors_label.setVisible(bool(problems))
-        self.save_button.setEnabled(not problems)
-        self.test_button.setEnabled(not problems)
+        """Check the whole form; mark only the problems that should show (see ``shown_problems``)."""
+        problems = self.collect().errors(self.services.settings)
+        shown = self.shown_problems()
+        by_field = {key: text for key, text in reversed(shown)}  # the first problem of each field
+        mark(self.name_edit, by_field.get("name"))
+        stdio = self.transport_box.currentData() == "stdio"
+        mark(self.command_edit, by_field.get("command") if stdio else None)
+        mark(self.args_edit, by_field.get("args") if stdio else None)
+        mark(self.url_edit, None if stdio else by_field.get("url"))
+        self.errors_label.setText("\n".join(text for _key, text in shown))
+        self.errors_label.setVisible(bool(shown))
+        self.save_button.setEnabled(not shown)
+        self.test_button.setEnabled(not shown)
         return problems
 
     # -- test connection ----------------------------------------------------------------
@@ -263,6 +286,8 @@ class McpServerEditor(QDialog):
         self.tools_tree.addTopLevelItem(item)
 
     async def test_connection(self) -> bool:
+        if self.reveal_problems():
+            return False
         form = self.collect()
         try:
             config = form.probe_config()
@@ -301,7 +326,7 @@ class McpServerEditor(QDialog):
 
     # -- saving ------------------------------------------------------------------------------
     def _save(self) -> None:
-        if self.validate():
+        if self.reveal_problems():
             return
         form = self.collect()
         settings = self.services.settings

@@ -85,29 +85,37 @@ class ServerForm:
         return None
 
     def errors(self, settings: "Settings") -> list[str]:
-        problems: list[str] = []
+        return [text for _field, text in self.field_errors(settings)]
+
+    def field_errors(self, settings: "Settings") -> list[tuple[str, str]]:
+        """Each problem with the field it belongs to ("name", "command", "args", "env", "url",
+        "headers", or "" for the entry as a whole), so the editor can show a field's problem only
+        once the person has edited that field (or pressed Save) — never on a form just opened."""
+        problems: list[tuple[str, str]] = []
         name = self.name.strip()
         if name:
             existing = find_name(settings, name)
             if existing is not None and existing != self.original_name:
-                problems.append(f"An MCP server named “{existing}” already exists.")
+                problems.append(("name", f"An MCP server named “{existing}” already exists."))
         if self.transport == "stdio":
             if not self.command.strip():
-                problems.append("Type the command that starts the server (for example npx or uvx).")
+                problems.append(("command", "Type the command that starts the server (for example npx or uvx)."))
             try:
                 self.args()
             except ValueError as exc:
-                problems.append(f"The arguments cannot be read: {exc}.")
+                problems.append(("args", f"The arguments cannot be read: {exc}."))
             problem = self._pairs_problem(self.env, "environment variable")
+            if problem:
+                problems.append(("env", problem))
         else:
             problem = self._pairs_problem(self.headers, "header")
-        if problem:
-            problems.append(problem)
+            if problem:
+                problems.append(("headers", problem))
         if not problems:
             try:
                 self.to_config(secrets=None)
             except ConfigError as exc:
-                problems.append(str(exc))
+                problems.append((_field_of(str(exc)), str(exc)))
         return problems
 
     # -- building ----------------------------------------------------------------------
@@ -180,3 +188,14 @@ class ServerForm:
 
 def suggests_secret(key: str) -> bool:
     return looks_secret(key)
+
+
+def _field_of(problem: str) -> str:
+    """The form field a ``parse_server`` complaint is about ("" when it is the whole entry)."""
+    lower = problem.lower()
+    if lower.startswith(("an mcp server needs a name", "the server name")):
+        return "name"
+    for word, field_name in (('"url"', "url"), ('"command"', "command"), ('"args"', "args"), ('"cwd"', "cwd")):
+        if word in lower:
+            return field_name
+    return ""

@@ -3,6 +3,10 @@
 Changes here apply at once (a server is started, restarted or stopped to
 match), unlike the other pages, which wait for Save: a server's state is
 visible in the status bar and people expect the list to be the truth.
+Cancel cannot honestly undo them (a removed server's keychain secrets are
+deleted, a started server has already run), so the page and the dialog's
+footer say that they are applied and Cancel keeps them; ``applied`` carries
+a few words for each change made (the footer lists them).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ TAIL_LINES = 200
 
 class McpPage(QWidget):
     changed = Signal()
+    applied = Signal(str)  # a change saved at once, in a few words ("added “toy”")
     reportOpened = Signal(object)  # the message box with an import report (tests wait on it)
 
     def __init__(self, services: "AppServices", tasks: TaskTracker) -> None:
@@ -43,8 +48,10 @@ class McpPage(QWidget):
         self.tasks = tasks
         self.setObjectName("mcpPage")
         layout = QVBoxLayout(self)
-        layout.addWidget(note_label("Changes to servers apply right away. Servers use the same "
-                                    "“mcpServers” entries as Claude Desktop."))
+        self.note = note_label("Changes to servers apply right away, and Cancel does not undo them. Servers "
+                               "use the same “mcpServers” entries as Claude Desktop.")
+        self.note.setObjectName("mcpAppliesAtOnce")
+        layout.addWidget(self.note)
         splitter = QSplitter(Qt.Orientation.Vertical)
         self.list = QTreeWidget()
         self.list.setObjectName("mcpServerList")
@@ -199,6 +206,8 @@ class McpPage(QWidget):
             await manager.reload()
         self.refresh()
         self.select(name)
+        self.applied.emit(f"added “{name}”" if not old_name else
+                          f"edited “{name}”" if old_name == name else f"renamed “{old_name}” to “{name}”")
         self.changed.emit()
 
     async def toggle(self, name: str) -> None:
@@ -213,6 +222,7 @@ class McpPage(QWidget):
             return
         if not self._save():
             return
+        self.applied.emit(f"{'enabled' if enabled else 'disabled'} “{name}”")
         if self.services.mcp is not None:
             await self.services.mcp.reload()
         self.refresh()
@@ -244,6 +254,7 @@ class McpPage(QWidget):
         else:
             remove_server(self.services.settings, name, self.services.secrets)
             self._save()
+        self.applied.emit(f"removed “{name}”")
         self.refresh()
         return True
 
@@ -261,6 +272,7 @@ class McpPage(QWidget):
             await self._tell("Import from Claude Desktop", str(exc))
             return None
         if report.imported and self._save():
+            self.applied.emit(f"imported {', '.join(f'“{n}”' for n in report.imported)}")
             if self.services.mcp is not None:
                 await self.services.mcp.reload()
         self.refresh()

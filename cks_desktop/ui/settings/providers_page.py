@@ -214,7 +214,7 @@ class ProviderForm(QWidget):
             provider = await self._provider()
             models = await asyncio.wait_for(provider.list_models(), TEST_TIMEOUT)
         except ProviderError as exc:
-            self.test_result.setText(exc.message)
+            self.test_result.setText(exc.local_message)  # worded for this page: names the field to fix
             return []
         except TimeoutError:
             self.test_result.setText("The provider did not answer in time.")
@@ -254,7 +254,7 @@ class ProviderForm(QWidget):
 
             await asyncio.wait_for(ask(), TEST_TIMEOUT)
         except ProviderError as exc:
-            self.test_result.setText(f"Not working: {exc.message}")
+            self.test_result.setText(f"Not working: {exc.local_message}")  # names the field, not this page
             return False
         except TimeoutError:
             self.test_result.setText(f"Not working: no answer within {TEST_TIMEOUT:.0f} seconds.")

@@ -7,7 +7,7 @@ import pytest
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.ui.graph.editor import GraphEditor
-from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.graph.positions import PositionStore
 
 
 @pytest.mark.asyncio

@@ -21,7 +21,7 @@ from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.ui.graph.dialogs import NewObjectDialog
 from cks_desktop.ui.graph.layout import LayoutRunner
 from cks_desktop.ui.graph.placement import EDGE_LENGTH
-from cks_desktop.ui.graph.positions import PositionStore
+from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.view import GraphView
 
 from tests.ui.graph.conftest import until

@@ -1,4 +1,7 @@
-"""Saved node positions per session, in the store's own SQLite file.
+"""The graph view's store: saved node positions per session, in the store's own SQLite file.
+
+It is the one owner of the ``view_positions`` table (no SQL lives in ``ui/``): the
+graph view (``ui/graph``) reads and writes positions only through this class.
 
 The table ``view_positions`` comes from the "graph view positions" step of
 ``graph/schema.py``'s migration list; it cascades with its session, so
@@ -21,9 +24,12 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cks_desktop.graph.sqlite_util import bare_connection_access
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +38,14 @@ ConnFactory = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
 class PositionStore:
+    """Load and save one session's node positions; failures are logged, never raised."""
+
     def __init__(self, read: ConnFactory, write: ConnFactory) -> None:
         self._read = read
         self._write = write
 
     @classmethod
-    def for_store(cls, store: Any) -> "PositionStore":
+    def for_store(cls, store: "GraphStore") -> "PositionStore":
         return cls(store.connection_lock, store.transaction)
 
     @classmethod
