@@ -117,6 +117,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
                 print(f"{APP_ID}: self-test failed: {reason}", file=sys.stderr)
                 code = 1
             else:
+                print(selftest.passed_line(APP_ID, app.platformName()), flush=True)
                 await asyncio.wait({background}, timeout=10)
         else:
             await quit_requested.wait()

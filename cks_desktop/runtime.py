@@ -103,7 +103,9 @@ class AppServices:
     def start_mcp(self, **kwargs: Any) -> "McpManager":
         """Create the MCP manager (imports the SDK) and start enabled servers in the background
         (``mcp_start`` is that task); their tools join the assistant's registry as they come up."""
-        from cks_desktop.mcp.manager import McpManager
+        from cks_desktop.sdk_import import import_sdk
+
+        McpManager = import_sdk("cks_desktop.mcp.manager").McpManager  # noqa: N806 - the SDK import lock
 
         if self.mcp is None:
             self.mcp = McpManager(self.settings, self.secrets, self.registry, self.paths.mcp_log_dir, **kwargs)

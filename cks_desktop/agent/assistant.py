@@ -16,9 +16,10 @@ through it, so a turn means the same thing everywhere:
 - the provider is the holder's (made on first use, shared, replaced when the settings change);
 - the conversation continues from ``history`` when the caller keeps one (the window does), else
   from the saved transcript; every turn is saved as it finishes;
-- every failure, including "no provider is set up" and a bug in the app, ends in an
-  ``ErrorEvent`` followed by ``Finished``, never in an exception; only Stop (cancelling the
-  task) propagates, after the transcript has been left consistent.
+- every failure once the turn has started, including "no provider is set up" and a bug in the
+  app, ends in an ``ErrorEvent`` followed by ``Finished``, never in an exception; only Stop
+  (cancelling the task) propagates, after the transcript has been left consistent. (A saved
+  transcript that cannot be read at all raises before the turn starts, as the store's error.)
 
 ``ai_chat`` (``agent/loop.py``) stays the stateless engine underneath: the assistant owns the
 wiring that every caller used to repeat (grant, provider, limits, folders, transcript).

@@ -23,7 +23,6 @@ from cks_desktop.tools.approval import Decision
 from cks_desktop.tools.types import Outcome, ToolResult
 
 FinishReason = Literal["stop", "limit", "error", "cancelled", "repeated_failure"]
-ErrorKind = str  # a ProviderError.kind, or the loop's own: "repeated_failure", "internal", "save_failed"
 
 
 class CallState(str, enum.Enum):
@@ -150,7 +149,7 @@ class AssistantMessage:
 @dataclass(frozen=True)
 class ErrorEvent:
     message: str  # one sentence for a person
-    kind: ErrorKind
+    kind: str  # ProviderError.kind (an open set), or the loop's own: "repeated_failure", "internal", "save_failed"
     type: Literal["error"] = "error"
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO, assert_never
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
 from cks_desktop.llm.profiles import PROVIDER_NAMES
 from cks_desktop.tools.types import Outcome, Scope, ToolResult
+from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.agent.events import AgentEvent, FinishReason
@@ -117,13 +118,13 @@ def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
             raise CliError("Nothing was deleted.")
     if args.clear:
         removed = transcript.clear(args.session)
-        text = f"Cleared the chat ({removed} message{'s' if removed != 1 else ''} deleted); the graph is unchanged."
+        text = f"Cleared the chat ({counted(removed, 'message')} deleted); the graph is unchanged."
     else:
         try:
             removed = transcript.delete_turn(args.session, args.delete_turn)
         except LookupError as exc:
             raise CliError(str(exc)) from None
-        text = (f"Deleted exchange {args.delete_turn} ({removed} message{'s' if removed != 1 else ''}); "
+        text = (f"Deleted exchange {args.delete_turn} ({counted(removed, 'message')}); "
                 "the graph is unchanged.")
     if args.json:
         print(json.dumps({"session": args.session, "deleted_messages": removed,

@@ -43,6 +43,7 @@ from cks_desktop.commands.common import (
     parse_json_arg,
     print_json,
 )
+from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.mcp.config import ServerConfig
@@ -222,7 +223,7 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
     width = max(len(r["name"]) for r in rows)
     for r in rows:
-        tools = f"{r['tools']} tools" if r["tools"] is not None else ""
+        tools = counted(r["tools"], "tool") if r["tools"] is not None else ""
         print(f"{r['name']:<{width}}  {r['status']:<8}  {tools:<9}  {r['transport'] or '-':<5}  {r['target']}")
         if r["reason"]:
             print(f"{'':<{width}}  └ {r['reason']}")
@@ -260,7 +261,7 @@ def _tools(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"server": args.name, "protocol": result.protocol_version, "tools": tools, "skipped": skipped})
         return EXIT_OK
-    print(f"{args.name}: {len(tools)} tools (protocol {result.protocol_version})")
+    print(f"{args.name}: {counted(len(tools), 'tool')} (protocol {result.protocol_version})")
     for t in tools:
         flags = [t["policy"]]
         if not t["enabled"]:
@@ -552,7 +553,7 @@ def _import_claude(args: argparse.Namespace) -> int:
         print_json(report.to_json())
         return EXIT_OK
     names = ", ".join(report.imported) or "none"
-    print(f"Imported {len(report.imported)} MCP server(s) from {report.source}: {names}.")
+    print(f"Imported {counted(len(report.imported), 'MCP server')} from {report.source}: {names}.")
     for item in report.secrets_stored:
         print(f"  kept in the keychain: {item}")
     for name, reason in report.skipped:

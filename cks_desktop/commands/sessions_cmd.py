@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import CliError, EXIT_USAGE, add_json_flag, open_store, print_json
+from cks_desktop.plural import counted, noun
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -127,8 +128,9 @@ def _list(args: argparse.Namespace) -> int:
         print("No sessions yet. Create one with: cks-desktop sessions create TITLE")
     else:
         for row in rows:
-            print(f"{row['id']}  {row.get('objects', 0):>6} objects  {row.get('relations', 0):>6} relations  "
-                  f"{row['title']}")
+            objects, relations = row.get("objects", 0), row.get("relations", 0)
+            print(f"{row['id']}  {objects:>6} {noun(objects, 'object'):<7}  {relations:>6} "
+                  f"{noun(relations, 'relation'):<9}  {row['title']}")
     return 0
 
 
@@ -254,10 +256,10 @@ def _compact(args: argparse.Namespace) -> int:
         session = store.get_session(args.session_id)
         drop, keep = store.history_compaction_preview(session.id, args.keep_days, args.keep_last)
         if drop and not args.yes:
-            question = (f"Drop the {drop} oldest change{'s' if drop != 1 else ''} of {session.title!r} "
+            question = (f"Drop the {counted(drop, 'oldest change')} of {session.title!r} "
                         f"(keep {keep})? Dropped changes can no longer be reverted; the graph stays as it is.")
             if args.json or not sys.stdin.isatty():
-                raise CliError(f"Compacting would drop the {drop} oldest change{'s' if drop != 1 else ''} of "
+                raise CliError(f"Compacting would drop the {counted(drop, 'oldest change')} of "
                                f"{session.title!r}, which could then no longer be reverted; nothing was dropped "
                                "(add --yes to confirm).")
             print(question + " [y/N] ", end="", file=sys.stderr, flush=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 from cks_desktop.commands.common import EXIT_OK
 from cks_desktop.graph.events import GraphChanged, SessionEvent, StoreEvent
+from cks_desktop.plural import counted
 
 _TICK_S = 0.25  # how often an idle watch checks that stdout is still open
 _NAMED = 3  # objects named in a readable line
@@ -192,4 +193,4 @@ def event_line(event: StoreEvent) -> str:
 
 
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}" if n else ""
+    return counted(n, word) if n else ""

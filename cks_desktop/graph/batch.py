@@ -77,6 +77,9 @@ class Planner:
         # id -> (op index, message) of objects/relations whose END state breaks a schema so
         # far (streamed batches: a later chunk may still fix them)
         self.schema_pending: dict[str, tuple[int, str]] = {}
+        # ids of objects earlier chunks of a streamed batch created and did not remove: a
+        # relation's end among them needs no row loaded (300k relations of an import)
+        self.batch_alive: set[str] = set()
 
     # -- driver -----------------------------------------------------------------------------
 
@@ -91,6 +94,11 @@ class Planner:
     def start_chunk(self, overlay: Overlay) -> None:
         """The next chunk of a streamed batch: a fresh overlay (the rows written so far are in
         the database) and a fresh plan; labels and "removed by" notes carry over."""
+        for st in self.ov.objs.values():
+            if not st.alive:
+                self.batch_alive.discard(st.id)
+            elif not st.existed:
+                self.batch_alive.add(st.id)
         self.ov = overlay
         self.plan = Plan(overlay)
         self.schemas = SchemaCache(overlay.typedefs)
@@ -169,15 +177,17 @@ class Planner:
         removed: list[str] = []  # ids of objects removed by id: their relations are loaded in bulk
         explicit: dict[str, list[str]] = {"object": [], "relation": []}
         labels = self.labels
+        alive = self.batch_alive
 
-        def ref(value: Any) -> None:
+        def ref(value: Any, end: bool = False) -> None:
             if type(value) is str:
                 if value[:1] == "$":  # a label of an earlier chunk of a streamed batch
                     entry = labels.get(value)
-                    if entry is not None and entry[0] == "object":
+                    if entry is not None and entry[0] == "object" and not (end and entry[1] in alive):
                         obj_ids.append(entry[1])
                 elif len(value) == 28 and value[:2] == "o_":
-                    obj_ids.append(value)
+                    if not (end and value in alive):
+                        obj_ids.append(value)
                 else:
                     keys.append(value.strip().casefold())
 
@@ -186,8 +196,8 @@ class Planner:
                 continue
             kind = op.get("op")
             if kind == "add_relation":
-                ref(op.get("source"))
-                ref(op.get("target"))
+                ref(op.get("source"), True)
+                ref(op.get("target"), True)
             elif kind == "add_object":
                 name = op.get("name")
                 if type(name) is str:
@@ -445,11 +455,10 @@ class Planner:
         return src, tgt
 
     def _add_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        objs, s_ref, t_ref = self.ov.objs, op.get("source"), op.get("target")
-        src = objs.get(s_ref) if type(s_ref) is str else None
-        tgt = objs.get(t_ref) if type(t_ref) is str else None
-        if src is None or tgt is None or not src.alive or not tgt.alive:
+        s_id, t_id = self._end_id(op.get("source")), self._end_id(op.get("target"))
+        if s_id is None or t_id is None:
             src, tgt = self._ends(op)
+            s_id, t_id = src.id, tgt.id
         type_ = check_name(op.get("type"), "type")
         props, props_json = check_props(op.get("properties", {}), "properties")
         label = self._check_label(op) if "label" in op else None
@@ -463,19 +472,35 @@ class Planner:
             prior.set_properties(props, props_json)
             prior.alive = True
             prior.dirty = True
-            self.ov.repoint(prior, src.id, tgt.id)
+            self.ov.repoint(prior, s_id, t_id)
         else:
-            self.ov.add_rel(RelState(ident, type_, src.id, tgt.id, props, props_json, created, existed=False))
+            self.ov.add_rel(RelState(ident, type_, s_id, t_id, props, props_json, created, existed=False))
         self.written_rels[ident] = i
         if label is not None:
             self._set_label(label, "relation", ident)
         self.plan.counts["relations_added"] += 1
-        resolved = {"op": "add_relation", "id": ident, "type": type_, "source": src.id, "target": tgt.id,
+        resolved = {"op": "add_relation", "id": ident, "type": type_, "source": s_id, "target": t_id,
                     "properties": props}
         if label is not None:
             resolved["label"] = label
         self._props_hint = props_json
         return resolved, [{"op": "remove_relation", "relation_id": ident}]
+
+    def _end_id(self, ref: Any) -> str | None:
+        """The id of an alive object ``ref`` names, found without a query (a loaded id or
+        label, or one an earlier chunk created), or None: ask ``_ends``."""
+        if type(ref) is not str:
+            return None
+        ident = ref
+        if ref[:1] == "$":
+            entry = self.labels.get(ref)
+            if entry is None or entry[0] != "object":
+                return None
+            ident = entry[1]
+        st = self.ov.objs.get(ident)
+        if st is not None:
+            return ident if st.alive else None
+        return ident if ident in self.batch_alive else None
 
     def _update_relation(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         st = self._relation(op.get("relation_id"))

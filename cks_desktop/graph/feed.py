@@ -85,6 +85,10 @@ class OwnWrites:
             self._sessions[session_id] = (state, time.monotonic())
             self._prune()
 
+    def is_own_change(self, change_id: str) -> bool:
+        with self._lock:
+            return change_id in self._changes
+
     def take_change(self, change_id: str) -> bool:
         """True (and forgotten) when ``change_id`` is one of ours."""
         with self._lock:

@@ -277,13 +277,13 @@ class Overlay:
 
     def foreign_ids(self, object_ids: list[str], relation_ids: list[str]) -> set[str]:
         """Of these ids, those already used in ANOTHER session (ids are global)."""
+        # Per other session, through the (session_id, id) index: "session_id != ?" alone scans
+        # the whole table, which a streamed import asks once per chunk.
         clash: set[str] = set()
-        if object_ids:
-            clash.update(r[0] for r in self.conn.execute(
-                "SELECT id FROM objects WHERE session_id != ? AND id IN (SELECT value FROM json_each(?))",
-                (self.session_id, json_list(object_ids))))
-        if relation_ids:
-            clash.update(r[0] for r in self.conn.execute(
-                "SELECT id FROM relations WHERE session_id != ? AND id IN (SELECT value FROM json_each(?))",
-                (self.session_id, json_list(relation_ids))))
+        for table, ids in (("objects", object_ids), ("relations", relation_ids)):
+            if ids:
+                clash.update(r[0] for r in self.conn.execute(
+                    f"SELECT t.id FROM sessions s CROSS JOIN {table} t ON t.session_id = s.id "
+                    "AND t.id IN (SELECT value FROM json_each(?)) WHERE s.id != ?",
+                    (json_list(ids), self.session_id)))
         return clash

@@ -76,6 +76,7 @@ class SqliteChangeFeed:
             return
         conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_S, isolation_level=None,
                                check_same_thread=False)
+        self.own.active = True  # before the baseline: our writes from now on are noted, none slips through
         try:
             conn.execute("PRAGMA query_only = ON")
             self._version = self._data_version(conn)
@@ -84,32 +85,37 @@ class SqliteChangeFeed:
             self._newest_ms = (id_ms(newest, "c_") or 0) if newest else 0
             self._seen = {r[0] for r in conn.execute("SELECT id FROM changes WHERE id >= ?", (self._floor(),))}
         except BaseException:
+            self.own.active = False
             conn.close()
             raise
         self._conn = conn
-        self.own.active = True
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="cks-change-feed", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop polling and wait for the worker (which closes the connection). Safe to call
+        from a listener running on the worker itself: then it just ends after that event."""
         thread, self._thread = self._thread, None
         self._stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5)
         self.own.active = False
         self.own.clear()
-        conn, self._conn = self._conn, None
-        if conn is not None and (thread is None or not thread.is_alive()):
-            conn.close()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
 
     # -- the worker --------------------------------------------------------------------------
 
     def _run(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        try:
+            self._loop(conn)
+        finally:
+            self._conn = None
+            conn.close()
+
+    def _loop(self, conn: sqlite3.Connection) -> None:
         while not self._stop.wait(self.interval):
-            conn = self._conn
-            if conn is None:
-                break
             try:
                 self.poll(conn)
                 if self._failing:
@@ -129,30 +135,36 @@ class SqliteChangeFeed:
         if version == self._version:
             return
         self.scans += 1
-        sessions = self._read_sessions(conn)
+        # Everything that can fail (reads) first, in ONE read transaction (a session and
+        # the changes in it are seen together); state and our own notes change only after.
+        conn.execute("BEGIN")
+        try:
+            sessions = self._read_sessions(conn)
+            heads = conn.execute("SELECT id, session_id, origin, reverts FROM changes WHERE id >= ? ORDER BY id",
+                                 (self._floor(),)).fetchall()
+            fresh = [h for h in heads if h[0] not in self._seen]
+            graph: list[StoreEvent] = []
+            for change_id, session_id, origin, reverts in fresh:
+                if self.own.is_own_change(change_id):
+                    continue
+                event = self._graph_event(conn, change_id, session_id, origin, reverts)
+                if event is not None:
+                    graph.append(event)
+        finally:
+            conn.execute("COMMIT")
         first, last = session_events(self._sessions, sessions, self.own)
-        heads = conn.execute("SELECT id, session_id, origin, reverts FROM changes WHERE id >= ? ORDER BY id",
-                             (self._floor(),)).fetchall()
-        graph: list[StoreEvent] = []
-        for change_id, session_id, origin, reverts in heads:
-            if change_id in self._seen:
-                continue
+        for change_id, *_ in fresh:
             self._seen.add(change_id)
-            if self.own.take_change(change_id):
-                continue
-            event = self._graph_event(conn, change_id, session_id, origin, reverts)
-            if event is not None:
-                graph.append(event)
-        # Only now is this version fully read: a failure above leaves it to be read again.
+            self.own.take_change(change_id)
         self._version, self._sessions = version, sessions
         if heads:
             self._newest_ms = max(self._newest_ms, id_ms(heads[-1][0], "c_") or 0)
             floor = self._floor()
             self._seen = {i for i in self._seen if i >= floor}
-        for event in (*first, *graph, *last):
+        for out in (*first, *graph, *last):
             if self._stop.is_set():
                 return
-            self.emit(event)
+            self.emit(out)
 
     # -- reading -----------------------------------------------------------------------------
 

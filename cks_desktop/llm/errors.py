@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 
 from cks_desktop.llm.provider import ProviderError
 
+log = logging.getLogger(__name__)
 SETTINGS_PAGE = "Settings → Providers"
 _RETRYABLE = {"rate_limited", "overloaded", "server_error", "connection", "timeout", "stream_cut"}
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
@@ -424,6 +426,7 @@ def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
 
 
 def _unexpected(ctx: ErrorContext, exc: BaseException) -> ProviderError:
-    """A failure no mapper knows: still one sentence, with the exception kept for the log."""
+    """A failure no mapper knows: still one sentence, and the whole traceback (frames and all) in the log."""
+    log.error("%s failed unexpectedly", ctx.display, exc_info=exc)
     return _error("bad_response", f"{ctx.subject} failed unexpectedly: {_clean(exc) or type(exc).__name__}.",
                   detail={"exception": repr(exc)})

@@ -17,12 +17,12 @@ importing this module (and ``cks_desktop.llm``) stays fast.
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from cks_desktop.llm.errors import SETTINGS_PAGE
+from cks_desktop.sdk_import import import_sdk
 from cks_desktop.llm.profiles import OLLAMA, PROFILES, profile_for
 from cks_desktop.llm.provider import Provider, ProviderConfig, ProviderError
 
@@ -119,7 +119,7 @@ def create_provider(name: str, settings: Settings | None, secrets: SecretStore |
 
 def adapter_for(config: ProviderConfig) -> Provider:
     module_name, class_name = profile_for(config.name).adapter.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls = getattr(import_sdk(module_name), class_name)  # serialised with every other SDK import
     return cls(config)  # type: ignore[no-any-return]
 
 

@@ -398,8 +398,10 @@ class McpConnection:
             return f"The server could not be started: {exc.strerror or exc} ({exc.filename or self.config.command})."
         if self.config.transport == "http" and type(exc).__module__.startswith(("httpx", "httpcore")):
             return f"Could not reach {self.config.url}: {exc or type(exc).__name__}."
-        log.debug("MCP server %s failed", self.name, exc_info=exc)
-        return f"The connection failed: {type(exc).__name__}: {exc}"
+        # No known cause: a fault of ours or of the SDK (an ImportError at a first start was one).
+        # The status keeps one line; the log and the terminal get the whole traceback, frames and all.
+        log.error("MCP server %s failed unexpectedly", self.name, exc_info=exc)
+        return f"The connection failed: {type(exc).__name__}: {exc} (the full traceback is in the app's log)"
 
     # -- tools -----------------------------------------------------------------
     async def _refresh_tools(self, client: Client) -> None:

@@ -21,6 +21,8 @@ from types import TracebackType
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from cks_desktop.plural import counted
+
 log = logging.getLogger("cks_desktop.crash")
 
 _PATTERNS = [
@@ -133,7 +135,7 @@ class CrashReporter:
         if self._dialog is not None and self._dialog.isVisible():
             self._suppressed += 1
             self._dialog.setInformativeText(self._informative() +
-                                            f"\n\n{self._suppressed} more error(s) happened since; see the log.")
+                                            f"\n\n{counted(self._suppressed, 'more error')} happened since; see the log.")
             return
         self._suppressed = 0
         from cks_desktop.ui.labels import plain_message_box  # the summary quotes the error: never HTML

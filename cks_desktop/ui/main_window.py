@@ -33,6 +33,9 @@ from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.theme.menu import ThemeMenu
+from cks_desktop.ui.theme.window import decorate as decorate_menus
+from cks_desktop.ui.theme.credits import credits_text
 
 log = logging.getLogger(__name__)
 FIRST_SESSION = "My first session"
@@ -139,6 +142,9 @@ class MainWindow(QMainWindow):
         chat_toggle = self.chat_dock.toggleViewAction()
         chat_toggle.setObjectName("toggleChatAction")
         view_menu.addAction(chat_toggle)
+        view_menu.addSeparator()
+        self.theme_menu = ThemeMenu(self.services.settings, self)  # System / Light / Dark, live
+        view_menu.addMenu(self.theme_menu)
 
         chat_menu = bar.addMenu("&Chat")
         self.send_action = self._action(chat_menu, "&Send", self._send_shortcut, "Ctrl+Return", "sendAction")
@@ -159,6 +165,11 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "Open the &log folder", self._open_logs)
         self._action(help_menu, f"&About {APP_NAME}", self._about)
+        decorate_menus(self)  # a Phosphor icon on every action, tooltips naming the shortcut
+
+    def _chats_follow_store(self, event: object) -> None:
+        for controller in list(self.controllers.values()):
+            controller.on_store_event(event)
 
     def _start_change_feed(self) -> None:
         """Writes of other processes on this data folder (a terminal's ``tools call``,
@@ -176,6 +187,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.store_bridge.event.connect(self.sessions.on_store_event)
         self.store_bridge.event.connect(self.graph_view.on_store_event)
+        self.store_bridge.event.connect(self._chats_follow_store)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
@@ -284,11 +296,12 @@ class MainWindow(QMainWindow):
         await asyncio.gather(*jobs)
 
     async def _start_mcp(self) -> None:
-        import importlib
+        from cks_desktop.sdk_import import import_sdk_in_thread
 
         try:
-            # Imported in a worker thread: the MCP SDK takes ~0.7 s to import.
-            await asyncio.to_thread(importlib.import_module, "cks_desktop.mcp.manager")
+            # Imported in a worker thread (the MCP SDK takes ~0.7 s), under the one SDK import lock:
+            # a provider SDK imported on another thread at the same time broke pydantic's imports.
+            await import_sdk_in_thread("cks_desktop.mcp.manager")
             manager = self.services.start_mcp()
         except Exception as exc:
             log.exception("MCP could not start")
@@ -372,6 +385,7 @@ class MainWindow(QMainWindow):
     def _apply_ui_settings(self) -> None:
         ui = self.services.settings.data["ui"]
         self.chat_panel.composer.input.set_enter_sends(bool(ui.get("enter_sends", True)))
+        self.theme_menu.sync_from_settings()
 
     # -- layout memory ------------------------------------------------------------
     def _restore_layout(self) -> None:
@@ -446,7 +460,7 @@ class MainWindow(QMainWindow):
         box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
                                f"Settings file: {self.services.settings.path}\n"
                                f"Data: {self.services.paths.database}\nLogs: {self.services.paths.log_dir}\n\n"
-                               "Licensed under the GPL-3.0-or-later.")
+                               "Licensed under the GPL-3.0-or-later.\n\n" + credits_text())
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 

@@ -4,7 +4,9 @@ Runs in a throwaway data folder, offscreen unless a display platform was
 chosen. A tiny in-process provider (no network, no SDK) answers with a tool
 call to ``add_object`` and then a closing sentence; the test checks that the
 chat shows the tool row as done and that the graph has the new object. The
-result is the exit code: 0, or 1 with the reason on stderr.
+result is the exit code: 0 with one line on stdout naming what was checked
+(``passed_line``; a bare 0 told a person nothing), or 1 with the reason on
+stderr.
 """
 
 from __future__ import annotations
@@ -61,6 +63,18 @@ class SelfTestProvider:
         yield TextDelta(CLOSING)
         yield Usage(1, 1)
         yield Finish("stop")
+
+
+CHECKED = ("the window opened without loading the slow SDKs",
+           "a scripted chat turn called add_object and its tool row ended done",
+           "the new object appeared in the graph view",
+           "the closing answer arrived in the chat")
+
+
+def passed_line(app_id: str, platform: str) -> str:
+    """The one line a passing self-test prints: what it checked, and where it ran."""
+    where = f"on the {platform} display" if platform else "on this display"
+    return f"{app_id}: self-test passed ({where}, in a throwaway data folder): {'; '.join(CHECKED)}."
 
 
 def heavy_modules_loaded() -> list[str]:

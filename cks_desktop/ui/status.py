@@ -15,20 +15,20 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.text import no_mnemonic, plain_tooltip
 
-COLOURS = {
-    "ready": QColor("#2e9d4f"),
-    "starting": QColor("#e0a030"),
-    "restarting": QColor("#e0a030"),
-    "failed": QColor("#d9534f"),
-    "stopped": QColor("#8a8a8a"),
-}
+# the theme token of each server state's light (ui/theme: the colours follow light/dark)
+COLOURS = {"ready": "success", "starting": "warning", "restarting": "warning", "failed": "danger",
+           "stopped": "faint"}
 WORDS = {"ready": "ready", "starting": "starting…", "restarting": "restarting…", "failed": "failed",
          "stopped": "stopped"}
 
 
-def dot_icon(colour: QColor, size: int = 12) -> QIcon:
+def dot_icon(colour: QColor | str, size: int = 12) -> QIcon:
+    """A round light; ``colour`` is a QColor or a theme token name ("success")."""
+    if isinstance(colour, str):
+        colour = theme.color(colour)
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
@@ -65,6 +65,9 @@ class ServerLight(QToolButton):
         self.setIconSize(QSize(12, 12))
         self.setText(no_mnemonic(name))
         self.set_status("stopped", "")
+        manager = theme.manager()
+        if manager is not None:  # re-colour the light on a theme switch
+            manager.themeChanged.connect(lambda _scheme: self.set_status(self.status, self.reason))
 
     def set_status(self, status: str, reason: str) -> None:
         self.status, self.reason = status, reason

@@ -14,6 +14,8 @@ import html
 import json
 from typing import Any
 
+from cks_desktop.plural import counted
+
 SCOPE_WORDS = {
     "graph.read": "read this session's graph",
     "graph.mutate": "change this session's graph",
@@ -49,7 +51,7 @@ def summarize_arguments(arguments: Any, limit: int = 100) -> str:
         elif isinstance(value, dict):
             shown = "{…}" if value else "{}"
         elif isinstance(value, list):
-            shown = f"[{len(value)} item{'s' if len(value) != 1 else ''}]"
+            shown = f"[{counted(len(value), 'item')}]"
         else:
             shown = json.dumps(value, default=str)
         parts.append(f"{key}={shown}")

@@ -169,3 +169,27 @@ async def test_leaving_the_stream_early_is_stop(services: AppServices, fake: Any
     await asyncio.wait_for(read_until_text(), TIMEOUT)
     saved = services.transcripts.load(session)
     assert [m.role for m in saved] == ["user", "assistant"] and saved[1].text == "Partial answer"
+
+
+def test_mcp_serve_is_composed_by_the_runtime_with_the_host_toolset(tmp_path: Path) -> None:
+    """``mcp serve`` builds its registry and run through ``AppServices.build(toolset="host")``:
+    the chat's tools without the agent's own (a host brings its own model)."""
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.types import Caller
+
+    paths = resolve(tmp_path / "home")
+    paths.ensure()
+    store = GraphStore.open(paths.database)
+    try:
+        settings = Settings.load(paths.settings_file)
+        host = AppServices.build(paths, settings, store, secrets=SecretStore(secure=False), toolset="host")
+        chat = AppServices.build(paths, settings, store, secrets=SecretStore(secure=False))
+        assert chat.registry.get("construct_knowledge") is not None
+        assert {s.name for s in host.registry.specs()} == {s.name for s in chat.registry.specs()} - {
+            "construct_knowledge"}
+        session = store.create_session("Served").id
+        run = host.host_run(session)
+        assert run.session_id == session and run.caller is Caller.MCP_CLIENT
+    finally:
+        store.close()

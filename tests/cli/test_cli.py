@@ -113,8 +113,9 @@ def test_tools_call_exit_codes_and_approval(home: Path) -> None:
     sid = ok(cks(home, "sessions", "create", "Calls")).strip()
     proc, added = tool(home, "add_object", sid, {"type": "Person", "name": "Ada"})
     ok(proc)
-    assert set(added) == {"call_id", "name", "is_error", "content", "structured"}
+    assert set(added) == {"call_id", "name", "is_error", "content", "structured", "outcome", "change_id"}
     assert added["name"] == "add_object" and added["is_error"] is False
+    assert added["outcome"] == "ok" and added["change_id"] == added["structured"]["change_id"]
     assert added["structured"]["object"]["name"] == "Ada"
 
     proc, missing = tool(home, "get_object", sid, {"ref": "Nobody"})

@@ -206,3 +206,45 @@ def test_own_notes_cost_nothing_without_a_feed() -> None:
     own.active = True
     own.note_change("c_1")
     assert own.take_change("c_1") and not own.take_change("c_1")
+
+
+def test_a_streamed_import_by_another_connection_arrives_whole(watched: tuple[GraphStore, Seen],
+                                                                other: GraphStore, db_path: Path) -> None:
+    store, seen = watched
+    session = other.create_session("Import")
+    mine: list[StoreEvent] = []
+    other.subscribe(mine.append)
+    with GraphStore.open(db_path.with_name("source.sqlite3")) as source:
+        seed = source.create_session("Seed")
+        source.apply(seed.id, [{"op": "add_object", "type": "T", "name": f"n{i}", "properties": {"i": i}}
+                               for i in range(300)], origin="seed")
+        source.apply(seed.id, [{"op": "add_relation", "source": f"n{i}", "target": f"n{i + 1}", "type": "next"}
+                               for i in range(299)], origin="seed")
+        exported = source.export(seed.id, "json")
+    result = other.import_data(session.id, "json", exported, origin="import")
+    assert result.change is not None
+    event = seen.wait_for(lambda e: isinstance(e, GraphChanged), LATENCY_S * 4)
+    local = next(e for e in mine if isinstance(e, GraphChanged))
+    assert isinstance(event, GraphChanged) and event.external
+    assert sorted(o.id for o in event.added_objects) == sorted(o.id for o in local.added_objects)
+    assert sorted(r.id for r in event.added_relations) == sorted(r.id for r in local.added_relations)
+    assert len(event.added_objects) == 300 and len(event.added_relations) == 299
+
+
+def test_a_listener_may_close_the_store_from_the_feed_thread(db_path: Path) -> None:
+    store = GraphStore.open(db_path)
+    closed = threading.Event()
+
+    def close_on_first(event: StoreEvent) -> None:
+        store.close()
+        closed.set()
+
+    store.subscribe(close_on_first)
+    feed = store.start_feed()
+    with GraphStore.open(db_path) as other:
+        other.create_session("Ends the watch")
+        assert closed.wait(LATENCY_S * 4)
+    deadline = time.monotonic() + 5
+    while feed.running and time.monotonic() < deadline:  # the worker ends right after that event
+        threading.Event().wait(0.01)
+    assert store.feed is None and not feed.running

@@ -166,3 +166,16 @@ async def test_the_fallback_policies_match_the_built_ins() -> None:
     assert set(OP_TOOL.values()) <= set(EFFECT_DEFAULT_POLICIES)
     for name, policy in EFFECT_DEFAULT_POLICIES.items():
         assert specs[name].default_policy is policy, name
+
+
+async def test_the_historys_compact_operations_count_like_their_single_tools() -> None:
+    """A streamed import's undo is one ``remove_objects`` op: reverting it asks like Remove object."""
+    from cks_desktop.graph.compact_ops import COMPACT_OPS
+    from cks_desktop.tools.builtin.effects import COMPACT_OP_TOOL, UNKNOWN, op_effects
+
+    assert set(COMPACT_OP_TOOL) == set(COMPACT_OPS)
+    counts = op_effects([{"op": "remove_objects", "ids": ["o1", "o2", "o3"]},
+                         {"op": "add_objects", "objects": [["o4", "T", "n", {}, 0, 0]]},
+                         {"op": "add_relations", "relations": [["r1", "k", "o4", "o4", {}, 0]] * 2}])
+    assert counts == {"remove_object": 3, "remove_relation": 1, "add_object": 1, "add_relation": 2}
+    assert UNKNOWN not in counts

@@ -59,11 +59,11 @@ async def test_the_server_editor_grants_its_scopes_in_every_chat(qtbot, home) ->
         window.open_settings("mcp")
         (dialog,) = await wait(opened)
         editor = dialog.mcp_page.open_editor(None)
-        assert editor is not None and not editor.grant_box.isChecked()  # off until the person turns it on
+        # A server the person adds here is one they chose to use: granted unless they untick it.
+        assert editor is not None and editor.grant_box.isChecked()
         editor.name_edit.setText("toy")
         editor.command_edit.setText(sys.executable)
         editor.args_edit.setText("server.py")
-        editor.grant_box.setChecked(True)
         qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
         settings = window.services.settings
         entry = settings.mcp_servers["toy"]

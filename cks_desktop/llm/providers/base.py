@@ -13,7 +13,6 @@ first byte a retry could show text twice.
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 import ssl
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from cks_desktop.llm.errors import ErrorContext, build
 from cks_desktop.llm.events import Finish, StreamEvent
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.sdk_import import import_sdk
 
 _SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}$")
 
@@ -36,7 +36,7 @@ def shared_tls(library: str) -> ssl.SSLContext:
     Each SDK client otherwise loads the CA bundle again (0.1–0.4 s a client); the
     context is the library's own default, so trust settings are unchanged.
     """
-    return importlib.import_module(library).create_ssl_context()  # type: ignore[no-any-return]
+    return import_sdk(library).create_ssl_context()  # type: ignore[no-any-return]
 
 
 def synth_id() -> str:

@@ -30,6 +30,12 @@ OP_TOOL: dict[str, str] = {
     "define_type": "define_type",
     "undefine_type": "define_type",
 }
+# The compact forms the history stores for big imports and reverts: (tool, the field with the rows).
+COMPACT_OP_TOOL: dict[str, tuple[str, str]] = {
+    "add_objects": ("add_object", "objects"),
+    "add_relations": ("add_relation", "relations"),
+    "remove_objects": ("remove_object", "ids"),
+}
 # An operation kind this table does not know is counted under a name no tool has: the registry
 # then asks (unknown effects never run silently).
 UNKNOWN = "unknown operation"
@@ -40,6 +46,13 @@ def op_effects(ops: Iterable[Mapping[str, Any]]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for op in ops:
         kind = op.get("op") if isinstance(op, Mapping) else None
+        if kind in COMPACT_OP_TOOL:  # the history's bulk forms (graph/compact_ops.py): one per row
+            tool, field = COMPACT_OP_TOOL[kind]
+            rows = op.get(field)
+            counts[tool] += len(rows) if isinstance(rows, list) else 1
+            if kind == "remove_objects":
+                counts["remove_relation"] += 1  # each object goes with all its relations
+            continue
         counts[OP_TOOL.get(kind, UNKNOWN) if isinstance(kind, str) else UNKNOWN] += 1
         if kind == "add_object" and op.get("on_conflict") == "update":
             counts["update_object"] += 1  # an existing object of that name gets its properties overwritten

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFormLay
 
 from cks_desktop.tools.approval import ApprovalRequest, Decision
 from cks_desktop.ui.dialogs import run_dialog
+from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import describe_scopes, plain_tooltip, pretty_json
 from cks_desktop.untrusted_text import describe_hidden, reveal
@@ -60,7 +61,7 @@ class ApprovalDialog(QDialog):
         self.hidden_label = _label(hidden) if hidden else None
         if self.hidden_label is not None:
             self.hidden_label.setObjectName("approvalHiddenCharacters")
-            self.hidden_label.setStyleSheet("color: #d9534f; font-weight: bold;")
+            theme.set_role(self.hidden_label, "danger")
             layout.addWidget(self.hidden_label)
 
         form = QFormLayout()

@@ -11,6 +11,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
                                QVBoxLayout, QWidget)
 
+from cks_desktop.ui import theme
 from cks_desktop.llm.profiles import PROFILES
 
 
@@ -105,6 +106,7 @@ class Composer(QWidget):
         self.send_button.setObjectName("sendButton")
         self.send_button.setAutoDefault(False)
         self.send_button.setToolTip("Send (Enter or Ctrl+Enter)")
+        theme.set_role(self.send_button, "primary")  # the accent button (ui/theme)
         bottom.addWidget(self.send_button)
         layout.addLayout(bottom)
 

@@ -164,3 +164,15 @@ class ChatController:
             return False
         self.presenter.reverted(item, True)
         return True
+
+    def on_store_event(self, event: object) -> None:
+        """A change that reverts one of this chat's rows, made elsewhere (the inspector's
+        history, a terminal's ``revert_change``, an MCP host): the row shows "reverted"
+        and offers Revert no more."""
+        from cks_desktop.graph.events import GraphChanged
+
+        if not isinstance(event, GraphChanged) or not event.reverts or event.session_id != self.session_id:
+            return
+        for item in self.model.tools():
+            if item.change_id == event.reverts and not item.reverted:
+                self.presenter.reverted(item, True)

@@ -22,14 +22,15 @@ from cks_desktop.ui.graph.editor import EditResult
 from cks_desktop.ui.graph.export import export_png, export_svg
 from cks_desktop.ui.graph.model import GraphModel
 from cks_desktop.ui.text import no_mnemonic
+from cks_desktop.plural import counted, noun
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QSpinBox
 
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.ui.graph.canvas import GraphCanvas
     from cks_desktop.ui.graph.editor import GraphEditor
+    from cks_desktop.ui.graph.hops import HopChoice
     from cks_desktop.ui.graph.sync import GraphSync
     from cks_desktop.ui.graph.viewstate import ViewState
 
@@ -53,7 +54,7 @@ class ViewActions:
         editor: GraphEditor
         sync: GraphSync
         focus_action: QAction
-        hops: QSpinBox
+        hops: HopChoice
         askAbout: Any
 
         @property
@@ -121,8 +122,8 @@ class ViewActions:
             return None
         result = await self.editor.remove_objects(ids)
         n = len(ids)
-        return self._report(result, f"Deleted {n} object{'s' if n != 1 else ''}. Ctrl+Z brings "
-                                    f"{'them' if n != 1 else 'it'} back.")
+        return self._report(result, f"Deleted {counted(n, 'object')}. Ctrl+Z brings "
+                                    f"{noun(n, 'it', 'them')} back.")
 
     async def undo(self) -> EditResult:
         result = await self.editor.undo()
@@ -133,7 +134,7 @@ class ViewActions:
     async def relayout(self) -> bool:
         if self.session_id is None or self.sync.layout_running:
             return False
-        self.canvas.status_text = f"Laying out {self.model.node_count:,} objects…"
+        self.canvas.status_text = f"Laying out {counted(self.model.node_count, 'object', grouped=True)}…"
         self.canvas.update()
         task = self.sync.start_relayout()
         return bool(await task)
@@ -183,7 +184,7 @@ class ViewActions:
             menu.addAction(no_mnemonic(f"Select all {self.model.type_of(i)}"),  # a type name's "&" is a character
                            lambda: self._select_type(self.model.type_of(i)))
             menu.addSeparator()
-            label = "Delete" if len(sel) == 1 else f"Delete {len(sel)} objects"
+            label = "Delete" if len(sel) == 1 else f"Delete {counted(len(sel), 'object')}"
             menu.addAction(label, lambda: self.spawn(self.delete_objects(sel)))
         else:
             menu.addAction("Add object here…", lambda: self.spawn(self.add_object_at((wx, wy))))

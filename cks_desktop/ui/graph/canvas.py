@@ -97,6 +97,12 @@ class GraphCanvas(QWidget):
         self._style_types = types
         self.invalidate()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        """A theme switch changes the palette: background, labels and edges follow at once."""
+        if event.type() == QEvent.Type.PaletteChange:
+            self.refresh_style()
+        super().changeEvent(event)
+
     def ensure_style(self) -> None:
         if tuple(self.model.type_names) != self._style_types:
             self.refresh_style()

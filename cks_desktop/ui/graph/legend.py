@@ -3,6 +3,9 @@
 The legend doubles as the type filter because that is where a person looks
 to learn what a colour means, and "hide the Documents" is the next thought.
 Double-clicking a row selects every visible object of that type.
+
+It floats over the canvas as a card (``stage.py``), so its size hint is its content: the title
+row plus one line per type, and the arrow beside the title folds it down to the title alone.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
-    QHBoxLayout, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget,
+    QFrame, QHBoxLayout, QListWidget, QListWidgetItem, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from cks_desktop.ui.graph.render import Style
@@ -31,7 +34,7 @@ def swatch(colour: QColor, size: int = 14) -> QIcon:
     return QIcon(pm)
 
 
-class Legend(QWidget):
+class Legend(QFrame):
     typeToggled = Signal(str, bool)  # type, visible
     showAllRequested = Signal()
     typeActivated = Signal(str)
@@ -39,10 +42,20 @@ class Legend(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("graphLegend")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
         head = QHBoxLayout()
+        self.fold = QToolButton()
+        self.fold.setObjectName("legendFold")
+        self.fold.setAutoRaise(True)
+        self.fold.setCheckable(True)
+        self.fold.setArrowType(Qt.ArrowType.DownArrow)
+        self.fold.setToolTip("Fold the legend to its title")
+        self.fold.toggled.connect(self.set_folded)
+        head.addWidget(self.fold)
         title = plain_label("Types")
         font = title.font()
         font.setBold(True)
@@ -63,9 +76,35 @@ class Legend(QWidget):
         self.list.setToolTip("Untick a type to hide it; double-click to select all of that type")
         self.list.itemChanged.connect(self._changed)
         self.list.itemDoubleClicked.connect(lambda item: self.typeActivated.emit(item.data(ROLE_TYPE)))
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout.addWidget(self.list, 1)
         self._updating = False
         self._shown: list[tuple[str, int, bool, str]] = []
+
+    def set_folded(self, folded: bool) -> None:
+        """Show only the title row (the card stays where it is, a line high)."""
+        if self.fold.isChecked() != folded:
+            self.fold.setChecked(folded)
+            return
+        self.fold.setArrowType(Qt.ArrowType.RightArrow if folded else Qt.ArrowType.DownArrow)
+        self.fold.setToolTip("Show the legend" if folded else "Fold the legend to its title")
+        self.list.setVisible(not folded)
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        """Its content: the title row, and (unfolded) one line per type, as wide as the longest."""
+        margins = self.contentsMargins()
+        lay = self.layout().contentsMargins()
+        head = self.layout().itemAt(0).sizeHint()
+        width = head.width()
+        height = head.height()
+        if self.list.isVisibleTo(self) and self.list.count():
+            rows = sum(self.list.sizeHintForRow(r) for r in range(self.list.count()))
+            height += self.layout().spacing() + rows + 2 * self.list.frameWidth() + 2
+            width = max(width, self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 8)
+        extra_w = margins.left() + margins.right() + lay.left() + lay.right()
+        extra_h = margins.top() + margins.bottom() + lay.top() + lay.bottom()
+        return QSize(width + extra_w, height + extra_h)
 
     def set_types(self, types: list[tuple[str, int]], hidden: set[str], style: Style) -> None:
         rows = [(name, count, name not in hidden, style.colour_of(name).name()) for name, count in types]
@@ -84,6 +123,7 @@ class Legend(QWidget):
         finally:
             self._updating = False
         self.show_all.setEnabled(bool(hidden))
+        self.updateGeometry()  # the card follows its rows (``stage.py`` listens)
 
     def _changed(self, item: QListWidgetItem) -> None:
         if not self._updating:

@@ -18,6 +18,8 @@ from cks_desktop.ui.graph.render import mix
 from cks_desktop.ui.graph.viewport import Viewport
 
 REDRAW_EVERY_S = 0.3
+SIZE = (190, 130)  # px, at most
+MAX_SHARE = 0.25  # of the canvas's width and height, at most
 
 
 class Minimap(QWidget):
@@ -25,7 +27,7 @@ class Minimap(QWidget):
         super().__init__(canvas)
         self.setObjectName("graphMinimap")
         self.canvas = canvas
-        self.resize(190, 130)
+        self.resize(*SIZE)
         self.setCursor(Qt.CursorShape.CrossCursor)
         self.setToolTip("Overview: click or drag to move the view")
         self._pixmap: QPixmap | None = None
@@ -35,11 +37,21 @@ class Minimap(QWidget):
         self._later = QTimer(self)
         self._later.setSingleShot(True)
         self._later.timeout.connect(self.update)
+        self.right_inset = 0  # px of the canvas's right edge covered by the inspector sheet
         canvas.viewportChanged.connect(self._place_and_update)
 
-    def _place_and_update(self) -> None:
+    def place(self) -> None:
+        """Bottom right of the canvas, clear of the inspector sheet, and never more than a quarter
+        of the canvas's width or height: on a small canvas the overview must not become the view."""
         parent = self.canvas
-        self.move(parent.width() - self.width() - 12, parent.height() - self.height() - 12)
+        w = max(60, min(SIZE[0], int(parent.width() * MAX_SHARE)))
+        h = max(40, min(SIZE[1], int(parent.height() * MAX_SHARE)))
+        if (w, h) != (self.width(), self.height()):
+            self.resize(w, h)
+        self.move(max(0, parent.width() - self.right_inset - w - 12), max(0, parent.height() - h - 12))
+
+    def _place_and_update(self) -> None:
+        self.place()
         self.update()
 
     def _render(self) -> None:

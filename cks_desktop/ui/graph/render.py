@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -39,6 +39,7 @@ from cks_desktop.ui.graph.palette import assign_colours
 from cks_desktop.ui.graph.placement import EDGE_LENGTH, NODE_RADIUS
 from cks_desktop.ui.graph.spatial import SpatialGrid
 from cks_desktop.ui.graph.viewport import Viewport
+from cks_desktop.ui.theme.tokens import load as theme_tokens
 
 LABEL_MAX_CHARS = 28
 MAX_LABELS = 600
@@ -65,28 +66,31 @@ class Style:
     path: QColor
     type_colours: dict[str, QColor]
     dark: bool
+    untyped: QColor = field(default_factory=lambda: QColor(theme_tokens().palette("light")["graph_untyped"]))
 
     @classmethod
     def from_palette(cls, palette: QPalette, type_names: Iterable[str]) -> "Style":
         bg = palette.color(QPalette.ColorRole.Base)
         text = palette.color(QPalette.ColorRole.Text)
         dark = bg.lightnessF() < 0.5
+        signal = theme_tokens().palette("dark" if dark else "light")  # highlight colours, by scheme
         return cls(
             background=bg,
             text=text,
             edge=mix(text, bg, 0.78),
             edge_near=mix(text, bg, 0.55),
             selection=palette.color(QPalette.ColorRole.Highlight),
-            flash=QColor("#FFB000") if not dark else QColor("#FFD24D"),
-            mark=QColor("#E8590C"),
-            match=QColor("#F5C400"),
-            path=QColor("#D6336C"),
+            flash=QColor(signal["graph_flash"]),
+            mark=QColor(signal["graph_mark"]),
+            match=QColor(signal["graph_match"]),
+            path=QColor(signal["graph_path"]),
             type_colours={k: QColor(v) for k, v in assign_colours(type_names).items()},
             dark=dark,
+            untyped=QColor(signal["graph_untyped"]),
         )
 
     def colour_of(self, type_name: str) -> QColor:
-        return self.type_colours.get(type_name) or QColor("#888888")
+        return self.type_colours.get(type_name) or self.untyped
 
 
 @dataclass(frozen=True)

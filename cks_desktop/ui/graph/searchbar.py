@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 
 DEBOUNCE_MS = 220
@@ -63,6 +64,11 @@ class SearchBar(QWidget):
         self.next.setToolTip("Next match (Enter)")
         for w in (self.field, self.count, self.prev, self.next):
             layout.addWidget(w)
+        theme.bind_icon(self.prev, "caret-left")
+        theme.bind_icon(self.next, "caret-right")
+        self._search_icon = self.field.addAction(theme.icon("magnifying-glass"),
+                                                 QLineEdit.ActionPosition.LeadingPosition)
+        theme.bind_icon(self._search_icon, "magnifying-glass")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)

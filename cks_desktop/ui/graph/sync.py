@@ -33,6 +33,7 @@ from cks_desktop.ui.graph.placement import GRID_CELL, place_new, settle
 from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.spatial import SpatialGrid
+from cks_desktop.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,7 @@ class GraphSync:
         self.busy = False
         unplaced = self.model.unplaced()
         if self.model.node_count and len(unplaced) == self.model.node_count:
-            self.canvas.status_text = f"Laying out {self.model.node_count:,} objects…"
+            self.canvas.status_text = f"Laying out {counted(self.model.node_count, 'object', grouped=True)}…"
             self.canvas.fit()
             self.start_relayout(quick_first=self.model.node_count >= QUICK_LAYOUT_FROM)
         else:

@@ -23,14 +23,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QHBoxLayout, QMenu, QSpinBox, QSplitter, QToolBar, QToolButton, QVBoxLayout, QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolBar, QToolButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui.bridge import EventBridge
 from cks_desktop.ui.graph.actions import ViewActions, reference_text
 from cks_desktop.ui.graph.canvas import GraphCanvas
 from cks_desktop.ui.graph.editor import GraphEditor
+from cks_desktop.ui.graph.hops import HOP_ICONS, HopChoice
 from cks_desktop.ui.graph.inspector import Inspector
 from cks_desktop.ui.graph.layout import LayoutRunner
 from cks_desktop.ui.graph.legend import Legend
@@ -38,12 +37,25 @@ from cks_desktop.ui.graph.minimap import Minimap
 from cks_desktop.ui.graph.model import Delta, GraphModel
 from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.searchbar import SearchBar
+from cks_desktop.ui.graph.stage import GraphStage
 from cks_desktop.ui.graph.sync import GraphSync
 from cks_desktop.ui.graph.viewstate import ViewState
 from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.theme import bind_icon, set_role
+from cks_desktop.ui.theme.window import decorate_toolbar
+from cks_desktop.plural import counted
 
+# Phosphor icon of each tool-bar action and "More" menu item (by object name)
+TOOLBAR_ICONS = {
+    "graphFit": "corners-out", "graphZoomIn": "magnifying-glass-plus", "graphZoomOut": "magnifying-glass-minus",
+    "graphAddObject": "plus-circle", "graphConnectMode": "flow-arrow", "graphDelete": "trash",
+    "graphUndo": "arrow-counter-clockwise", "graphFocus": "crosshair", "graphPath": "path",
+    "graphMore": "dots-three", "graphRelayout": "shuffle", "graphExportPng": "image",
+    "graphExportSvg": "file-arrow-down", "graphMinimapToggle": "map-trifold", "graphFocusHops": HOP_ICONS[1],
+    **{f"graphFocusHops{k}": name for k, name in HOP_ICONS.items()},
+}
 MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
 EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
               "or double-click here to add an object.")
@@ -102,8 +114,9 @@ class GraphView(ViewActions, QWidget):
         self.toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         a = self._act
         self.fit_action = a("Fit", "graphFit", self.canvas.fit, "Show the whole graph (F)")
-        a("+", "graphZoomIn", lambda: self.canvas.zoom_by(1.25), "Zoom in (+, wheel, pinch)")
-        a("−", "graphZoomOut", lambda: self.canvas.zoom_by(0.8), "Zoom out (−)")
+        self.zoom_in_action = a("Zoom in", "graphZoomIn", lambda: self.canvas.zoom_by(1.25),
+                                "Zoom in (+, wheel, pinch)")
+        self.zoom_out_action = a("Zoom out", "graphZoomOut", lambda: self.canvas.zoom_by(0.8), "Zoom out (−)")
         self.toolbar.addSeparator()
         self.add_action = a("Add", "graphAddObject", lambda: self.spawn(self.add_object_at(None)),
                             "Add an object (or double-click empty space)")
@@ -117,48 +130,50 @@ class GraphView(ViewActions, QWidget):
         self.focus_action = a("Focus", "graphFocus", self._toggle_focus,
                               "Show only the neighbourhood of the selection")
         self.focus_action.setCheckable(True)
-        self.hops = QSpinBox()
-        self.hops.setObjectName("graphFocusHops")
-        self.hops.setRange(1, 3)
-        self.hops.setSuffix(" hop")
-        self.hops.setToolTip("How many relations away focus mode reaches")
+        # Only actions on this bar, never widgets: QToolBar leaves widgets (a spin box, a menu
+        # button) out of its » overflow menu, so they vanished when the bar was too narrow.
+        self.hops = HopChoice(self)
         self.hops.valueChanged.connect(self._hops_changed)
-        self.toolbar.addWidget(self.hops)
+        self.toolbar.addAction(self.hops.action)
         self.path_action = a("Path", "graphPath", self.show_path, "Shortest path between the two selected objects")
         # less frequent things in one menu, so the bar fits beside the chat dock
-        more = QToolButton()
-        more.setObjectName("graphMore")
-        more.setText("More")
-        more.setToolTip("Re-layout, export, overview")
-        more.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(more)
+        menu = QMenu("More", self)
         menu.setObjectName("graphMoreMenu")
+        menu.setToolTipsVisible(True)
         self.relayout_action = self._menu_act(menu, "Re-layout", "graphRelayout", lambda: self.spawn(self.relayout()),
                                               "Lay the whole graph out again (pinned objects stay)")
         menu.addSeparator()
-        self._menu_act(menu, "Export as PNG image…", "graphExportPng", lambda: self.spawn(self.export_dialog("png")),
-                       "Save the view as a PNG image (twice the resolution on screen)")
-        self._menu_act(menu, "Export as SVG drawing…", "graphExportSvg",
-                       lambda: self.spawn(self.export_dialog("svg")), "Save the view as an SVG drawing")
+        self.export_png_action = self._menu_act(
+            menu, "Export as PNG image…", "graphExportPng", lambda: self.spawn(self.export_dialog("png")),
+            "Save the view as a PNG image (twice the resolution on screen)")
+        self.export_svg_action = self._menu_act(
+            menu, "Export as SVG drawing…", "graphExportSvg", lambda: self.spawn(self.export_dialog("svg")),
+            "Save the view as an SVG drawing")
         menu.addSeparator()
         self.minimap_action = self._menu_act(menu, "Show the overview map", "graphMinimapToggle",
                                              self._update_minimap, "A small map of the whole graph when zoomed in")
         self.minimap_action.setCheckable(True)
         self.minimap_action.setChecked(True)
-        more.setMenu(menu)
-        self.toolbar.addWidget(more)
+        self.more_menu = menu
+        self.more_action = QAction("More", self)
+        self.more_action.setObjectName("graphMore")
+        self.more_action.setToolTip(plain_tooltip("Re-layout, export, overview"))
+        self.more_action.setMenu(menu)
+        self.toolbar.addAction(self.more_action)
+        for button_of in (self.hops.action, self.more_action):  # a click opens the menu, not nothing
+            button = self.toolbar.widgetForAction(button_of)
+            if isinstance(button, QToolButton):
+                button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+                button.setObjectName(button_of.objectName())
+        decorate_toolbar(self.toolbar, TOOLBAR_ICONS)  # Phosphor icons, icon-only, shortcut tooltips
+        for action in (*menu.actions(), *self.hops.menu.actions()):
+            if action.objectName() in TOOLBAR_ICONS:
+                bind_icon(action, TOOLBAR_ICONS[action.objectName()])
+        self._keys()
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("graphSplitter")
-        self.splitter.addWidget(self.legend)
-        self.splitter.addWidget(self.canvas)
-        self.splitter.addWidget(self.inspector)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 0)
-        self.splitter.setCollapsible(1, False)
-        self.splitter.setSizes([170, 800, 320])
-        self.legend.setMinimumWidth(120)
+        set_role(self.inspector, "card")
+        set_role(self.legend, "card")
+        self.stage = GraphStage(self.canvas, self.legend, self.inspector, self.minimap)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -168,17 +183,43 @@ class GraphView(ViewActions, QWidget):
         top.addWidget(self.toolbar, 1)  # it folds what does not fit into its » menu; the search always shows
         top.addWidget(self.search, 0)
         layout.addLayout(top)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.stage, 1)
         foot = QHBoxLayout()
         foot.setContentsMargins(8, 2, 8, 2)
         foot.addWidget(self.status, 1)
         layout.addLayout(foot)
-        undo = QShortcut(QKeySequence.StandardKey.Undo, self)
-        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        undo.activated.connect(lambda: self.spawn(self.undo()))
         find = QShortcut(QKeySequence("/"), self.canvas)
         find.setContext(Qt.ShortcutContext.WidgetShortcut)
         find.activated.connect(self.search.focus)
+
+    def _keys(self) -> None:
+        """Shortcuts on the actions themselves, so the Graph menu and the tooltips name them.
+        Single keys act only while the canvas has the focus (typing elsewhere stays typing);
+        Undo acts anywhere in the graph view (the inspector's fields keep their own Ctrl+Z)."""
+        canvas_keys = ((self.fit_action, "F"), (self.zoom_in_action, "+"), (self.zoom_out_action, "-"),
+                       (self.add_action, "A"), (self.connect_action, "C"), (self.delete_action, "Del"))
+        for action, keys in canvas_keys:
+            action.setShortcut(QKeySequence(keys))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+            self.canvas.addAction(action)
+        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
+        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.addAction(self.undo_action)
+
+    def graph_actions(self) -> list[QAction | None]:
+        """Every action of the tool bar (the More menu's flattened), None for a separator: what
+        the window's Graph menu lists, so each is reachable from the menu bar at any width."""
+        return [self.fit_action, self.zoom_in_action, self.zoom_out_action, None,
+                self.add_action, self.connect_action, self.delete_action, self.undo_action, None,
+                self.focus_action, self.hops.action, self.path_action, None,
+                self.relayout_action, self.export_png_action, self.export_svg_action, None, self.minimap_action]
+
+    def fill_menu(self, menu: QMenu) -> None:
+        for action in self.graph_actions():
+            if action is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(action)
 
     def _menu_act(self, menu: QMenu, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -290,11 +331,12 @@ class GraphView(ViewActions, QWidget):
         has = self.session_id is not None
         for act in (self.add_action, self.connect_action, self.relayout_action, self.fit_action):
             act.setEnabled(has)
-        counts = f"{self.model.node_count:,} objects · {self.model.edge_count:,} relations"
+        counts = (f"{counted(self.model.node_count, 'object', grouped=True)} · "
+                  f"{counted(self.model.edge_count, 'relation', grouped=True)}")
         if n:
             counts += f" · {n} selected"
         if self.state.focused:
-            counts += f" · focus: {self.state.focus_k} hop{'s' if self.state.focus_k > 1 else ''}"
+            counts += f" · focus: {counted(self.state.focus_k, 'hop')}"
         self.status.setText(f"{counts}    {self._message}" if self._message else counts)
 
     def _say(self, text: str) -> None:
@@ -306,8 +348,7 @@ class GraphView(ViewActions, QWidget):
                 and not self.canvas.shows_everything())
         self.minimap.setVisible(show)
         if show:
-            self.minimap.move(self.canvas.width() - self.minimap.width() - 12,
-                              self.canvas.height() - self.minimap.height() - 12)
+            self.minimap.place()
             self.minimap.update()
 
     def _selection_changed(self) -> None:
@@ -398,6 +439,7 @@ class GraphView(ViewActions, QWidget):
             self._changed(None)
 
     def _hops_changed(self, k: int) -> None:
+        bind_icon(self.hops.action, HOP_ICONS[k])  # the bar shows the reach as a number
         if self.state.focus_ids is not None:
             self.state.set_focus(self.state.focus_ids, k)
             self.sync.rebuild()
@@ -417,7 +459,7 @@ class GraphView(ViewActions, QWidget):
             nodes, edges = found
             self.state.set_path(self.model, nodes, edges)
             self.canvas.center_on_indices(nodes)
-            self._say(f"Path of {len(edges)} relation{'s' if len(edges) != 1 else ''}.")
+            self._say(f"Path of {counted(len(edges), 'relation')}.")
         self.canvas.update()
 
     # -- search ----------------------------------------------------------------------------------

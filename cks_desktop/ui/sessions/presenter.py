@@ -13,6 +13,7 @@ from typing import Any
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.graph.events import SessionEvent
 from cks_desktop.graph.model import Session
+from cks_desktop.plural import counted
 
 DEFAULT_TITLE = "New session"
 MAX_TITLE = 200
@@ -79,8 +80,8 @@ class SessionsPresenter:
     def describe_for_delete(self, session_id: str) -> str:
         counts = self.store.counts(session_id)
         objects, relations = counts.get("objects", 0), counts.get("relations", 0)
-        return (f"Its graph ({objects} object{'s' if objects != 1 else ''}, {relations} "
-                f"relation{'s' if relations != 1 else ''}) and its chat will be deleted. This cannot be undone.")
+        return (f"Its graph ({counted(objects, 'object')}, {counted(relations, 'relation')}) and its chat "
+                "will be deleted. This cannot be undone.")
 
     # -- actions -----------------------------------------------------------------
     def create(self, title: str | None = None) -> Session:

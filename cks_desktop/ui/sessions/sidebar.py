@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QMenu,
                                QPushButton, QToolTip, QVBoxLayout, QWidget)
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.sessions.presenter import SessionsPresenter, TitleError
 from cks_desktop.ui.tasks import TaskTracker
@@ -62,6 +63,11 @@ class SessionsSidebar(QWidget):
         self.delete_button = QPushButton("Delete")
         self.delete_button.setObjectName("deleteSessionButton")
         self.delete_button.setToolTip("Delete the session, its graph and its chat")
+        for button, icon in ((self.new_button, "plus"), (self.rename_button, "pencil-simple"),
+                             (self.delete_button, "trash")):
+            theme.bind_icon(button, icon)
+        theme.bind_icon(self.filter_edit.addAction(theme.icon("magnifying-glass"),
+                                                   QLineEdit.ActionPosition.LeadingPosition), "magnifying-glass")
         for button in (self.new_button, self.rename_button, self.delete_button):
             button.setAutoDefault(False)
             buttons.addWidget(button)

@@ -28,6 +28,7 @@ from cks_desktop.ui.settings.pairs_table import PairsTable
 from cks_desktop.ui.settings.widgets import error_label, mark, note_label
 from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
@@ -319,7 +320,7 @@ class McpServerEditor(QDialog):
             self.tools_tree.resizeColumnToContents(i)
         skipped = f"; {len(result.skipped)} skipped (invalid)" if result.skipped else ""
         server = f" ({result.server_name})" if result.server_name else ""
-        self.test_result.setText(f"Connected{server}: {len(result.tools)} tools{skipped}. "
+        self.test_result.setText(f"Connected{server}: {counted(len(result.tools), 'tool')}{skipped}. "
                                  "Untick the ones the assistant should not see.")
         self.validate()
         return True

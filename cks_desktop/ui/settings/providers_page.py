@@ -26,6 +26,8 @@ from cks_desktop.settings import Settings
 from cks_desktop.ui.settings.validation import check_model, check_url
 from cks_desktop.ui.settings.widgets import mark, note_label
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui import theme
+from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.llm.provider import Provider
@@ -227,7 +229,8 @@ class ProviderForm(QWidget):
         self.model_box.clear()
         self.model_box.addItems(models)
         self.model_box.setEditText(current)
-        self.test_result.setText(f"{len(models)} models available." if models else "The provider listed no models.")
+        self.test_result.setText(f"{counted(len(models), 'model')} available." if models
+                                 else "The provider listed no models.")
         return models
 
     async def test(self) -> bool:
@@ -280,7 +283,7 @@ class ProvidersPage(QWidget):
         if secrets.notice:
             notice = note_label(secrets.notice)
             notice.setObjectName("noKeychainNotice")
-            notice.setStyleSheet("QLabel { border: 1px solid #e0a030; padding: 6px; }")
+            theme.set_role(notice, "notice")
             layout.addWidget(notice)
         top = QGroupBox("The chat uses")
         top_form = QFormLayout(top)

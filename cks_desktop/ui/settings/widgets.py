@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
-INVALID_STYLE = "border: 1px solid #d9534f; border-radius: 2px;"
-
-
 def mark(widget: QWidget, problem: str | None) -> None:
-    """Outline an invalid field in red and put the reason in its tooltip."""
-    widget.setStyleSheet(INVALID_STYLE if problem else "")
+    """Outline an invalid field in the theme's danger colour (the app style sheet's ``invalid``
+    rule) and put the reason in its tooltip."""
     widget.setToolTip(plain_tooltip(problem or ""))
-    widget.setProperty("invalid", bool(problem))
+    theme.set_invalid(widget, bool(problem))
 
 
 def error_label() -> QLabel:
     label = plain_label()
     label.setObjectName("settingsErrors")
     label.setWordWrap(True)
-    label.setStyleSheet("color: #d9534f;")
+    theme.set_role(label, "error")
     return label
 
 

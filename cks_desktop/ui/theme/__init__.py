@@ -14,7 +14,7 @@ For other modules:
 - ``color(token)`` / ``hex_color(token)`` — a token of the current scheme (``"muted"``, ``"danger"``…);
 - ``icon(name, role)`` / ``bind_icon(target, name, role)`` — a Phosphor icon in a token's colour;
 - ``set_role(widget, role, tone)`` / ``set_invalid(widget, bool)`` — the style sheet's roles;
-- ``spacing(key)``, ``radius(key)``, ``size(key)``, ``point_size(scale_key)``, ``code_font()``.
+- ``current_tokens()``, ``spacing(key)``, ``radius(key)``, ``size(key)``, ``point_size(scale_key)``, ``code_font()``.
 
 Nothing here blocks or touches the network; the whole install costs a few milliseconds
 (measured in /work/notes and docs/benchmarks.md).
@@ -180,12 +180,12 @@ def current_scheme() -> str:
     return _manager.scheme if _manager is not None else "light"
 
 
-def tokens() -> Tokens:
+def current_tokens() -> Tokens:
     return _manager.tokens if _manager is not None else load()
 
 
 def hex_color(token: str) -> str:
-    return tokens().palette(current_scheme())[token]
+    return current_tokens().palette(current_scheme())[token]
 
 
 def color(token: str) -> QColor:
@@ -226,20 +226,20 @@ def _repolish(widget: QWidget) -> None:
 
 
 def spacing(key: str) -> int:
-    return int(tokens().spacing[key])
+    return int(current_tokens().spacing[key])
 
 
 def radius(key: str) -> int:
-    return int(tokens().radius[key])
+    return int(current_tokens().radius[key])
 
 
 def size(key: str) -> int:
-    return int(tokens().size[key])
+    return int(current_tokens().size[key])
 
 
 def point_size(scale_key: str) -> float:
-    return round(fonts.base_point_size(tokens()) * float(tokens().type_scale[scale_key]), 1)
+    return round(fonts.base_point_size(current_tokens()) * float(current_tokens().type_scale[scale_key]), 1)
 
 
 def code_font() -> QFont:
-    return fonts.code_font(tokens())
+    return fonts.code_font(current_tokens())

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import sys
 import weakref
 from pathlib import Path
 from typing import Any, Callable
@@ -34,11 +35,14 @@ _bound: "weakref.WeakKeyDictionary[Any, tuple[str, str]]" = weakref.WeakKeyDicti
 
 def phosphor_dir() -> Path | None:
     """qtawesome's fonts folder, found without importing qtawesome (see the module docstring)."""
+    candidates = []
     spec = importlib.util.find_spec("qtawesome")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(list(spec.submodule_search_locations)[0]) / "fonts"
-    return folder if (folder / PHOSPHOR_TTF).is_file() else None
+    if spec is not None and spec.submodule_search_locations:
+        candidates.append(Path(list(spec.submodule_search_locations)[0]) / "fonts")
+    bundle = getattr(sys, "_MEIPASS", None)  # the PyInstaller bundle copies only these two files
+    if bundle:
+        candidates.append(Path(bundle) / "qtawesome" / "fonts")
+    return next((folder for folder in candidates if (folder / PHOSPHOR_TTF).is_file()), None)
 
 
 def _ensure_font() -> str | None:

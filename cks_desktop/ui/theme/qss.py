@@ -79,7 +79,7 @@ QToolButton:pressed { background: $surface_alt; }
 QToolButton:checked { background: $accent_soft; color: $accent_soft_text; }
 QToolButton:focus { border: 1px solid $accent; }
 QToolButton:disabled { color: $disabled_text; }
-QToolButton[cksRole="icon"] { padding: 4px; min-width: 20px; min-height: 20px; }
+QToolButton[cksRole="icon"], QToolBar QToolButton { padding: 5px; }
 QToolButton::menu-indicator { image: none; width: 0px; }
 QToolButton#qt_toolbar_ext_button { padding: 2px; }
 
@@ -93,7 +93,11 @@ QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus, QSpinBox:focus, QDoubleS
 QComboBox:focus { border: 1px solid $accent; }
 QLineEdit:disabled, QPlainTextEdit:disabled, QTextEdit:disabled, QSpinBox:disabled, QDoubleSpinBox:disabled,
 QComboBox:disabled { color: $disabled_text; background: $background; border-color: $border; }
-QLineEdit:read-only, QPlainTextEdit:read-only { background: $surface_alt; }
+QLineEdit:read-only { background: $surface_alt; }
+QTextBrowser { background: transparent; border: none; padding: 0; }
+QPlainTextEdit:read-only, QTextEdit:read-only { background: $code_background; border: 1px solid $border;
+    border-radius: ${r_row}px; }
+QTextBrowser:read-only { background: transparent; border: none; }
 QLineEdit[invalid="true"], QPlainTextEdit[invalid="true"], QSpinBox[invalid="true"],
 QComboBox[invalid="true"] { border: 1px solid $danger; }
 QTextEdit[cksRole="code"], QPlainTextEdit[cksRole="code"] { background: $code_background;
@@ -139,7 +143,9 @@ QAbstractItemView { background: $background; color: $text; border: 1px solid $bo
     border-radius: ${r_row}px; alternate-background-color: $surface_alt;
     selection-background-color: $accent_soft; selection-color: $accent_soft_text; }
 QAbstractItemView:focus { border-color: $accent; }
-QListView::item, QTreeView::item { padding: 4px 6px; border-radius: ${r_small}px; }
+/* no vertical item padding by default: a list filled before it is first polished keeps the row
+   heights it had without the sheet, and padded rows would overlap (the sidebar's list sets its own) */
+QListView::item, QTreeView::item { padding: 0 6px; border-radius: ${r_small}px; }
 QListView::item:hover, QTreeView::item:hover { background: $hover; }
 QListView::item:selected, QTreeView::item:selected, QTableView::item:selected {
     background: $accent_soft; color: $accent_soft_text; }

@@ -61,3 +61,11 @@ async def test_a_session_with_objects_offers_its_types_most_used_first(store: Gr
         assert dialog.type_edit.currentText() == "Paper"
         dialog.reject()
         await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.asyncio
+async def test_the_status_line_counts_one_object_in_the_singular(store: GraphStore, registry: ToolRegistry) -> None:
+    sid = store.create_session("just one").id
+    store.apply(sid, [{"op": "add_object", "type": "Person", "name": "Ada"}], "model")
+    async with open_view(store, registry, sid) as view:
+        assert view.status.text().startswith("1 object · 0 relations")

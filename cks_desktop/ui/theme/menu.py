@@ -1,0 +1,70 @@
+"""View → Theme: System / Light / Dark, exclusive, applied live and kept in settings (``ui.theme``).
+
+The settings object is duck-typed (``data["ui"]`` and ``save()``): the same ``Settings`` the
+window holds, so the choice is written like every other UI preference (atomically, keys of other
+processes kept). A save that fails leaves the theme switched and logs the reason: the person
+sees the change, it only will not survive a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMenu, QWidget
+
+from cks_desktop.ui import theme
+from cks_desktop.ui.text import plain_tooltip
+
+log = logging.getLogger(__name__)
+CHOICES = (("system", "&System", "monitor", "Follow the system's light or dark setting"),
+           ("light", "&Light", "sun", "Always light"),
+           ("dark", "&Dark", "moon", "Always dark"))
+
+
+class ThemeMenu(QMenu):
+    def __init__(self, settings: Any, parent: QWidget | None = None) -> None:
+        super().__init__("&Theme", parent)
+        self.setObjectName("themeMenu")
+        self.settings = settings
+        self.group = QActionGroup(self)
+        self.group.setExclusive(True)
+        self.actions_by_mode: dict[str, QAction] = {}
+        for mode, text, icon_name, tip in CHOICES:
+            action = QAction(text, self)
+            action.setObjectName(f"theme{mode.capitalize()}Action")
+            action.setCheckable(True)
+            action.setToolTip(plain_tooltip(tip))
+            action.setStatusTip(tip)
+            theme.bind_icon(action, icon_name)
+            action.triggered.connect(lambda _checked=False, m=mode: self.choose(m))
+            self.group.addAction(action)
+            self.addAction(action)
+            self.actions_by_mode[mode] = action
+        theme.bind_icon(self.menuAction(), "palette")
+        self.sync_from_settings()
+
+    def current(self) -> str:
+        return theme.normal_mode(self.settings.data["ui"].get("theme"))
+
+    def sync_from_settings(self) -> None:
+        """Check the stored choice and apply it (also after another process changed the file)."""
+        mode = self.current()
+        self.actions_by_mode[mode].setChecked(True)
+        manager = theme.manager()
+        if manager is not None and manager.mode != mode:
+            manager.set_mode(mode)
+
+    def choose(self, mode: str) -> None:
+        self.actions_by_mode[mode].setChecked(True)
+        manager = theme.manager()
+        if manager is not None:
+            manager.set_mode(mode)
+        if self.settings.data["ui"].get("theme") == mode:
+            return
+        self.settings.data["ui"]["theme"] = mode
+        try:
+            self.settings.save()
+        except OSError as exc:
+            log.warning("could not save the theme choice: %s", exc)

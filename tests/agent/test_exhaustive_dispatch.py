@@ -1,0 +1,60 @@
+"""Issue 12, item 3: event dispatch is exhaustive, so a forgotten event fails the type check.
+
+Every consumer of the agent's events (the GUI presenter, the CLI renderer) and of the stream
+events (the assembler) ends its ``match`` in ``assert_never``. This runs the real type checker
+on them and on a consumer that forgets one event of each union: the consumers pass, the
+forgetful one is reported where it forgot.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSUMERS = ["cks_desktop/ui/chat/presenter.py", "cks_desktop/commands/chat_cmd.py", "cks_desktop/llm/assembler.py",
+             "cks_desktop/agent/events.py"]
+
+FORGETFUL = textwrap.dedent("""
+    from typing import assert_never
+
+    from cks_desktop.agent import events as ev
+    from cks_desktop.llm import events as llm
+
+
+    def listener(event: ev.AgentEvent) -> None:
+        match event:
+            case ev.TurnStarted() | ev.TextDelta() | ev.ToolCallStarted() | ev.ApprovalRequested():
+                pass
+            case ev.ApprovalResolved() | ev.ToolCallFinished() | ev.AssistantMessage() | ev.ErrorEvent():
+                pass
+            case ev.Finished():  # IterationLimit forgotten
+                pass
+            case _:
+                assert_never(event)
+
+
+    def feed(event: llm.StreamEvent) -> None:
+        match event:
+            case llm.TextDelta() | llm.ToolCallStart() | llm.ToolCallDelta() | llm.ToolCallDone() | llm.Usage():
+                pass
+            case _:  # Finish forgotten
+                assert_never(event)
+""")
+
+
+def test_consumers_are_exhaustive_and_a_forgotten_event_fails_the_check(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    probe = tmp_path / "forgetful.py"
+    probe.write_text(FORGETFUL, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "cache"), *CONSUMERS, str(probe)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    never = [line for line in proc.stdout.splitlines() if "assert_never" in line]
+    assert [line.split(":")[0] for line in never] == [str(probe)] * 2, proc.stdout
+    assert '"IterationLimit"' in never[0] and '"Finish"' in never[1], proc.stdout
