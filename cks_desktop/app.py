@@ -56,7 +56,8 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
     from cks_desktop.ui.event_loop import AppEventLoop
 
     app_paths = paths.resolve(data_dir).ensure()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # Qt must never stop the loop behind asyncio's back
     app.setApplicationName(APP_ID)
     app.setApplicationDisplayName(APP_NAME)

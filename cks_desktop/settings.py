@@ -300,9 +300,11 @@ class Settings:
     # -- typed accessors ------------------------------------------------------
     def provider(self, name: str) -> dict[str, Any]:
         section = self.data["providers"].setdefault(name, {})
-        if not isinstance(section, dict):
-            section = self.data["providers"][name] = {}
-        return section
+        if isinstance(section, dict):
+            return section
+        fresh: dict[str, Any] = {}
+        self.data["providers"][name] = fresh
+        return fresh
 
     @property
     def default_provider(self) -> str:
@@ -343,9 +345,11 @@ class Settings:
     # -- scopes a chat grants (tools/scopes.py computes the grant; these only store the choice) ---------
     def _agent_map(self, key: str) -> dict[str, Any]:
         section = self.data["agent"].get(key)
-        if not isinstance(section, dict):
-            section = self.data["agent"][key] = {}
-        return section
+        if isinstance(section, dict):
+            return section
+        fresh: dict[str, Any] = {}
+        self.data["agent"][key] = fresh
+        return fresh
 
     @staticmethod
     def _scope_list(value: Any) -> list[str] | None:

@@ -104,6 +104,25 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True)
+class ToolCallPreparing:
+    """The model began a tool call and is still streaming its arguments (issue 13, section 3).
+
+    Sent at the stream's first event of the call (``llm.events.ToolCallStart``) and again as
+    the arguments grow (at most every ``PREPARING_EVERY_S``), so the chat shows the row at
+    once with "preparing…" and the size so far, instead of seconds of nothing while a long
+    argument streams. ``ToolCallStarted`` for the same call follows when it runs; a call
+    cut off mid-stream never runs and its row ends with the turn.
+    """
+
+    call_id: str
+    name: str  # internal name when known (else the wire name as the model sent it)
+    display_name: str
+    source: str  # "builtin", "mcp:<server>", or "unknown"
+    arguments_chars: int = 0  # characters of argument JSON received so far
+    type: Literal["tool_call_preparing"] = "tool_call_preparing"
+
+
+@dataclass(frozen=True)
 class ApprovalRequested:
     call_id: str
     reason: str = ""
@@ -170,7 +189,7 @@ class Finished:
 
 
 AgentEvent = (
-    TurnStarted | TextDelta | ToolCallStarted | ApprovalRequested | ApprovalResolved
+    TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ApprovalRequested | ApprovalResolved
     | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | Finished
 )
 EventListener = Callable[[AgentEvent], None]

@@ -33,7 +33,7 @@ from cks_desktop.agent.turn import stream_turn
 from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm.events import ToolCallDone
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
-from cks_desktop.llm.provider import Provider, ProviderError
+from cks_desktop.llm.provider import GenerationParams, Provider, ProviderError
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry, model_schema
@@ -41,7 +41,7 @@ from cks_desktop.tools.types import ALL_SCOPES, Caller, Outcome, Scope, ToolCall
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
-    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.agent.transcript import Mark, TranscriptStore
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +51,10 @@ CANCELLED_TEXT = "cancelled by the person"
 
 
 def limit_text(limit: int) -> str:
+    """The limit notice: the fact only. The way on is the front end's one clear offer (the chat's
+    Continue button, the CLI's hint line), never a second, different hint in this text."""
     turns = "model turn" if limit == 1 else "model turns"
-    return f"Reached the iteration limit ({limit} {turns}). Send another message to continue."
+    return f"Reached the iteration limit ({limit} {turns}); the answer may be unfinished."
 
 
 class _ApprovalRelay:
@@ -61,21 +63,41 @@ class _ApprovalRelay:
     def __init__(self, inner: Approver, emit: ev.EventListener) -> None:
         self._inner = inner
         self._emit = emit
+        self._waited_ms: dict[str, float] = {}  # call id → time spent waiting for the person
 
     @property
     def denial_hint(self) -> str:  # the registry appends it to a refusal
         return self._inner.denial_hint
 
+    def take_wait_ms(self, call_id: str) -> float:
+        """How long ``call_id`` waited for the person's answer (then forgotten): a row's duration
+        is the call's own time, not the time the person took to read the approval dialog."""
+        return self._waited_ms.pop(call_id, 0.0)
+
     async def request_approval(self, request: ApprovalRequest) -> Decision:
         call_id = request.call.id
         self._emit(ev.ApprovalRequested(call_id, request.reason, request.preview))
+        started = time.perf_counter()
         try:
             decision = await self._inner.request_approval(request)
         except asyncio.CancelledError:
+            self._note_wait(call_id, started)
             self._emit(ev.ApprovalResolved(call_id, "cancelled"))
             raise
+        self._note_wait(call_id, started)
         self._emit(ev.ApprovalResolved(call_id, Decision(decision)))
         return decision
+
+    def _note_wait(self, call_id: str, started: float) -> None:
+        self._waited_ms[call_id] = self._waited_ms.get(call_id, 0.0) + (time.perf_counter() - started) * 1000
+
+
+def _active_ms(run: Run, call_id: str, started: float) -> float:
+    """Milliseconds since ``started`` without the time the call waited for approval."""
+    total = (time.perf_counter() - started) * 1000
+    relay = run.approver
+    waited = relay.take_wait_ms(call_id) if isinstance(relay, _ApprovalRelay) else 0.0
+    return max(0.0, total - waited)
 
 
 @dataclass
@@ -106,7 +128,7 @@ class _Chat:
     iterations: int = 0
 
     def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
-             notice: ev.Notice | None = None) -> None:
+             notice: ev.Notice | None = None, mark: "Mark | None" = None) -> None:
         """Append messages to the list and, in one transaction, to the transcript."""
         self.messages.extend(new)
         if self.transcript is None or not new:
@@ -116,12 +138,24 @@ class _Chat:
         records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
                               o.result.change_id) for o in outcomes]
         try:
-            self.transcript.append(self.session_id, list(new), calls=records, notice=notice)
+            self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
             log.exception("saving the transcript failed")
             if not self.save_failed:
                 self.save_failed = True
                 self.emit(ev.ErrorEvent(f"The chat could not be saved: {exc}", "save_failed"))
+
+    def record_error(self, text: str) -> None:
+        """Keep a failure's sentence in the transcript (a ``Mark.ERROR`` row, never sent to a
+        model), so the chat shows it again after a restart, beside Retry."""
+        if self.transcript is None:
+            return
+        from cks_desktop.agent.transcript import Mark
+
+        try:
+            self.transcript.append(self.session_id, [_assistant(text)], mark=Mark.ERROR)
+        except Exception:  # the chat already shows the error; a failed save is logged
+            log.exception("saving the error in the transcript failed")
 
     def finish(self, reason: ev.FinishReason) -> None:
         self.emit(ev.Finished(reason, self.iterations))
@@ -197,7 +231,7 @@ async def _run_call(chat: _Chat, registry: ToolRegistry, run: Run, done_call: To
         try:
             result = await registry.invoke(ToolCall(done_call.id, name, dict(done_call.arguments)), run)
         except asyncio.CancelledError:
-            elapsed = (time.perf_counter() - started) * 1000
+            elapsed = _active_ms(run, done_call.id, started)
             result = ToolResult(done_call.id, CANCELLED_TEXT, Outcome.CANCELLED, name=name, duration_ms=elapsed)
             outcome = _CallOutcome(part, result, elapsed, display, source)
             chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed))
@@ -206,7 +240,7 @@ async def _run_call(chat: _Chat, registry: ToolRegistry, run: Run, done_call: To
             log.exception("tool call %s raised", name)
             result = ToolResult(done_call.id, f"{display} failed inside the app: {type(exc).__name__}.",
                                 Outcome.ERROR, name=name)
-    elapsed = (time.perf_counter() - started) * 1000
+    elapsed = _active_ms(run, done_call.id, started)
     chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed))
     return _CallOutcome(part, result, elapsed, display, source)
 
@@ -265,6 +299,7 @@ async def ai_chat(
     scope_setting: str = "",
     transcript: "TranscriptStore | None" = None,
     system_prompt: str | None = None,
+    params: GenerationParams | None = None,
 ) -> list[Message]:
     """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
 
@@ -273,6 +308,7 @@ async def ai_chat(
     ``instructions`` None reads the session's own instructions from the store.
     ``transcript`` given: the prompt and every turn are saved as they finish.
     ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
+    ``params``: temperature and max output tokens for every request (None: the provider's defaults).
     ``granted_scopes``/``source_grants``: what the run may use; the GUI and the CLI pass the
     person's choice (``tools.scopes.chat_grant``), the all-scopes default is for tests.
     Cancelling the task is Stop: the transcript is saved consistently, then the
@@ -297,21 +333,25 @@ async def ai_chat(
         turn = StreamAssembler()
         try:
             await stream_turn(provider, chat.messages, tools, system_prompt, turn,
-                              lambda text: emit(ev.TextDelta(text)))
+                              lambda text: emit(ev.TextDelta(text)),
+                              lambda call_id, wire, size: _preparing(chat, registry, wire_back, call_id, wire, size),
+                              params)
         except asyncio.CancelledError:
-            _end_partial(chat, turn.text)
+            _end_partial(chat, turn.text, stopped=True)
             chat.finish("cancelled")
             raise
         except ProviderError as exc:
             _end_partial(chat, turn.text)
             emit(ev.ErrorEvent(exc.message, exc.kind))
+            chat.record_error(exc.message)
             chat.finish("error")
             return chat.messages
         except Exception as exc:  # an adapter bug: one sentence for the person, the trace for the log
             log.exception("the model stream failed")
             _end_partial(chat, turn.text)
-            emit(ev.ErrorEvent(f"The answer stopped because of an internal error ({type(exc).__name__}).",
-                               "internal"))
+            text = f"The answer stopped because of an internal error ({type(exc).__name__})."
+            emit(ev.ErrorEvent(text, "internal"))
+            chat.record_error(text)
             chat.finish("error")
             return chat.messages
 
@@ -336,7 +376,9 @@ async def ai_chat(
             ran_ids = {o.part.id for o in outcomes}  # calls that never started are dropped
             ran = Message("assistant", [p for p in assistant.parts
                                         if not isinstance(p, ToolCallPart) or p.id in ran_ids])
-            chat.save([ran, _tool_message(outcomes)], outcomes)
+            from cks_desktop.agent.transcript import Mark
+
+            chat.save([ran, _tool_message(outcomes)], outcomes, mark=Mark.STOPPED)
             chat.finish("cancelled")
             raise asyncio.CancelledError() from None
         chat.save([assistant, _tool_message(outcomes)], outcomes)
@@ -358,12 +400,24 @@ async def ai_chat(
     return chat.messages
 
 
-def _end_partial(chat: _Chat, text: str) -> None:
-    """Keep the text that streamed before a failure or Stop; drop calls that never ran."""
+def _end_partial(chat: _Chat, text: str, *, stopped: bool = False) -> None:
+    """Keep the text that streamed before a failure or Stop; drop calls that never ran.
+    ``stopped``: Stop cut it short, and the transcript marks it so (shown as "stopped")."""
     if text:
+        from cks_desktop.agent.transcript import Mark
+
         message = _assistant(text)
         chat.emit(ev.AssistantMessage(message))
-        chat.save([message])
+        chat.save([message], mark=Mark.STOPPED if stopped else None)
+
+
+def _preparing(chat: _Chat, registry: ToolRegistry, wire_back: Mapping[str, str], call_id: str, wire: str,
+               size: int) -> None:
+    """A call the model is still writing: its row shows at once, with the arguments' size so far."""
+    name = wire_back.get(wire, wire)
+    spec = registry.resolve(name)
+    chat.emit(ev.ToolCallPreparing(call_id, name, spec.display_name if spec else name,
+                                   spec.source if spec else "unknown", size))
 
 
 def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_names: list[str]) -> str:

@@ -27,10 +27,20 @@ every build has stored, and a notice's kind is stored in the ``notice`` column a
 iteration limit without reading the notice's words. Builds before this one stored 1 for
 every notice; ``_legacy_notice`` reads those rows once, by the two texts the loop ever wrote.
 Every non-zero code is truthy, so an older build still reads a newer file's notices as notices.
+
+Marks (issue 13, section 3): the same column also marks a message that is not a notice.
+``Mark.STOPPED`` is an answer that Stop cut short: it keeps what arrived and the chat shows
+it as "stopped", after a restart too. ``Mark.ERROR`` is a row holding the sentence of a
+provider failure, so the chat shows the error again after a restart beside Retry. An error
+row is never part of the conversation: ``load`` (what a request continues from) leaves it
+out, and ``history`` counts a prompt followed only by error rows as unanswered. Retry drops
+the trailing error rows (``delete_trailing_errors``), Regenerate the whole answer of the last
+exchange (``delete_answer``), so the transcript always reads as one consistent chat.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -45,18 +55,32 @@ from cks_desktop.llm.messages import Message, ToolResultPart
 
 INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
 
+class Mark(str, enum.Enum):
+    """What a saved message that is not a notice says about itself (stored in ``notice``)."""
+
+    STOPPED = "stopped"  # an answer cut short by Stop; what arrived is kept
+    ERROR = "error"  # the sentence of a failure (provider, internal); never sent to a model
+
+    def __str__(self) -> str:
+        return self.value
+
+
 _LEGACY_NOTICE = 1  # what builds before issue 12 stored for any notice
 _NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3}
 _NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
+_MARK_CODES: dict[Mark, int] = {Mark.STOPPED: 4, Mark.ERROR: 5}
+_MARKS_BY_CODE = {code: mark for mark, code in _MARK_CODES.items()}
 _LEGACY_LIMIT_PREFIX = "Reached the iteration limit"  # the start of every limit notice ever written
 
 
-def _notice_code(notice: Notice | None) -> int:
-    return 0 if notice is None else _NOTICE_CODES[notice]
+def _notice_code(notice: Notice | None, mark: Mark | None = None) -> int:
+    if notice is not None:
+        return _NOTICE_CODES[notice]
+    return 0 if mark is None else _MARK_CODES[mark]
 
 
 def _notice_of(code: int, message: Message) -> Notice | None:
-    if not code:
+    if not code or code in _MARKS_BY_CODE:
         return None
     if code == _LEGACY_NOTICE:
         return _legacy_notice(message)
@@ -99,12 +123,17 @@ class SavedMessage:
     calls: list[CallRecord] = field(default_factory=list)  # for an assistant message's tool calls
     turn: int = 0  # the exchange it belongs to (1 = the first user message and its answer)
     unanswered: bool = False  # a user message with no answer after it (crash, failure, Stop)
+    mark: Mark | None = None  # a stopped answer, or an error row (not part of the conversation)
+
+    @property
+    def is_error(self) -> bool:
+        return self.mark is Mark.ERROR
 
     def to_json(self) -> dict[str, Any]:
         return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice is not None,
                 "notice_kind": self.notice.value if self.notice else None, "turn": self.turn,
-                "unanswered": self.unanswered, **self.message.to_json(),
-                "calls": [c.to_json() for c in self.calls]}
+                "unanswered": self.unanswered, "mark": self.mark.value if self.mark else None,
+                **self.message.to_json(), "calls": [c.to_json() for c in self.calls]}
 
 
 def _now() -> str:
@@ -136,8 +165,11 @@ class TranscriptStore:
 
     # -- writes -----------------------------------------------------------
     def append(self, session_id: str, messages: Sequence[Message], *, calls: Sequence[CallRecord] = (),
-               notice: Notice | None = None) -> list[int]:
-        """Append messages (and the records of their tool calls) in one transaction; return their seqs."""
+               notice: Notice | None = None, mark: Mark | None = None) -> list[int]:
+        """Append messages (and the records of their tool calls) in one transaction; return their seqs.
+
+        ``mark`` applies to the assistant messages among ``messages`` (a stopped answer's tool
+        results are not marked)."""
         by_call = {c.call_id: c for c in calls}
         seqs: list[int] = []
         at = _now()
@@ -151,7 +183,8 @@ class TranscriptStore:
                 cur = conn.execute(
                     "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, seq, message.role, parts, _notice_code(notice), at))
+                    (session_id, seq, message.role, parts,
+                     _notice_code(notice, mark if message.role == "assistant" else None), at))
                 seqs.append(seq)
                 for position, part in enumerate(message.tool_calls):
                     record = by_call.get(part.id)
@@ -191,23 +224,51 @@ class TranscriptStore:
         exchange. One transaction: the rest is renumbered 1..n, so ``append`` and readers see a
         chat that never had the exchange.
         """
+        return self._delete(session_id, turn, expect_prompt, keep_prompt=False)
+
+    def delete_answer(self, session_id: str, turn: int, *, expect_prompt: str | None = None) -> int:
+        """Delete the answer of exchange ``turn`` (everything after its user message), keep the
+        message itself: Regenerate then answers it again. Same checks and transaction as
+        ``delete_turn``; returns the number of messages removed (0: it had no answer)."""
+        return self._delete(session_id, turn, expect_prompt, keep_prompt=True)
+
+    def delete_trailing_errors(self, session_id: str) -> int:
+        """Delete the error rows at the end of the chat (Retry is answering their prompt again)."""
+        with self._transaction() as conn:
+            rows = conn.execute("SELECT id, notice FROM chat_messages WHERE session_id = ? ORDER BY seq DESC",
+                                (session_id,)).fetchall()
+            ids: list[int] = []
+            for mid, code in rows:
+                if int(code or 0) != _MARK_CODES[Mark.ERROR]:
+                    break
+                ids.append(mid)
+            if ids:
+                marks = ",".join("?" * len(ids))
+                conn.execute(f"DELETE FROM chat_messages WHERE id IN ({marks})", ids)
+            return len(ids)
+
+    def _delete(self, session_id: str, turn: int, expect_prompt: str | None, *, keep_prompt: bool) -> int:
         with self._transaction() as conn:
             rows = conn.execute("SELECT id, seq, role, parts FROM chat_messages WHERE session_id = ? "
                                 "ORDER BY seq", (session_id,)).fetchall()
             number, prompt = 0, None
             ids: list[int] = []
             for mid, _seq, role, parts in rows:
-                if role == "user":
+                is_prompt = role == "user"
+                if is_prompt:
                     number += 1
                     if number == turn:
                         prompt = Message.from_json({"role": role, "parts": json.loads(parts)}).text
-                if number == turn:
+                if number == turn and not (keep_prompt and is_prompt):
                     ids.append(mid)
-            if not ids or turn < 0:
+            missing = (turn < 1 or turn > number) if keep_prompt else (not ids or turn < 0)
+            if missing:
                 raise LookupError(f"There is no exchange {turn} in this chat; it has "
                                   f"{number} exchange{'s' if number != 1 else ''} (numbered from 1).")
             if expect_prompt is not None and prompt is not None and prompt.strip() != expect_prompt.strip():
                 raise LookupError("The chat changed since it was shown; reload it and try again.")
+            if not ids:
+                return 0
             marks = ",".join("?" * len(ids))
             conn.execute(f"DELETE FROM chat_tool_calls WHERE message_id IN ({marks})", ids)
             conn.execute(f"DELETE FROM chat_messages WHERE id IN ({marks})", ids)
@@ -236,12 +297,14 @@ class TranscriptStore:
         saved = []
         for mid, seq, role, parts, notice, at in rows:
             message = Message.from_json({"role": role, "parts": json.loads(parts)})
-            saved.append(SavedMessage(seq, message, at, _notice_of(int(notice or 0), message), calls.get(mid, [])))
+            code = int(notice or 0)
+            saved.append(SavedMessage(seq, message, at, _notice_of(code, message), calls.get(mid, []),
+                                      mark=_MARKS_BY_CODE.get(code)))
         return _number(_repair(saved))
 
     def load(self, session_id: str) -> list[Message]:
-        """The messages to hand to ``ai_chat`` (every tool call has its result)."""
-        return [s.message for s in self.history(session_id)]
+        """The messages to hand to ``ai_chat`` (every tool call has its result; no error rows)."""
+        return [s.message for s in self.history(session_id) if not s.is_error]
 
     def count(self, session_id: str) -> int:
         with self._read() as conn:
@@ -255,7 +318,7 @@ def _number(saved: list[SavedMessage]) -> list[SavedMessage]:
     for i, item in enumerate(saved):
         if item.message.role == "user":
             turn += 1
-            nxt = saved[i + 1] if i + 1 < len(saved) else None
+            nxt = next((s for s in saved[i + 1:] if not s.is_error), None)  # an error row is no answer
             item.unanswered = nxt is None or nxt.message.role == "user"
         item.turn = turn
     return saved

@@ -7,28 +7,73 @@ stream that ended normally; a call cut off mid-stream is never run.
 
 The request carries ``request_messages(messages)``, never the raw list: every
 part bounded and unanswered prompts left out (see ``agent/request.py``).
+
+``on_call`` (issue 13, section 3) hears of a tool call as soon as the stream opens it
+(``ToolCallStart``) and of its arguments' growing size, throttled to one report per
+``PREPARING_EVERY_S`` per call: the chat shows the row at once with "preparing…",
+never seconds of nothing while a long argument streams. ``params`` (temperature, max
+output tokens) goes to the provider only when set, so providers that predate it work.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Any
 
 from cks_desktop.agent.request import request_messages
 from cks_desktop.llm.assembler import StreamAssembler
-from cks_desktop.llm.events import TextDelta
+from cks_desktop.llm.events import TextDelta, ToolCallDelta, ToolCallStart
 from cks_desktop.llm.messages import Message, ToolDef
+from cks_desktop.llm.provider import GenerationParams
+
+PREPARING_EVERY_S = 0.1  # at most one "arguments so far" report per call in this time
+
+CallListener = Callable[[str, str, int], None]
+"""``(call id, wire name, characters of arguments so far)``."""
+
+
+class _Progress:
+    """Per call of one stream: its id, name, the argument size, and when it was last reported."""
+
+    def __init__(self, on_call: CallListener | None) -> None:
+        self._on_call = on_call
+        self._calls: dict[int, list[Any]] = {}  # index -> [id, name, chars, last report]
+
+    def start(self, event: ToolCallStart) -> None:
+        self._calls[event.index] = [event.id, event.name, 0, time.monotonic()]
+        if self._on_call is not None:
+            self._on_call(event.id, event.name, 0)
+
+    def grow(self, event: ToolCallDelta) -> None:
+        call = self._calls.get(event.index)
+        if call is None:
+            return
+        call[2] += len(event.arguments_fragment)
+        now = time.monotonic()
+        if self._on_call is not None and now - call[3] >= PREPARING_EVERY_S:
+            call[3] = now
+            self._on_call(call[0], call[1], call[2])
 
 
 async def stream_turn(provider: Any, messages: list[Message], tools: list[ToolDef], system: str | None,
-                      assembler: StreamAssembler, on_text: Callable[[str], None]) -> StreamAssembler:
+                      assembler: StreamAssembler, on_text: Callable[[str], None],
+                      on_call: CallListener | None = None,
+                      params: GenerationParams | None = None) -> StreamAssembler:
     """Consume one provider stream; ProviderError and CancelledError propagate (the stream is closed)."""
-    stream = provider.stream(request_messages(messages), tools, system=system)
+    extra: dict[str, Any] = {"params": params} if params is not None and not params.empty else {}
+    stream = provider.stream(request_messages(messages), tools, system=system, **extra)
+    progress = _Progress(on_call)
     closing = contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
     async with closing:
         async for event in stream:
             assembler.feed(event)
-            if isinstance(event, TextDelta) and event.text:
-                on_text(event.text)
+            if isinstance(event, TextDelta):
+                if event.text:
+                    on_text(event.text)
+            elif isinstance(event, ToolCallStart):
+                progress.start(event)
+            elif isinstance(event, ToolCallDelta):
+                progress.grow(event)
     return assembler

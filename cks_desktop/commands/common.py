@@ -68,8 +68,8 @@ def revealing_output() -> Iterator[None]:
     from cks_desktop.untrusted_text import RevealingStream
 
     saved = sys.stdout, sys.stderr
-    sys.stdout = RevealingStream(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = RevealingStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout = RevealingStream(sys.stdout)
+    sys.stderr = RevealingStream(sys.stderr)
     try:
         yield
     finally:

@@ -98,11 +98,10 @@ def encode_ops(text: str) -> str | bytes:
 
 def decode_ops(value: str | bytes) -> list[dict[str, Any]]:
     """The op list stored by ``encode_ops`` (or by a version before it: plain JSON text)."""
-    if isinstance(value, bytes):
-        if value.startswith(ZLIB_MAGIC):
-            return json.loads(zlib.decompress(value[len(ZLIB_MAGIC):]))
-        return json.loads(value)
-    return json.loads(value)
+    if isinstance(value, bytes) and value.startswith(ZLIB_MAGIC):
+        value = zlib.decompress(value[len(ZLIB_MAGIC):])
+    ops: list[dict[str, Any]] = json.loads(value)
+    return ops
 
 
 def change_head(row: Sequence[Any]) -> Change:

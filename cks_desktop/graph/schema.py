@@ -163,11 +163,21 @@ CREATE TABLE view_positions (
 ) WITHOUT ROWID;
 """
 
+# Issue 13: a session's model parameters (NULL: Settings → Chat & agent's default applies).
+_V4_SESSION_PARAMS = """
+CREATE TABLE session_params (
+    session_id        TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    temperature       REAL,
+    max_output_tokens INTEGER
+) WITHOUT ROWID;
+"""
+
 # Append-only. user_version N means the first N steps have run.
 MIGRATIONS: list[Migration] = [
     Migration("sessions, objects, relations, types, changes, full-text index", _V1),
     Migration("chat transcript", _V2_TRANSCRIPT),
     Migration("graph view positions", _V3_VIEW_POSITIONS),
+    Migration("session model parameters", _V4_SESSION_PARAMS),
 ]
 
 

@@ -668,7 +668,8 @@ class GraphStore:
         finally:
             if pause_gc:
                 gc.enable()
-        self._emit(event)
+        if event is not None:
+            self._emit(event)
         return result
 
     # -- import/export ----------------------------------------------------------------------

@@ -35,7 +35,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring as _str  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _str
 from typing import Any
 
 from cks_desktop.graph.errors import ValidationFailed

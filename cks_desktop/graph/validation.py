@@ -37,10 +37,10 @@ def check_fields(op: dict[str, Any], allowed: set[str]) -> None:
                       f"{', '.join(sorted(allowed - {'op'}))}")
 
 
-def check_name(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
+def check_name(given: Any, field: str) -> str:
+    if not isinstance(given, str) or not given.strip():
         raise OpError(f"'{field}' must be a non-empty string")
-    value = value.strip()
+    value = given.strip()
     _check_unicode(value, field)
     limit = MAX_TYPE if field == "type" else MAX_NAME
     if len(value) > limit:

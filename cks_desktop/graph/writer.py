@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from json.encoder import encode_basestring as _str  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _str
 from typing import Any
 
 from cks_desktop.graph.events import GraphChanged

@@ -247,7 +247,9 @@ def from_transport(ctx: ErrorContext, exc: BaseException, *, started: bool) -> P
 
 
 def _cause_chain(exc: BaseException) -> list[BaseException]:
-    chain, seen, cur = [], set(), exc
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         chain.append(cur)
         seen.add(id(cur))

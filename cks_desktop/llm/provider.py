@@ -84,12 +84,32 @@ class ProviderConfig:
     options: dict[str, Any] | None = None  # provider-specific (ollama: num_ctx)
 
 
+@dataclass(frozen=True)
+class GenerationParams:
+    """Sampling settings for one request (issue 13: the session's, else Settings → Chat & agent).
+
+    None means "the provider's own default": nothing is sent, so a server that rejects a
+    parameter is never sent it unasked. Each adapter maps these to its API's names
+    (Anthropic ``temperature``/``max_tokens``, OpenAI ``temperature``/``max_completion_tokens``
+    or ``max_tokens`` on compatible servers, Ollama ``options.temperature``/``num_predict``,
+    Gemini ``temperature``/``max_output_tokens``).
+    """
+
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.temperature is None and self.max_output_tokens is None
+
+
 class Provider(Protocol):
     profile: ProviderProfile
     config: ProviderConfig
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
-               response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]: ...
+               response_schema: dict[str, Any] | None = None,
+               params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]: ...
 
     async def list_models(self) -> list[str]: ...
 

@@ -59,7 +59,7 @@ def _b64_size(data: str) -> int:
 def describe_block(block: Any) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
-        return block.text
+        return str(block.text)
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_b64_size(block.data):,} bytes]"
     if kind == "resource":

@@ -28,8 +28,11 @@ from cks_desktop.ui.chat.setup import setup_notice_html
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.graph.view import GraphView
 from cks_desktop.ui.labels import plain_message_box
+from cks_desktop.ui.sessions.activity import Activity, SessionActivity
 from cks_desktop.ui.sessions.presenter import SessionsPresenter
+from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
+from cks_desktop.ui import window_layout
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -78,11 +81,16 @@ class MainWindow(QMainWindow):
         self.sidebar = SessionsSidebar(self.sessions, self.tasks)
         self.sessions_dock = self._dock("Sessions", "sessionsDock", self.sidebar,
                                         Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.sidebar.setMinimumWidth(window_layout.SESSIONS_MIN)
+        self.activity = SessionActivity()  # which other sessions answer, or have an unread answer
+        self._unfolded_width = 0
 
         # right: chat
         self.chat_panel = ChatPanel()
         self.chat_panel.tasks = self.tasks
         self.chat_dock = self._dock("Chat", "chatDock", self.chat_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.chat_panel.setMinimumWidth(window_layout.CHAT_MIN)
+        self._layout_checked = False
 
         # bottom: status
         self.status = StatusWidgets()
@@ -139,12 +147,22 @@ class MainWindow(QMainWindow):
 
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.sessions_dock.toggleViewAction())
+        self.fold_sessions_action = self.sidebar.fold_action  # also the sidebar's own button
+        self.fold_sessions_action.setShortcut(QKeySequence("Ctrl+B"))
+        self.fold_sessions_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        view_menu.addAction(self.fold_sessions_action)
         chat_toggle = self.chat_dock.toggleViewAction()
         chat_toggle.setObjectName("toggleChatAction")
         view_menu.addAction(chat_toggle)
         view_menu.addSeparator()
         self.theme_menu = ThemeMenu(self.services.settings, self)  # System / Light / Dark, live
         view_menu.addMenu(self.theme_menu)
+
+        # every graph tool-bar action, reachable from the menu bar whatever the window's width
+        self.graph_menu = bar.addMenu("&Graph")
+        self.graph_menu.setObjectName("graphMenu")
+        self.graph_menu.setToolTipsVisible(True)
+        self.graph_view.fill_menu(self.graph_menu)
 
         chat_menu = bar.addMenu("&Chat")
         self.send_action = self._action(chat_menu, "&Send", self._send_shortcut, "Ctrl+Return", "sendAction")
@@ -194,6 +212,9 @@ class MainWindow(QMainWindow):
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
         self.chat_panel.runningChanged.connect(lambda running: self.clear_chat_action.setEnabled(not running))
         self.sidebar.sessionActivated.connect(self.open_session)
+        self.sidebar.foldedChanged.connect(self._sessions_folded)
+        self.sidebar.list.itemDelegate().closeEditor.connect(lambda *_: self.chat_panel.focus_input())
+        self.activity.subscribe(self._activity_changed)
         self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)
         self.sidebar.scopesRequested.connect(self.open_session_scopes)
@@ -220,9 +241,11 @@ class MainWindow(QMainWindow):
         if controller is None:
             controller = ChatController(session_id, self.services.assistant, self.approver)
             self.controllers[session_id] = controller
+            self.activity.watch(controller)
         return controller
 
     def open_session(self, session_id: str) -> None:
+        self.activity.opened(session_id)
         self.graph_view.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
         if session_id:
@@ -230,6 +253,18 @@ class MainWindow(QMainWindow):
         if self.sidebar.current_id != session_id and session_id:
             self.sidebar.select(session_id)
         self._update_title()
+        self._focus_chat_after_switch()
+
+    def _focus_chat_after_switch(self) -> None:
+        """The chat input takes the focus on every switch, so the person can type at once —
+        except while a title is typed in place (a new session) or while arrow keys walk the
+        list (the next key must reach the list; Enter or Tab then leaves it)."""
+        if self.sidebar.editing or (self.sidebar.keyboard_switch and self.sidebar.list.hasFocus()):
+            return
+        self.chat_panel.focus_input()
+
+    def _activity_changed(self, session_id: str, state: Activity) -> None:
+        self.sidebar.set_mark(session_id, state)
 
     def _update_title(self) -> None:
         title = self._session_title(self.sidebar.current_id)
@@ -240,6 +275,8 @@ class MainWindow(QMainWindow):
         return self.sidebar.current_id
 
     def _forget_session(self, session_id: str) -> None:
+        self.activity.forget(session_id)
+        self.sidebar.set_mark(session_id, Activity.IDLE)
         controller = self.controllers.pop(session_id, None)
         if controller is not None:
             controller.stop()
@@ -400,7 +437,56 @@ class MainWindow(QMainWindow):
                     log.warning("ignoring a saved %s that could not be read", key)
         if not restored:
             self.resize(1280, 800)
-            self.resizeDocks([self.sessions_dock, self.chat_dock], [220, 460], Qt.Orientation.Horizontal)
+        self.apply_dock_split(force=not restored)
+        if ui.get("sessions_folded"):
+            self.sidebar.set_folded(True)
+
+    def apply_dock_split(self, *, force: bool = False) -> bool:
+        """Give the graph its share of the width (``window_layout``): always with ``force``, else
+        only when the current split (a restored one) would squeeze it. True when it resized."""
+        width = self.width()
+        folded = RAIL_WIDTH if self.sidebar.folded else None
+        docks = [d for d in (self.sessions_dock, self.chat_dock)
+                 if d.isVisibleTo(self) and not d.isFloating()]
+        sessions = self.sessions_dock.width() if self.sessions_dock in docks else 0
+        chat = self.chat_dock.width() if self.chat_dock in docks else 0
+        split = window_layout.dock_widths(width, sessions_folded_width=folded) if force else \
+            window_layout.sanitised(width, sessions, chat, sessions_folded_width=folded)
+        if split is None or not docks:
+            return False
+        sizes = {self.sessions_dock: split.sessions, self.chat_dock: split.chat}
+        self.resizeDocks(docks, [sizes[d] for d in docks], Qt.Orientation.Horizontal)
+        return True
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._layout_checked:  # the restored split is known only once the window is laid out
+            self._layout_checked = True
+            self.layout().activate()
+            self.apply_dock_split()
+            self._focus_chat_after_switch()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if self._layout_checked:  # a narrower window: the docks give way before the graph does
+            self.apply_dock_split()
+
+    def _sessions_folded(self, folded: bool) -> None:
+        """Fold the sessions dock to the rail (no title bar: it would not fit) or give it its width back."""
+        self.services.settings.data["ui"]["sessions_folded"] = folded
+        if folded:
+            self._unfolded_width = self.sessions_dock.width()
+            self.sessions_dock.setTitleBarWidget(QWidget())
+            self.sidebar.setMinimumWidth(RAIL_WIDTH)
+            self.sidebar.setMaximumWidth(RAIL_WIDTH)
+            self.resizeDocks([self.sessions_dock], [RAIL_WIDTH], Qt.Orientation.Horizontal)
+        else:
+            self.sessions_dock.setTitleBarWidget(None)
+            self.sidebar.setMaximumWidth(16777215)
+            self.sidebar.setMinimumWidth(window_layout.SESSIONS_MIN)
+            wanted = self._unfolded_width or window_layout.dock_widths(self.width()).sessions
+            self.resizeDocks([self.sessions_dock], [max(wanted, window_layout.SESSIONS_MIN)],
+                             Qt.Orientation.Horizontal)
 
     def save_layout(self) -> None:
         ui = self.services.settings.data["ui"]

@@ -15,11 +15,16 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef
-from cks_desktop.llm.provider import ProviderConfig, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderProfile
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.settings import Settings
 
 HEAVY_MODULES = ("anthropic", "openai", "google.genai", "ollama", "mcp")
 OBJECT_NAME = "Self-test object"
@@ -42,7 +47,8 @@ class SelfTestProvider:
         return None
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
-               response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]:
+               response_schema: dict[str, Any] | None = None,
+               params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]:
         self.turns += 1
         return self._first(tools) if self.turns == 1 else self._second()
 
@@ -82,7 +88,7 @@ def heavy_modules_loaded() -> list[str]:
     return [name for name in HEAVY_MODULES if name in sys.modules]
 
 
-def provider_factory(_name: str, _settings: Any, _secrets: Any) -> SelfTestProvider:
+def provider_factory(_name: str, _settings: "Settings", _secrets: "SecretStore | None") -> "Provider":
     return SelfTestProvider()
 
 

@@ -35,6 +35,17 @@ class Recorder:
 sys.meta_path.insert(0, Recorder())
 from cks_desktop.sdk_import import import_sdk
 load = import_sdk if sys.argv[1] == "guarded" else importlib.import_module
+if sys.argv[1] == "app":  # the app's own two paths: MainWindow._start_mcp and a provider made off the loop
+    import asyncio
+    from cks_desktop.llm.factory import adapter_for
+    from cks_desktop.llm.provider import ProviderConfig
+    from cks_desktop.sdk_import import import_sdk_in_thread
+
+    def load(name):
+        if name.startswith("cks_desktop.mcp"):
+            asyncio.run(import_sdk_in_thread(name))
+        else:
+            adapter_for(ProviderConfig("openai", "m", "http://127.0.0.1:9/v1", "key"))
 barrier = threading.Barrier(2)
 errors = []
 
@@ -67,6 +78,12 @@ def test_sdk_imports_from_two_threads_at_once_never_interleave() -> None:
     assert guarded["errors"] == []
     assert sorted(guarded["threads"]) == sorted(PAIR)  # both threads really imported SDK modules
     assert guarded["switches"] == 1  # one thread's imports, then the other's: never side by side
+
+
+def test_the_apps_own_import_paths_take_the_lock() -> None:
+    """The MCP start (``import_sdk_in_thread``) and the provider factory (``adapter_for``) at once."""
+    app = _run("app")
+    assert app["errors"] == [] and app["switches"] == 1, app
 
 
 def test_without_the_lock_the_same_start_interleaves_imports() -> None:

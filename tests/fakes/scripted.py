@@ -56,6 +56,7 @@ class ScriptedProvider:
                  structured: bool = True) -> None:
         self.turns: list[Turn] = list(turns or [])
         self.requests: list[Request] = []
+        self.params: list[Any] = []  # the GenerationParams of each request (None: the provider's defaults)
         self.profile = ProviderProfile(name=name, display_name="Scripted", native_structured_output=structured)
         self.config = ProviderConfig(name=name, model="scripted-1")
         self.stalled = asyncio.Event()  # set when a stalling turn reaches its stall point
@@ -72,7 +73,8 @@ class ScriptedProvider:
         self.closed = True
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
-               response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]:
+               response_schema: dict[str, Any] | None = None, params: Any = None) -> AsyncIterator[StreamEvent]:
+        self.params.append(params)
         self.requests.append(Request([Message(m.role, list(m.parts)) for m in messages], list(tools), system,
                                      response_schema))
         if not self.turns:

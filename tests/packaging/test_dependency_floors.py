@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,7 +108,9 @@ def test_the_floors_install_and_run(tmp_path: Path) -> None:
     for pin in pins:  # the resolver kept every floor (nothing was upgraded behind our back)
         name, version = pin.split("==")
         shown = _pip(venv, "show", name, timeout=120).stdout
-        assert f"\nVersion: {version}\n" in shown, f"{name} is not at its floor {version}:\n{shown}"
+        installed = next((line.split(":", 1)[1].strip() for line in shown.splitlines()
+                          if line.startswith("Version:")), "none")
+        assert Version(installed) == Version(version), f"{name} is {installed}, not its floor {version}"
 
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
@@ -120,3 +123,6 @@ def test_the_floors_install_and_run(tmp_path: Path) -> None:
         pytest.fail(f"the tests in the floors venv did not finish in {TESTS_TIMEOUT:.0f} s: {exc.stdout!r}"[-3000:])
     assert run.returncode == 0, f"the tests fail with every dependency at its floor ({' '.join(pins)}):\n" \
                                 f"{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+    assert " passed" in summary and " skipped" not in summary, f"the floors venv ran too little: {summary!r}"
+    print(f"floors venv ({' '.join(pins)}): {summary}")

@@ -150,7 +150,7 @@ def parse_graphml(data: str) -> ParsedGraph:
     for el in root:
         if _local(el.tag) == "key" and el.get("id"):
             default = next((c.text or "" for c in el if _local(c.tag) == "default"), None)
-            keys[el.get("id", "")] = (el.get("for", "all"), el.get("attr.name") or el.get("id", ""),
+            keys[el.get("id", "")] = (el.get("for", "all"), el.get("attr.name") or el.get("id") or "",
                                       el.get("attr.type", "string"), default)
     graph_el = next((el for el in root if _local(el.tag) == "graph"), None)
     if graph_el is None:

@@ -51,14 +51,20 @@ _DECODER = json.JSONDecoder()
 _LISTS = ("objects", "relations")
 
 
+def _skip_ws(data: str, i: int) -> int:
+    """The index of the first non-blank character at or after ``i`` (``_WS`` matches the empty string)."""
+    match = _WS.match(data, i)
+    return match.end() if match is not None else i
+
+
 def _parse_streamed(data: str) -> ParsedGraph:
     """A top-level object walked key by key; "objects" and "relations" decoded one element
     at a time and turned into parsed items at once (types interned: they repeat)."""
-    ws, decode = _WS.match, _DECODER.raw_decode
-    i = ws(data, 0).end()
+    decode = _DECODER.raw_decode
+    i = _skip_ws(data, 0)
     if data[i:i + 1] != "{":
         raise _Unusual
-    i = ws(data, i + 1).end()
+    i = _skip_ws(data, i + 1)
     seen_keys: set[str] = set()
     header: dict[str, Any] = {}
     graph = ParsedGraph()
@@ -73,12 +79,12 @@ def _parse_streamed(data: str) -> ParsedGraph:
         if key in seen_keys:
             raise _Unusual  # duplicate keys: the last one wins in the whole-document reading
         seen_keys.add(key)
-        i = ws(data, i).end()
+        i = _skip_ws(data, i)
         if data[i:i + 1] != ":":
             raise _Unusual
-        i = ws(data, i + 1).end()
+        i = _skip_ws(data, i + 1)
         if key in _LISTS and data[i:i + 1] == "[":
-            i = ws(data, i + 1).end()
+            i = _skip_ws(data, i + 1)
             n = 0
             if data[i:i + 1] == "]":
                 i += 1
@@ -90,18 +96,18 @@ def _parse_streamed(data: str) -> ParsedGraph:
                     else:
                         _add_relation(graph, n, item, types)
                     n += 1
-                    i = ws(data, i).end()
+                    i = _skip_ws(data, i)
                     c = data[i:i + 1]
-                    i = ws(data, i + 1).end()
+                    i = _skip_ws(data, i + 1)
                     if c == "]":
                         break
                     if c != ",":
                         raise _Unusual
         else:
             header[key], i = decode(data, i)
-        i = ws(data, i).end()
+        i = _skip_ws(data, i)
         c = data[i:i + 1]
-        i = ws(data, i + 1).end()
+        i = _skip_ws(data, i + 1)
         if c == "}":
             break
         if c != ",":
@@ -133,6 +139,7 @@ def _add_relation(graph: ParsedGraph, i: int, item: Any, types: dict[str, str]) 
             or any(type(v) is not str or not v.strip() for v in (type_, src, tgt))
             or not (props is None or type(props) is dict)):
         raise _Unusual
+    assert isinstance(type_, str) and isinstance(src, str) and isinstance(tgt, str)  # checked just above
     graph.relations.append(ParsedRelation(rel_id, types.setdefault(type_, type_), src, tgt, props or {}, None))
 
 

@@ -21,7 +21,7 @@ reads every provider the same way. A schema that is not an object is wrapped in
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_anthropic
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
-from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import ANTHROPIC
 from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, shared_tls, system_text
 from cks_desktop.tools.wire_names import to_wire
@@ -129,13 +129,17 @@ class AnthropicProvider(Adapter):
         return map_anthropic(exc, self.error_context(), started=started)
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+                response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` (public for tests and the benchmark)."""
         kwargs: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,
                                   "messages": to_anthropic_messages(messages), "stream": True}
         text = system_text(messages, system)
         if text:
             kwargs["system"] = text
+        if params is not None and params.temperature is not None:
+            kwargs["temperature"] = params.temperature
+        if params is not None and params.max_output_tokens is not None:
+            kwargs["max_tokens"] = params.max_output_tokens
         if response_schema is not None:
             schema, _ = response_tool_schema(response_schema)
             kwargs["tools"] = [{"name": RESPONSE_TOOL, "input_schema": schema,
@@ -149,10 +153,10 @@ class AnthropicProvider(Adapter):
         return kwargs
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         structured = response_schema is not None
         wrapped = structured and response_tool_schema(response_schema or {})[1]
-        stream = await self._client().messages.create(**self.request(messages, tools, system, response_schema))
+        stream = await self._client().messages.create(**self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         calls: dict[int, _Call] = {}
         started_calls = finished_calls = 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from cks_desktop.ids import new_id
 from cks_desktop.llm.errors import ErrorContext, build
 from cks_desktop.llm.events import Finish, StreamEvent
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
-from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.sdk_import import import_sdk
 
 _SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -76,9 +76,14 @@ def result_text(part: ToolResultPart) -> str:
 
 @dataclass
 class StreamState:
-    """Filled in by ``_events``: ``started`` once the server has accepted the request."""
+    """Filled in by ``_events``: ``started`` once the server has accepted the request.
+
+    ``params``: the request's sampling settings (``GenerationParams``), read by ``_events``
+    when it builds the request (carried here so ``_events`` keeps one signature).
+    """
 
     started: bool = False
+    params: GenerationParams | None = None
 
 
 class Adapter:
@@ -94,7 +99,7 @@ class Adapter:
 
     # -- to implement ----------------------------------------------------------------------
     def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+                response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
@@ -113,8 +118,9 @@ class Adapter:
         return ErrorContext(self.display, self.config.model, self.base_url.rstrip("/"), self.config.timeout)
 
     async def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
-                     response_schema: dict[str, Any] | None = None) -> AsyncIterator[StreamEvent]:
-        state = StreamState()
+                     response_schema: dict[str, Any] | None = None,
+                     params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]:
+        state = StreamState(params=params)
         finished = False
         events = self._events(messages, tools, system, response_schema, state)
         try:

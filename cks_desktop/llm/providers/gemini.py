@@ -29,7 +29,7 @@ import base64
 import binascii
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from google import genai
@@ -38,7 +38,7 @@ from google.genai import types
 from cks_desktop.llm.errors import build, map_gemini
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
-from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import GEMINI
 from cks_desktop.llm.providers.base import (
     Adapter,
@@ -140,13 +140,17 @@ class GeminiProvider(Adapter):
         return map_gemini(exc, self.error_context(), started=started)
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+                response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         # No max_output_tokens: on thinking models it also caps the thinking, and the
         # model's own limit is the better default (``max_tokens`` is Anthropic's, which requires one).
         config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
         text = system_text(messages, system)
         if text:
             config["system_instruction"] = text
+        if params is not None and params.temperature is not None:
+            config["temperature"] = params.temperature
+        if params is not None and params.max_output_tokens is not None:  # only when the person set one
+            config["max_output_tokens"] = params.max_output_tokens
         if response_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = response_schema
@@ -158,13 +162,13 @@ class GeminiProvider(Adapter):
                 "config": types.GenerateContentConfig(**config)}
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         chunks = await self._client().aio.models.generate_content_stream(
-            **self.request(messages, tools, system, response_schema))
+            **self.request(messages, tools, system, response_schema, state.params))
         ordinal = 0
         finish: str | None = None
         usage = Usage()
-        async with contextlib.aclosing(chunks):
+        async with contextlib.aclosing(chunks):  # type: ignore[type-var]  # an async generator, typed as an iterator by the SDK
             async for chunk in chunks:
                 state.started = True
                 meta = chunk.usage_metadata

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import ollama
@@ -31,7 +31,7 @@ import ollama
 from cks_desktop.llm.errors import map_ollama
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
-from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import OLLAMA
 from cks_desktop.llm.providers.base import (
     Adapter,
@@ -97,7 +97,7 @@ class OllamaProvider(Adapter):
         return map_ollama(exc, self.error_context(), started=started)
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+                response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         options = self.config.options or {}
         kwargs: dict[str, Any] = {
             "model": self.config.model,
@@ -105,6 +105,10 @@ class OllamaProvider(Adapter):
             "stream": True,
             "options": {"num_ctx": int(options.get("num_ctx") or DEFAULT_NUM_CTX)},
         }
+        if params is not None and params.temperature is not None:
+            kwargs["options"]["temperature"] = params.temperature
+        if params is not None and params.max_output_tokens is not None:
+            kwargs["options"]["num_predict"] = params.max_output_tokens
         if response_schema is not None:
             kwargs["format"] = response_schema
         elif tools:
@@ -133,8 +137,8 @@ class OllamaProvider(Adapter):
             return parts, first
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
-        parts, part = await self._open(self.request(messages, tools, system, response_schema))
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
+        parts, part = await self._open(self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         ordinal = 0
         complete = False
@@ -178,7 +182,7 @@ class OllamaProvider(Adapter):
 
     async def _aclose(self) -> None:
         if self._client_obj is not None:
-            await self._client_obj.close()
+            await self._client_obj.close()  # type: ignore[no-untyped-call]  # the ollama SDK leaves it untyped
             self._client_obj = None
 
 

@@ -22,7 +22,7 @@ otherwise the server gets the schema unenforced and ``respond_json`` validates.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,7 +33,7 @@ from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_openai
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef
-from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import OPENAI
 from cks_desktop.llm.providers.base import (
     Adapter,
@@ -142,12 +142,19 @@ class OpenAICompatProvider(Adapter):
         return map_openai(exc, self.error_context(), started=started)
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                response_schema: dict[str, Any] | None) -> dict[str, Any]:
+                response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         options = self.config.options or {}
         kwargs: dict[str, Any] = {"model": self.config.model, "messages": to_openai_messages(messages, system),
                                   "stream": True}
         if options.get("stream_usage", True):
             kwargs["stream_options"] = {"include_usage": True}
+        if params is not None and params.temperature is not None:
+            kwargs["temperature"] = params.temperature
+        if params is not None and params.max_output_tokens is not None:
+            # OpenAI's own API wants max_completion_tokens (its reasoning models refuse max_tokens);
+            # the compatible servers (llama.cpp, vLLM, LM Studio) know max_tokens.
+            vendor = self.base_url.rstrip("/") == self.profile.default_base_url.rstrip("/")
+            kwargs["max_completion_tokens" if vendor else "max_tokens"] = params.max_output_tokens
         if response_schema is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "response", "schema": response_schema, "strict": strict_compatible(response_schema)}}
@@ -159,9 +166,9 @@ class OpenAICompatProvider(Adapter):
         return kwargs
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
-                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncIterator[StreamEvent]:
+                      response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._client().chat.completions.create(
-            **self.request(messages, tools, system, response_schema))
+            **self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         calls: dict[int, _Call] = {}
         finish_reason: str | None = None

@@ -127,7 +127,7 @@ async def export_graph(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
 def read_tools() -> list[ToolSpec]:
     sid = {"session_id": S.SESSION_ID}
     req = ("session_id",)
-    common = {"scopes": S.READ, "policy": Policy.AUTO, "annotations": S.READ_ONLY}
+    common: dict[str, Any] = {"scopes": S.READ, "policy": Policy.AUTO, "annotations": S.READ_ONLY}
     return [
         S.make_tool(
             "graph_summary", title="Graph summary", handler=graph_summary, properties=sid, required=req,

@@ -180,7 +180,7 @@ async def preview_revert(args: dict[str, Any], ctx: ToolContext) -> str:
 def write_tools() -> list[ToolSpec]:
     sid = {"session_id": S.SESSION_ID}
     req = ("session_id",)
-    mutate = {"scopes": S.MUTATE}
+    mutate: dict[str, Any] = {"scopes": S.MUTATE}
 
     def spec(name: str, build: Build, finish: Finish, **kw: Any) -> ToolSpec:
         handler, preview = batch_tool(build, finish)

@@ -165,6 +165,7 @@ class ChatPresenter:
                 item.state = RowState.CANCELLED
             case Decision.ALLOW | Decision.ALLOW_FOR_RUN:
                 item.state = RowState.RUNNING
+                item.started_at = time.monotonic()  # "running 3 s" counts from the approval, not the ask
             case _:
                 assert_never(event.decision)
         self.model.changed(item)

@@ -47,7 +47,7 @@ class SearchBar(QWidget):
         self.field.setObjectName("graphSearch")
         self.field.setPlaceholderText("Search the graph…")
         self.field.setClearButtonEnabled(True)
-        self.field.setMinimumWidth(150)
+        self.field.setMinimumWidth(140)
         self.field.setMaximumWidth(260)
         self.field.setToolTip("Full-text search over names and properties. Enter: next match, Shift+Enter: previous")
         self.count = plain_label("")
@@ -103,6 +103,9 @@ class SearchBar(QWidget):
             self.count.setText(f"{position + 1} of {total}")
         self.prev.setEnabled(total > 1)
         self.next.setEnabled(total > 1)
+        # Shown only while there is a query: their room goes to the graph tool bar otherwise.
+        for w in (self.count, self.prev, self.next):
+            w.setVisible(bool(query))
 
     def focus(self) -> None:
         self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -70,12 +70,12 @@ class GraphStage(QWidget):
         w, h = self.width(), self.height()
         self.canvas.setGeometry(0, 0, w, h)
         if self.inspector.isVisibleTo(self):
-            sw = sheet_width(w)
+            sw = max(sheet_width(w), min(self.inspector.minimumSizeHint().width(), w))
             self.inspector.setGeometry(QRect(w - sw - MARGIN // 2, MARGIN // 2, sw, max(0, h - MARGIN)))
         hint = self.legend.sizeHint()
         lw = max(LEGEND_WIDTH[0], min(LEGEND_WIDTH[1], hint.width()))
         room = w - 2 * MARGIN - self.covered_right()
-        lw = max(0, min(lw, room))
+        lw = max(min(LEGEND_WIDTH[0], w - 2 * MARGIN), min(lw, room))  # the sheet may cover it, not crush it
         lh = max(0, min(hint.height(), int(h * LEGEND_MAX_SHARE)))
         self.legend.setGeometry(MARGIN, MARGIN, lw, lh)
         self.minimap.right_inset = self.covered_right()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -56,6 +57,7 @@ TOOLBAR_ICONS = {
     "graphExportSvg": "file-arrow-down", "graphMinimapToggle": "map-trifold", "graphFocusHops": HOP_ICONS[1],
     **{f"graphFocusHops{k}": name for k, name in HOP_ICONS.items()},
 }
+_ACTING_FOR: ContextVar[str | None] = ContextVar("graph_view_acting_for", default=None)
 MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
 EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
               "or double-click here to add an object.")
@@ -91,7 +93,7 @@ class GraphView(ViewActions, QWidget):
         self.search = SearchBar()
         self.status = plain_label()
         self.status.setObjectName("graphStatus")
-        self._message = ""
+        self._messages: dict[str, str] = {}  # session id → its last status message ("" for no session)
         self._build()
         self._connect()
         self._bridge: EventBridge | None = None
@@ -105,7 +107,13 @@ class GraphView(ViewActions, QWidget):
             self._changed(None)
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        return self.tasks.spawn(coro)
+        """Run ``coro`` on behalf of the session on screen now: what it says when it finishes
+        (``_say``) belongs to that session even if the person switched meanwhile."""
+        token = _ACTING_FOR.set(self.session_id or "")
+        try:
+            return self.tasks.spawn(coro)  # the task copies the context, and with it the session
+        finally:
+            _ACTING_FOR.reset(token)
 
     # -- building -------------------------------------------------------------------------
     def _build(self) -> None:
@@ -273,7 +281,9 @@ class GraphView(ViewActions, QWidget):
         self.inspector.hide()
         self.search.field.clear()
         self.focus_action.setChecked(False)
-        return self.sync.open_session(session_id or None)
+        opened = self.sync.open_session(session_id or None)
+        self._update_actions()  # the status line: this session's counts and its own last message
+        return opened
 
     show_session = set_session
 
@@ -337,11 +347,22 @@ class GraphView(ViewActions, QWidget):
             counts += f" · {n} selected"
         if self.state.focused:
             counts += f" · focus: {counted(self.state.focus_k, 'hop')}"
-        self.status.setText(f"{counts}    {self._message}" if self._message else counts)
+        message = self.message
+        self.status.setText(f"{counts}    {message}" if message else counts)
+
+    @property
+    def message(self) -> str:
+        """The status message of the session on screen (each session keeps its own)."""
+        return self._messages.get(self.session_id or "", "")
 
     def _say(self, text: str) -> None:
-        self._message = text
-        self._update_actions()
+        """A status message for the session this work is for: the one on screen, or, inside a
+        task started by ``spawn``, the one that was on screen when it started."""
+        acting = _ACTING_FOR.get()
+        session = (self.session_id or "") if acting is None else acting
+        self._messages[session] = text
+        if session == (self.session_id or ""):
+            self._update_actions()
 
     def _update_minimap(self) -> None:
         show = (self.minimap_action.isChecked() and self.model.node_count >= MINIMAP_FROM
@@ -366,7 +387,22 @@ class GraphView(ViewActions, QWidget):
         i = self.model.index.get(oid)
         self.inspector.set_pinned(i is not None and i in self.model.pinned)
         self.inspector.show()
+        self._keep_clear_of_sheet(i)
         await self.inspector.load(oid)
+
+    def _keep_clear_of_sheet(self, i: int | None) -> None:
+        """The sheet floats over the canvas's right edge: an inspected object under it moves into
+        the middle of the part still visible (nothing moves when it is visible already)."""
+        covered = self.stage.covered_right()
+        if i is None or not covered:
+            return
+        vp = self.canvas.viewport
+        sx, _sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
+        clear = vp.width - covered
+        if 24 <= sx <= clear - 24:
+            return
+        vp.cx += (sx - clear / 2) / vp.scale
+        self.canvas.view_moved()
 
     def _close_inspector(self) -> None:
         self.inspector.object = None

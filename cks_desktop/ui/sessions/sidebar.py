@@ -2,30 +2,40 @@
 
 Double-click or F2 renames in place; Delete asks first (window-modal, awaited
 without a nested loop). The list follows the presenter, which follows the store.
+
+``fold_action`` folds the sidebar to a narrow rail (``rail.py``) and back; ``set_mark`` shows
+a session's background activity (``activity.py``) on its row. ``keyboard_switch`` tells the
+window that the current row moved by arrow keys, so the focus can stay in the list for the next
+key instead of jumping to the chat input.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QMenu,
-                               QPushButton, QToolTip, QVBoxLayout, QWidget)
+                               QPushButton, QToolButton, QToolTip, QVBoxLayout, QWidget)
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.dialogs import confirm
+from cks_desktop.ui.sessions.activity import Activity
 from cks_desktop.ui.sessions.presenter import SessionsPresenter, TitleError
+from cks_desktop.ui.sessions.rail import SidebarRail, apply_mark
 from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.text import plain_tooltip
 
 ID_ROLE = Qt.ItemDataRole.UserRole
+NAVIGATION_KEYS = {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home,
+                   Qt.Key.Key_End}
 
 
 class SessionsSidebar(QWidget):
     sessionActivated = Signal(str)  # session id, or "" when none is left
     sessionDeleted = Signal(str)
     scopesRequested = Signal(str)  # session id: open its Scopes dialog (main window: ``open_session_scopes``)
+    foldedChanged = Signal(bool)  # True: folded to the rail
 
     def __init__(self, presenter: SessionsPresenter, tasks: TaskTracker, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -33,8 +43,16 @@ class SessionsSidebar(QWidget):
         self.tasks = tasks
         self.current_id = ""
         self._filling = False
+        self.marks: dict[str, Activity] = {}
+        self.keyboard_switch = False  # the current row last moved by an arrow key
         self.setObjectName("sessionsSidebar")
-        layout = QVBoxLayout(self)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        self.full = QWidget()
+        self.full.setObjectName("sessionsFull")
+        outer.addWidget(self.full)
+        layout = QVBoxLayout(self.full)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
 
@@ -43,7 +61,21 @@ class SessionsSidebar(QWidget):
         self.filter_edit.setPlaceholderText("Filter sessions")
         self.filter_edit.setAccessibleName("Filter sessions")
         self.filter_edit.setClearButtonEnabled(True)
-        layout.addWidget(self.filter_edit)
+        self.fold_action = QAction("Fold the sessions list", self)
+        self.fold_action.setObjectName("foldSessionsAction")
+        self.fold_action.setCheckable(True)
+        self.fold_action.setToolTip(plain_tooltip("Fold the sessions list to a narrow rail"))
+        self.fold_action.toggled.connect(self.set_folded)
+        theme.bind_icon(self.fold_action, "caret-double-left")
+        self.fold_button = QToolButton()
+        self.fold_button.setObjectName("sessionsFold")
+        self.fold_button.setDefaultAction(self.fold_action)
+        self.fold_button.setAutoRaise(True)
+        top = QHBoxLayout()
+        top.setSpacing(2)
+        top.addWidget(self.filter_edit, 1)
+        top.addWidget(self.fold_button)
+        layout.addLayout(top)
 
         self.list = QListWidget()
         self.list.setObjectName("sessionList")
@@ -51,6 +83,7 @@ class SessionsSidebar(QWidget):
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.installEventFilter(self)
         layout.addWidget(self.list, 1)
 
         buttons = QHBoxLayout()
@@ -86,8 +119,83 @@ class SessionsSidebar(QWidget):
         self.new_button.clicked.connect(self.create_session)
         self.rename_button.clicked.connect(self.rename_current)
         self.delete_button.clicked.connect(self.ask_delete_current)
+        new_action = QAction("New session", self)
+        new_action.setObjectName("railNewSession")
+        new_action.setToolTip(plain_tooltip("New session (Ctrl+N)"))
+        new_action.triggered.connect(self.create_session)
+        theme.bind_icon(new_action, "plus")
+        self.rail = SidebarRail(self.fold_action, new_action)
+        self.rail.hide()
+        outer.addWidget(self.rail)
         presenter.subscribe(self._fill)
         self._fill()
+
+    # -- folding and marks ------------------------------------------------------------
+    @property
+    def folded(self) -> bool:
+        return self.rail.isVisibleTo(self)
+
+    def set_folded(self, folded: bool) -> None:
+        """The rail (folded) or the whole list; the window sizes the dock to match."""
+        if self.fold_action.isChecked() != folded:
+            self.fold_action.setChecked(folded)  # comes back here through ``toggled``
+            return
+        if folded == self.folded and self.full.isVisibleTo(self) != folded:
+            return
+        self.full.setVisible(not folded)
+        self.rail.setVisible(folded)
+        text = "Unfold the sessions list" if folded else "Fold the sessions list"
+        self.fold_action.setText(text)
+        self.fold_action.setToolTip(plain_tooltip(text if folded else "Fold the sessions list to a narrow rail"))
+        theme.bind_icon(self.fold_action, "caret-double-right" if folded else "caret-double-left")
+        self.rail.show_marks(self.marks, self.presenter.title_of)
+        self.foldedChanged.emit(folded)
+
+    def set_mark(self, session_id: str, state: Activity) -> None:
+        """Show a session's background activity on its row (and, folded, on the rail)."""
+        if state is Activity.IDLE:
+            self.marks.pop(session_id, None)
+        else:
+            self.marks[session_id] = state
+        item = self._item_for(session_id)
+        if item is not None:
+            apply_mark(item, state, self._base_tooltip(session_id))
+        self.rail.show_marks(self.marks, self.presenter.title_of)
+
+    def mark_of(self, session_id: str) -> Activity:
+        return self.marks.get(session_id, Activity.IDLE)
+
+    def _base_tooltip(self, session_id: str) -> str:
+        session = self.presenter.get(session_id)
+        if session is None:
+            return ""
+        return f"{session.title}\ncreated {session.created_at[:16].replace('T', ' ')}"
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.list and isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress:
+            self.keyboard_switch = event.key() in NAVIGATION_KEYS
+        elif watched is self.list and event.type() == QEvent.Type.MouseButtonPress:
+            self.keyboard_switch = False
+        return False
+
+    def resizeEvent(self, event: object) -> None:  # noqa: N802
+        """Narrow (1024 px windows): the row of buttons shows icons only, never clipped words."""
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        buttons = (self.new_button, self.rename_button, self.delete_button)
+        words = {self.new_button: "New", self.rename_button: "Rename", self.delete_button: "Delete"}
+        for button in buttons:
+            button.setAccessibleName(words[button])
+        for button in buttons:  # measure with words
+            button.setText(words[button])
+        needed = sum(b.sizeHint().width() for b in buttons) + 24
+        if needed > self.full.width():
+            for button in buttons:
+                button.setText("")
+
+    @property
+    def editing(self) -> bool:
+        """A title is being typed in place (a new session, F2): the focus must stay there."""
+        return self.list.state() == QAbstractItemView.State.EditingState
 
     # -- list ------------------------------------------------------------------
     def _shown(self) -> list[tuple[str, str]]:
@@ -103,8 +211,8 @@ class SessionsSidebar(QWidget):
             for session in wanted:
                 item = QListWidgetItem(session.title)
                 item.setData(ID_ROLE, session.id)
-                item.setToolTip(plain_tooltip(f"{session.title}\ncreated {session.created_at[:16].replace('T', ' ')}"))
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                apply_mark(item, self.mark_of(session.id), self._base_tooltip(session.id))
                 self.list.addItem(item)
                 if session.id == self.current_id:
                     self.list.setCurrentItem(item)

@@ -56,6 +56,8 @@ def name_shortcuts(widget: QWidget) -> None:
         tip = tooltip_text(action)
         if not tip or tip == action.text() or tip == plain_text(action):
             tip = plain_text(action)
+        if keys and keys not in tip and keys.replace("-", "−") in tip:
+            tip = tip.replace(keys.replace("-", "−"), keys)  # "Zoom out (−)": the key is the hyphen
         if keys and keys not in tip:
             tip = f"{tip} ({keys})"
         if tip != tooltip_text(action) or not action.toolTip().startswith(_WRAP):

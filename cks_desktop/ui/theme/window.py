@@ -48,6 +48,8 @@ def decorate(window: QMainWindow) -> None:
         if icon:
             theme.bind_icon(action, icon)
     name_shortcuts(bar)
+    for toolbar in window.findChildren(QToolBar):  # their shortcuts may be set after decorate_toolbar
+        name_shortcuts(toolbar)
 
 
 
