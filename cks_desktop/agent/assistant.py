@@ -40,7 +40,7 @@ from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.providers import Factory, ProviderHolder
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.llm.messages import Message
-from cks_desktop.llm.provider import ProviderError
+from cks_desktop.llm.provider import GenerationParams, ProviderError
 from cks_desktop.tools.approval import Approver, Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.scopes import chat_grant
@@ -134,13 +134,15 @@ class Assistant:
         messages = list(history) if history is not None else self.transcripts.load(session_id)
         try:
             grant = chat_grant(self.settings, session_id, extra=extra_scopes)  # per turn: changes apply next turn
+            params = self.generation_params(session_id)
             async with self.providers.use() as provider:
                 messages = await ai_chat(
                     session_id, messages, prompt, provider=provider, registry=self.registry, store=self.store,
                     approver=approver, on_event=relay,
                     max_iterations=max_iterations or self.settings.max_iterations,
                     allowed_folders=self.settings.allowed_folders, granted_scopes=grant.scopes,
-                    source_grants=grant.by_source, scope_setting=self.scope_setting, transcript=self.transcripts)
+                    source_grants=grant.by_source, scope_setting=self.scope_setting, transcript=self.transcripts,
+                    params=params)
         except ProviderError as exc:  # no provider / no key: said in the chat (not saved), with the way out
             relay(ev.ErrorEvent(exc.message, exc.kind))
             relay(ev.Finished("error"))
@@ -180,6 +182,17 @@ class Assistant:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    def generation_params(self, session_id: str) -> GenerationParams:
+        """The session's temperature and max output tokens, else Settings → Chat & agent's (per turn,
+        so a change applies to the next turn); an unreadable session gets the app's defaults."""
+        from cks_desktop.agent.session_settings import SessionSettingsStore, default_params, effective_params
+
+        try:
+            return effective_params(SessionSettingsStore(self.store).get(session_id), self.settings)
+        except Exception as exc:  # an unknown session fails later, in the tools, with a clear message
+            log.warning("could not read the chat settings of session %s: %s", session_id, exc)
+            return default_params(self.settings)
 
     def saved_messages(self, session_id: str, *, fallback: Sequence[Message] = ()) -> list[Message]:
         """The conversation as saved (after a Stop or a failure, what the next turn continues from)."""

@@ -9,8 +9,9 @@ The request carries ``request_messages(messages)``, never the raw list: every
 part bounded and unanswered prompts left out (see ``agent/request.py``).
 
 ``on_call`` (issue 13, section 3) hears of a tool call as soon as the stream opens it
-(``ToolCallStart``) and of its arguments' growing size, throttled to one report per
-``PREPARING_EVERY_S`` per call: the chat shows the row at once with "preparing…",
+(``ToolCallStart``) and of its arguments' growing size, reported when the size has doubled
+since the last report or ``PREPARING_EVERY_S`` has passed (a few dozen reports for any
+size, never one per fragment): the chat shows the row at once with "preparing…",
 never seconds of nothing while a long argument streams. ``params`` (temperature, max
 output tokens) goes to the provider only when set, so providers that predate it work.
 """
@@ -39,10 +40,10 @@ class _Progress:
 
     def __init__(self, on_call: CallListener | None) -> None:
         self._on_call = on_call
-        self._calls: dict[int, list[Any]] = {}  # index -> [id, name, chars, last report]
+        self._calls: dict[int, list[Any]] = {}  # index -> [id, name, chars, last report, chars reported]
 
     def start(self, event: ToolCallStart) -> None:
-        self._calls[event.index] = [event.id, event.name, 0, time.monotonic()]
+        self._calls[event.index] = [event.id, event.name, 0, time.monotonic(), 0]
         if self._on_call is not None:
             self._on_call(event.id, event.name, 0)
 
@@ -52,8 +53,9 @@ class _Progress:
             return
         call[2] += len(event.arguments_fragment)
         now = time.monotonic()
-        if self._on_call is not None and now - call[3] >= PREPARING_EVERY_S:
-            call[3] = now
+        if self._on_call is not None and call[2] > call[4] and (
+                call[2] >= 2 * call[4] or now - call[3] >= PREPARING_EVERY_S):
+            call[3], call[4] = now, call[2]
             self._on_call(call[0], call[1], call[2])
 
 

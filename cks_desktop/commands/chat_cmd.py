@@ -14,6 +14,8 @@ Managing the chat (the graph is never touched): ``--history`` prints it with
 each exchange's number (``you #2: …``; an exchange is one message of yours
 and its whole answer), ``--delete-turn N`` deletes exchange N whole (its tool
 calls and their results go with it, so the chat still loads and continues),
+``--export FILE [--format markdown|json]`` writes the chat with its tool calls (as the window's
+File → Export chat… does),
 ``--clear`` deletes every message (both ask first on a terminal; ``--yes``
 skips the question, and is required when there is no terminal). A message that never got an answer (the
 app was killed, the provider failed) is shown as ``unanswered``; it is not
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
 
 ARGS_SHOWN = 120  # characters of a call's arguments on its → line
 DENIAL_HINT = "Run the command again with --yes to allow calls that ask for approval."
+CONTINUE_HINT = 'To let the assistant go on, run the command again with the prompt "Continue."'
+
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -74,6 +78,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="delete exchange N (as numbered by --history) with its whole answer")
     what.add_argument("--retry", action="store_true",
                       help="answer the chat's last message again when it got no answer (no PROMPT)")
+    what.add_argument("--export", metavar="FILE",
+                      help="write the chat (messages, tool calls and results) to FILE and exit; '-' for stdout")
+    p.add_argument("--format", choices=("markdown", "json"),
+                   help="with --export: the file's format (default: json for a .json FILE, else markdown)")
     p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
     p.set_defaults(handler=_run)
 
@@ -81,9 +89,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.max_iterations is not None and args.max_iterations < 1:
         raise CliError("--max-iterations must be at least 1.")
-    manage = args.history or args.clear or args.delete_turn is not None
+    if args.format is not None and args.export is None:
+        raise CliError("--format goes with --export FILE.")
+    manage = args.history or args.clear or args.delete_turn is not None or args.export is not None
     if (manage or args.retry) and args.prompt is not None:
-        raise CliError("Give either a PROMPT or one of --history, --clear, --delete-turn, --retry, not both.")
+        raise CliError("Give either a PROMPT or one of --history, --clear, --delete-turn, --retry, --export, "
+                       "not both.")
     if not manage and not args.retry:
         prompt = sys.stdin.read() if args.prompt == "-" else (args.prompt or "")
         if not prompt.strip():
@@ -94,6 +105,8 @@ def _run(args: argparse.Namespace) -> int:
         _session(store, args.session)
         if args.history:
             return _print_history(store, args.session, as_json=args.json)
+        if args.export is not None:
+            return _export(store, args)
         if args.clear or args.delete_turn is not None:
             return _delete(store, args)
         if args.retry:
@@ -134,12 +147,31 @@ def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export(store: "GraphStore", args: argparse.Namespace) -> int:
+    """--export FILE [--format markdown|json]: the chat as the window's File → Export chat… writes it."""
+    from cks_desktop.agent.chat_export import export_chat, format_for, write_export
+
+    fmt = args.format or format_for(args.export)
+    text = export_chat(store, args.session, fmt)
+    if args.export == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        target = write_export(args.export, text)
+    except OSError as exc:
+        raise CliError(f"Could not write {args.export}: {exc.strerror or exc}.") from None
+    print(f"Wrote the chat of {args.session} as {fmt} to {target}.", file=sys.stderr)
+    return EXIT_OK
+
+
 def _check_retry(store: "GraphStore", session_id: str) -> None:
     from cks_desktop.agent.transcript import TranscriptStore
 
-    history = TranscriptStore.for_store(store).history(session_id)
+    transcript = TranscriptStore.for_store(store)
+    history = [row for row in transcript.history(session_id) if not row.is_error]  # a saved error is no answer
     if not history or not history[-1].unanswered:
         raise CliError("The chat does not end with an unanswered message, so there is nothing to retry.")
+    transcript.delete_trailing_errors(session_id)  # answered again now: the old error goes
 
 
 def _session(store: "GraphStore", session_id: str) -> Any:
@@ -282,8 +314,11 @@ class TextPrinter:
             case ev.Finished():
                 self.reason = event.reason
                 self._end_line()
-            case ev.TurnStarted() | ev.ApprovalRequested() | ev.ApprovalResolved() | ev.IterationLimit():
-                pass  # approvals are answered by --yes; the limit is shown by its notice
+                if event.reason == "limit":  # the notice says the fact; this is the one way on
+                    print(f"cks-desktop: {CONTINUE_HINT}", file=self.err, flush=True)
+            case ev.TurnStarted() | ev.ToolCallPreparing() | ev.ApprovalRequested() | ev.ApprovalResolved() \
+                    | ev.IterationLimit():
+                pass  # approvals are answered by --yes; a call's → line comes when it runs; the limit: below
             case _:
                 assert_never(event)
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 EXPORT_FORMATS = ("json", "graphml", "markdown", "mermaid", "memory-jsonl")
 IMPORT_FORMATS = ("json", "graphml", "memory-jsonl")
+ON_CONFLICT = ("skip", "merge", "rename", "error")  # the same as graph/formats/conflicts.py (a test checks)
 CLI_ORIGIN = "cli"
 LATEST = 10
 
@@ -93,6 +94,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("session_id", metavar="ID")
     imp.add_argument("file", metavar="FILE", help="the file to import, or - for stdin")
     imp.add_argument("--format", required=True, choices=IMPORT_FORMATS)
+    imp.add_argument("--on-conflict", choices=ON_CONFLICT, default="error",
+                     help="an imported object with the type and name of one already there: error (refuse, "
+                          "naming every conflict; the default), skip it, merge it into the existing one, "
+                          "or rename it (keep both, the import's as \"Name (2)\")")
     compact = _leaf(ssub, "compact", "drop a session's oldest history; dropped changes can no longer be "
                     "reverted (the graph is unchanged)", _compact)
     compact.add_argument("session_id", metavar="ID")
@@ -236,7 +241,7 @@ def _import(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
     with store_for(args) as store:
         store.get_session(args.session_id)
-        result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN)
+        result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN, on_conflict=args.on_conflict)
     change_id = result.change.id if result.change else None
     if args.json:
         print_json({"session_id": args.session_id, "change_id": change_id, "summary": result.summary,

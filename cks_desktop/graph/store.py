@@ -681,11 +681,20 @@ class GraphStore:
         session = self.get_session(session_id)
         return export_graph(format, session, self.all_objects(session_id), self.all_relations(session_id))
 
-    def import_data(self, session_id: str, format: str, data: str, origin: str) -> ApplyResult:
-        """Formats: json, graphml, memory-jsonl. One change; bad input → StoreError, nothing written."""
+    def import_data(self, session_id: str, format: str, data: str, origin: str,
+                    on_conflict: str | None = None) -> ApplyResult:
+        """Formats: json, graphml, memory-jsonl. One change; bad input → StoreError (an
+        ``ImportRefused`` naming every problem), nothing written. ``on_conflict``: skip,
+        merge, rename or error (``formats/conflicts.py``); None keeps the old rule."""
         from cks_desktop.graph.formats import import_graph
 
-        return import_graph(self, session_id, format, data, origin)
+        return import_graph(self, session_id, format, data, origin, on_conflict)
+
+    def preview_import(self, session_id: str, format: str, data: str) -> Any:
+        """An ``ImportPreview``: counts, types, a sample and every conflict; writes nothing."""
+        from cks_desktop.graph.formats import preview_import
+
+        return preview_import(self, session_id, format, data)
 
 
 def _streams(ops: list[Any]) -> bool:

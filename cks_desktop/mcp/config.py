@@ -31,6 +31,14 @@ This app's own keys sit beside them (all optional):
 ``inheritEnv``     false (default) / true: a command gets only a minimal environment (user, home,
                    PATH, shell, terminal, locale) plus its ``env``; true passes the app's whole
                    environment, except provider keys, which no server ever receives.
+``oauth``          for a URL: ``false`` (never sign in), or an object (all optional):
+                   ``clientId`` / ``clientSecret`` of a client registered by hand with the
+                   server's authorization server (the secret kept in the keychain),
+                   ``scope`` (space-separated), ``callbackPort`` (the loopback redirect's
+                   port, for a pre-registered ``http://127.0.0.1:<port>/callback``) and
+                   ``clientMetadataUrl`` (an https client ID metadata document). Without
+                   it, a server that asks for OAuth is signed in to with dynamic client
+                   registration (``oauth.py``).
 
 Unknown keys are kept: edits change only the keys they mean to change, in the
 raw dict the settings file round-trips.
@@ -64,12 +72,24 @@ STDIO_DEFAULT_SCOPES = frozenset({Scope.CODE_EXECUTE})
 HTTP_DEFAULT_SCOPES = frozenset({Scope.NET_FETCH})
 _KNOWN_KEYS = frozenset({
     "command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-    "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv",
+    "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv", "oauth",
 })
+_OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope", "callbackPort", "clientMetadataUrl"})
 
 
 class ConfigError(ValueError):
     """One sentence a person can act on."""
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """How to sign in to a URL server that asks for OAuth (the ``oauth`` key; see ``oauth.py``)."""
+
+    client_id: str = ""
+    client_secret_ref: str = ""  # the keychain entry name of a pre-registered client's secret
+    scope: str | None = None
+    callback_port: int | None = None
+    client_metadata_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +110,7 @@ class ServerConfig:
     timeout: float = DEFAULT_TIMEOUT
     protocol: str = "auto"
     inherit_env: bool = False  # pass the app's environment (never provider keys) to a command
+    oauth: OAuthSettings | None = None  # a URL server's sign-in; None: never (a command, or "oauth": false)
 
     @property
     def source(self) -> str:
@@ -110,7 +131,7 @@ class ServerConfig:
 
 
 # -- secrets ------------------------------------------------------------------
-SECRET_SECTIONS = ("env", "headers", "args", "url")
+SECRET_SECTIONS = ("env", "headers", "args", "url", "oauth")
 SHOWN_SECRET = "[secret]"
 _REF_IN_TEXT = re.compile(r"keychain:[^\s&#\"']+")
 _ARG_REF = re.compile(r"^(-{1,2}[A-Za-z0-9_.\-]+=)?keychain:(.+)$")
@@ -215,6 +236,9 @@ def secret_refs(raw: dict[str, Any]) -> list[str]:
     url = raw.get("url")
     if isinstance(url, str):
         refs += [m.group(0)[len(SECRET_PREFIX):] for m in _REF_IN_TEXT.finditer(url)]
+    oauth = raw.get("oauth")
+    if isinstance(oauth, dict) and is_secret_ref(oauth.get("clientSecret", "")):
+        refs.append(oauth["clientSecret"][len(SECRET_PREFIX):])
     return refs
 
 
@@ -288,6 +312,44 @@ def _policy(value: Any, name: str, where: str) -> Policy:
         raise ConfigError(f"Server '{name}': {where} must be auto, once or always (got {value!r}).") from None
 
 
+def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
+    """The ``oauth`` key of a URL server: absent means sign in by dynamic registration when asked."""
+    if raw is None or raw is True:
+        return OAuthSettings()
+    if raw is False:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Server '{name}': \"oauth\" must be false or an object.")
+    for key in ("clientId", "clientSecret", "scope", "clientMetadataUrl"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ConfigError(f"Server '{name}': \"oauth.{key}\" must be text.")
+    secret = raw.get("clientSecret") or ""
+    if secret and not is_secret_ref(secret):
+        raise ConfigError(f"Server '{name}': the OAuth client secret must be kept in the keychain; "
+                          "enter it again in the server's settings.")
+    ref = secret[len(SECRET_PREFIX):]
+    if ref and not owns_secret(name, ref):
+        raise ConfigError(f"Server '{name}': the OAuth client secret refers to the keychain entry '{ref}', "
+                          "which is not this server's own; enter it again in the server's settings.")
+    port = raw.get("callbackPort")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
+        raise ConfigError(f"Server '{name}': \"oauth.callbackPort\" must be a port number from 1024 to 65535.")
+    cimd = raw.get("clientMetadataUrl") or None
+    if cimd is not None:
+        try:
+            parts = urlsplit(cimd)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme != "https" or parts.path in ("", "/"):
+            raise ConfigError(f"Server '{name}': \"oauth.clientMetadataUrl\" must be an https:// address with a "
+                              "path (the client ID metadata document).")
+    if (raw.get("clientSecret") or "") and not (raw.get("clientId") or ""):
+        raise ConfigError(f"Server '{name}': an OAuth client secret needs its client ID.")
+    return OAuthSettings(client_id=(raw.get("clientId") or "").strip(), client_secret_ref=ref,
+                         scope=(raw.get("scope") or "").strip() or None, callback_port=port,
+                         client_metadata_url=cimd)
+
+
 def parse_server(name: str, raw: Any) -> ServerConfig:
     """Validate one entry; raise ``ConfigError`` with one sentence on the first problem."""
     check_name(name)
@@ -311,7 +373,7 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"Server '{name}': \"url\" must be an http:// or https:// address (got {url!r}).")
         common.update(transport="http", url=url, headers=_str_dict(raw.get("headers"), name, "headers"),
-                      scopes=HTTP_DEFAULT_SCOPES)
+                      scopes=HTTP_DEFAULT_SCOPES, oauth=parse_oauth(name, raw.get("oauth")))
     elif command is not None:
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"Server '{name}': \"command\" must be the program to run, as text.")
@@ -436,6 +498,9 @@ def remove_server(settings: "Settings", name: str, secrets: "SecretStore | None"
         for ref in secret_refs(raw):
             if owns_secret(name, ref):  # never another server's or a provider's entry
                 secrets.delete(ref)
+    if secrets is not None:  # the sign-in's tokens and registration, which no entry references
+        for ref in (secret_key(name, "oauth", "tokens"), secret_key(name, "oauth", "client")):
+            secrets.delete(ref)
 
 
 def _keep(secrets: "SecretStore | None", server: str, section: str, key: str, value: str) -> str:
@@ -564,6 +629,12 @@ def protect_entry(raw: dict[str, Any], *, server: str, secrets: "SecretStore | N
         if new_headers:
             entry["headers"] = new_headers
         moved += what
+    oauth = entry.get("oauth")
+    if isinstance(oauth, dict) and isinstance(oauth.get("clientSecret"), str) and oauth["clientSecret"] \
+            and not is_secret_ref(oauth["clientSecret"]):
+        entry["oauth"] = {**oauth, "clientSecret": _keep(secrets, server, "oauth", "clientSecret",
+                                                         oauth["clientSecret"])}
+        moved.append("OAuth client secret")
     return entry, moved
 
 
@@ -577,6 +648,11 @@ def rename_secrets(raw: dict[str, Any], old: str, new: str, secrets: "SecretStor
                 target = "mcp/" + new + ref[len("mcp/" + old):]
                 secrets.set(target, value)
                 mapping[ref] = target
+    for what in ("tokens", "client"):  # the sign-in moves along (no entry references it)
+        value = secrets.get(secret_key(old, "oauth", what))
+        if value is not None:
+            secrets.set(secret_key(new, "oauth", what), value)
+            secrets.delete(secret_key(old, "oauth", what))
     if not mapping:
         return raw
 
@@ -590,7 +666,7 @@ def rename_secrets(raw: dict[str, Any], old: str, new: str, secrets: "SecretStor
             return [swap(v) for v in value]
         return value
 
-    renamed = {k: swap(v) if k in ("env", "headers", "args", "url") else v for k, v in raw.items()}
+    renamed = {k: swap(v) if k in ("env", "headers", "args", "url", "oauth") else v for k, v in raw.items()}
     for ref in mapping:
         secrets.delete(ref)
     return renamed

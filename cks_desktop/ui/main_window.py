@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
         self.status.set_provider(holder.label())
         if holder.configured:
             self.chat_panel.composer.show_provider(holder.name, holder.model)
+            self.chat_panel.view.set_model_name(holder.model)  # beside "Assistant" on each answer
             self.chat_panel.set_setup_notice(None)
         else:
             self.chat_panel.composer.show_provider("", "")

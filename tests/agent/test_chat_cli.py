@@ -132,8 +132,8 @@ def test_cap_and_errors_exit_1(home: tuple[Path, str]) -> None:
         fake.queue(call_turn("graph_summary", {}))
         capped = chat(root, fake, sid, "--max-iterations", "1", "Summarise")
     assert capped.returncode == 1
-    assert capped.stdout.splitlines()[-1] == ("Reached the iteration limit (1 model turn). "
-                                              "Send another message to continue.")
+    assert capped.stdout.splitlines()[-1] == "Reached the iteration limit (1 model turn); the answer may be unfinished."
+    assert 'run the command again with the prompt "Continue."' in capped.stderr  # the one way on
     with make_fake("ollama") as fake:
         fake.queue(Turn(text=["Half an ans"], error_mid_stream="error"))
         failed = chat(root, fake, sid, "Go")

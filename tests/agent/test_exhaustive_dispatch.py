@@ -28,7 +28,9 @@ FORGETFUL = textwrap.dedent("""
 
     def listener(event: ev.AgentEvent) -> None:
         match event:
-            case ev.TurnStarted() | ev.TextDelta() | ev.ToolCallStarted() | ev.ApprovalRequested():
+            case ev.TurnStarted() | ev.TextDelta() | ev.ToolCallPreparing() | ev.ToolCallStarted():
+                pass
+            case ev.ApprovalRequested():
                 pass
             case ev.ApprovalResolved() | ev.ToolCallFinished() | ev.AssistantMessage() | ev.ErrorEvent():
                 pass

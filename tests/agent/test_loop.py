@@ -165,7 +165,7 @@ async def test_default_cap_is_eight(registry, stub_store) -> None:
     provider = ScriptedProvider([call_turn("echo", {"text": str(i)}) for i in range(8)])
     out, rec = await chat(provider, registry, stub_store)
     assert len(provider.requests) == 8
-    assert out[-1].text == "Reached the iteration limit (8 model turns). Send another message to continue."
+    assert out[-1].text == "Reached the iteration limit (8 model turns); the answer may be unfinished."
 
 
 async def test_repeated_failure_stops_early(registry, stub_store) -> None:

@@ -153,7 +153,7 @@ async def test_cap_reached(rig: Rig) -> None:
     rig.queue(call_turn("echo", {"text": "1"}), call_turn("echo", {"text": "2"}))
     out = await rig.chat(max_iterations=2)
     assert rig.rec.finished().reason == "limit" and len(rig.fake.generation_requests) == 2
-    assert out[-1].text == "Reached the iteration limit (2 model turns). Send another message to continue."
+    assert out[-1].text == "Reached the iteration limit (2 model turns); the answer may be unfinished."
     consistent(out)
     rig.queue(text_turn("Picking up where I stopped."))
     out = await rig.chat("continue")

@@ -106,6 +106,10 @@ class FakeAnthropic(FakeServer):
         for call in turn.tool_calls:
             raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments or {})
             call_id = call.id or "toolu_fake" + secrets.token_hex(8)
+            if turn.stall_in_arguments:  # the call's row must show while its arguments stream
+                self._tool_block(out, index, call_id, call.name, split_text(raw, turn.split_arguments), stop=False)
+                out.stall()
+                return
             self._tool_block(out, index, call_id, call.name, split_text(raw, turn.split_arguments))
             index += 1
         stop = _STOP.get(turn.finish_reason or "", turn.finish_reason) if turn.finish_reason else (
@@ -116,13 +120,15 @@ class FakeAnthropic(FakeServer):
         out.send(_sse("message_stop", {"type": "message_stop"}))
         out.end()
 
-    def _tool_block(self, out: Responder, index: int, call_id: str, name: str, fragments: list[str]) -> None:
+    def _tool_block(self, out: Responder, index: int, call_id: str, name: str, fragments: list[str],
+                    stop: bool = True) -> None:
         out.send(_sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
             "type": "tool_use", "id": call_id, "name": name, "input": {}}}))
         for fragment in ["", *fragments]:
             out.send(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
                                                   "delta": {"type": "input_json_delta", "partial_json": fragment}}))
-        out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        if stop:
+            out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
 
     def _interrupt(self, turn: Turn, out: Responder) -> bool:
         """Mid-stream error, cut or stall after the text; True when the response is over."""

@@ -45,6 +45,7 @@ class Turn:
     cut_after_text: bool = False
     stall_after_text: bool = False
     split_arguments: int = 3
+    stall_in_arguments: bool = False  # (Anthropic) stop sending after the first call's argument fragments
     finish_reason: str | None = None  # override ("length", ...)
     input_tokens: int = 11
     output_tokens: int = 7

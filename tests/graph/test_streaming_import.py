@@ -117,7 +117,8 @@ def test_every_error_of_a_streamed_import_is_found_across_chunks(store: GraphSto
     doc["relations"].append({"type": "rel", "source_id": "ghost 2", "target_id": doc["objects"][299]["id"]})
     with pytest.raises(StoreError) as caught:
         store.import_data(session.id, "json", json.dumps(doc), "import")
-    assert str(caught.value).endswith("(1 more problems)")
+    assert str(caught.value).startswith("Nothing was imported: 2 problems: relation 900")  # both named
+    assert "'ghost'" in str(caught.value) and "'ghost 2'" in str(caught.value)
     assert dump(store) == before
     # the same import without the bad relations merges "object 3" into the existing one
     doc["relations"] = doc["relations"][:-2]

@@ -72,7 +72,8 @@ def test_tool_row_collapsed_and_expanded(qtbot) -> None:
     assert row.objectName() == "toolCallRow"
     assert row.name_label.text() == "Add object"
     summary = row.summary_label.full_text()
-    assert 'name="Alice"' in summary and "properties={…}" in summary
+    assert summary == 'name="Alice", type="Person"'  # the telling arguments (tests/ui/test_chat_look.py)
+    assert "properties={…}" in row.summary_label.toolTip()  # every argument in the tooltip
     assert row.state_label.text() == "done · 1.2 s"
     assert not row.is_expanded() and row.details is None and row.property("expanded") in (None, False)
     assert row.revert_button.isVisibleTo(row)
@@ -85,7 +86,7 @@ def test_tool_row_collapsed_and_expanded(qtbot) -> None:
     assert '<img src=\\"http://x\\">' in result_text  # literal, in a plain-text view
     assert row.result_block.view.isReadOnly()
     qtbot.mouseClick(row.result_block.copy_button, Qt.MouseButton.LeftButton)
-    assert QGuiApplication.clipboard().text() == result_text
+    assert QGuiApplication.clipboard().text() == row.item.result  # the original, not its pretty form
 
 
 def test_tool_row_states(qtbot) -> None:

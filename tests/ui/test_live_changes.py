@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,13 +51,18 @@ class FeedClock:
 
     def __init__(self) -> None:
         self.at: dict[int, float] = {}
+        self._cond = threading.Condition()
 
     def __call__(self, event: object) -> None:
         if getattr(event, "external", False):
-            self.at[id(event)] = time.monotonic()
+            with self._cond:
+                self.at[id(event)] = time.monotonic()
+                self._cond.notify_all()
 
     def within(self, event: object, written: float) -> None:
-        emitted = self.at[id(event)]
+        with self._cond:  # the bridge's listener ran first on the feed thread; this one follows
+            assert self._cond.wait_for(lambda: id(event) in self.at, timeout=5)
+            emitted = self.at[id(event)]
         assert emitted - written < LATENCY_S, f"the feed emitted it {emitted - written:.2f} s after the write"
 
 

@@ -9,6 +9,8 @@ from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Object, Relation, Session
 
 if TYPE_CHECKING:
+    from cks_desktop.graph.formats.common import ParsedGraph
+    from cks_desktop.graph.formats.conflicts import ImportPreview
     from cks_desktop.graph.store import ApplyResult, GraphStore
 
 EXPORT_FORMATS = ("json", "graphml", "markdown", "mermaid", "memory-jsonl")
@@ -34,22 +36,52 @@ def export_graph(format: str, session: Session, objects: list[Object], relations
     raise StoreError(f"Unknown export format {format!r}; use one of: {', '.join(EXPORT_FORMATS)}.")
 
 
-def import_graph(store: "GraphStore", session_id: str, format: str, data: str, origin: str) -> "ApplyResult":
+def parse_graph(format: str, data: str) -> "ParsedGraph":
+    """The graph in ``data`` (nothing is written); bad input → StoreError naming every problem."""
+    if not isinstance(data, str):
+        raise StoreError("Nothing was imported: the data must be text.")
+    if format == "json":
+        from cks_desktop.graph.formats.json_format import parse_json
+        return parse_json(data)
+    if format == "graphml":
+        from cks_desktop.graph.formats.graphml import parse_graphml
+        return parse_graphml(data)
+    if format == "memory-jsonl":
+        from cks_desktop.graph.formats.memory_jsonl import parse_memory_jsonl
+        return parse_memory_jsonl(data)
+    raise StoreError(f"Unknown import format {format!r}; use one of: {', '.join(IMPORT_FORMATS)}.")
+
+
+def _check_choice(on_conflict: str | None) -> None:
+    from cks_desktop.graph.formats.conflicts import ON_CONFLICT
+
+    if on_conflict is not None and on_conflict not in ON_CONFLICT:
+        raise StoreError(f"Unknown conflict choice {on_conflict!r}; use one of: {', '.join(ON_CONFLICT)}.")
+
+
+def import_graph(store: "GraphStore", session_id: str, format: str, data: str, origin: str,
+                 on_conflict: str | None = None) -> "ApplyResult":
     from cks_desktop.graph.formats.common import apply_import
 
+    _check_choice(on_conflict)
     if not isinstance(data, str):
         raise StoreError("Nothing was imported: the data must be text.")
     store.get_session(session_id)  # NotFound before any parsing work
-    if format == "json":
-        from cks_desktop.graph.formats.json_format import parse_json
-        parsed = parse_json(data)
-    elif format == "graphml":
-        from cks_desktop.graph.formats.graphml import parse_graphml
-        parsed = parse_graphml(data)
-    elif format == "memory-jsonl":
-        from cks_desktop.graph.formats.memory_jsonl import merge_existing_observations, parse_memory_jsonl
-        parsed = parse_memory_jsonl(data)
+    parsed = parse_graph(format, data)
+    if format == "memory-jsonl" and on_conflict is None:
+        from cks_desktop.graph.formats.memory_jsonl import merge_existing_observations
         merge_existing_observations(store, session_id, parsed)
-    else:
-        raise StoreError(f"Unknown import format {format!r}; use one of: {', '.join(IMPORT_FORMATS)}.")
-    return apply_import(store, session_id, parsed, origin)
+    return apply_import(store, session_id, parsed, origin, on_conflict)
+
+
+def preview_import(store: "GraphStore", session_id: str, format: str, data: str) -> "ImportPreview":
+    """What importing ``data`` would add to the session, and its conflicts; writes nothing."""
+    from cks_desktop.graph.formats.conflicts import existing_objects, preview
+
+    store.get_session(session_id)
+    parsed = parse_graph(format, data)
+    types = {d.name for d in store.type_defs(session_id) if d.kind == "object"}
+    with store.connection_lock() as conn:
+        types |= {t for (t,) in conn.execute("SELECT DISTINCT type FROM objects WHERE session_id = ?",
+                                             (session_id,))}
+    return preview(parsed, existing_objects(store, session_id, parsed), types)

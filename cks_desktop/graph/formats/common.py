@@ -49,28 +49,96 @@ class ParsedGraph:
     relations: list[ParsedRelation] = field(default_factory=list)
 
 
-def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origin: str) -> "ApplyResult":
+class ImportRefused(StoreError):
+    """An import refused as a whole; ``problems`` names EVERY problem ("where: what"), never
+    "and 20 more": the CLI prints the whole sentence, the window lists them all."""
+
+    def __init__(self, problems: list[str], hint: str = "") -> None:
+        self.problems = [p.rstrip(". ") for p in problems]
+        self.hint = hint
+        problems = self.problems
+        if len(problems) == 1:
+            text = f"Nothing was imported: {problems[0]}"
+        else:
+            text = f"Nothing was imported: {len(problems)} problems: " + "; ".join(problems)
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text if text.endswith((".", "?", "!")) else text + ".")
+
+
+PREFIX = "Nothing was imported: "
+
+
+class Problems:
+    """Collects a parser's per-element problems so a refusal names all of them."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, exc: StoreError) -> None:
+        text = str(exc)
+        self.items.append(text[len(PREFIX):].rstrip(".") if text.startswith(PREFIX) else text.rstrip("."))
+
+    def check(self) -> None:
+        if self.items:
+            raise ImportRefused(self.items)
+
+
+def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origin: str,
+                 on_conflict: str | None = None) -> "ApplyResult":
     """The parsed graph as ONE change, streamed: its ops are made chunk by chunk while the
     store plans and writes them (``GraphStore.apply_stream``), so the import never holds
-    all its ops, their states and inverses at once."""
+    all its ops, their states and inverses at once.
+
+    ``on_conflict`` None is the store's long-standing rule (merge into objects already in
+    the session, refuse repeats inside the file into an empty one); ``skip`` / ``merge`` /
+    ``rename`` / ``error`` are the person's choice (``formats/conflicts.py``)."""
+    from cks_desktop.graph.formats.conflicts import existing_objects, name_taken_in, outcome_words, resolve
+
     empty = store.counts(session_id)["objects"] == 0
     keep_ids = empty and _ids_are_free(store, graph)
-    on_conflict = "error" if empty else "update"
     index = {o.key: i for i, o in enumerate(graph.objects)}
+    extra: dict[str, int] = {}
+    if on_conflict is None:
+        mode = "error" if empty else "update"
+        refs = [f"$import{i}" for i in range(len(graph.objects))]
+
+        def object_ops() -> Iterator[tuple[int, dict[str, Any]]]:
+            for i, o in enumerate(graph.objects):
+                op: dict[str, Any] = {"op": "add_object", "type": o.type, "name": o.name, "properties": o.properties,
+                                      "label": f"$import{i}", "on_conflict": mode}
+                if keep_ids:
+                    op["id"] = o.key
+                yield i, op
+        dedupe = False
+    else:
+        plan = resolve(graph, existing_objects(store, session_id, graph), on_conflict, keep_ids,
+                       name_taken_in(store, session_id))
+        refs = plan.ref
+        extra = dict(plan.counts)
+        dedupe = plan.dedupe_relations
+
+        def object_ops() -> Iterator[tuple[int, dict[str, Any]]]:
+            for i, op in enumerate(plan.ops):
+                if op is not None:
+                    yield i, op
+    seen = _existing_relations(store, session_id, graph, refs, index) if dedupe else set()
 
     def items() -> Iterator[tuple[int, dict[str, Any]]]:
-        for i, o in enumerate(graph.objects):
-            op: dict[str, Any] = {"op": "add_object", "type": o.type, "name": o.name, "properties": o.properties,
-                                  "label": f"$import{i}", "on_conflict": on_conflict}
-            if keep_ids:
-                op["id"] = o.key
-            yield i, op
+        yield from object_ops()
         base = len(graph.objects)
         for j, r in enumerate(graph.relations):
             s, t = index.get(r.source), index.get(r.target)
-            op = {"op": "add_relation", "type": r.type, "properties": r.properties,
-                  "source": r.source if s is None else f"$import{s}",
-                  "target": r.target if t is None else f"$import{t}"}
+            source = r.source if s is None else refs[s]
+            target = r.target if t is None else refs[t]
+            if dedupe:
+                key = (r.type.strip().casefold(), source, target)
+                if key in seen:
+                    extra["relations_skipped"] = extra.get("relations_skipped", 0) + 1
+                    continue
+                seen.add(key)
+            op: dict[str, Any] = {"op": "add_relation", "type": r.type, "properties": r.properties,
+                                  "source": source, "target": target}
             if keep_ids and r.id is not None:
                 op["id"] = r.id
             yield base + j, op
@@ -78,11 +146,34 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
     try:
         result = store.apply_stream(session_id, items(), origin)
     except ValidationFailed as exc:
-        first = exc.errors[0]
-        more = f" ({len(exc.errors) - 1} more problems)" if len(exc.errors) > 1 else ""
-        raise StoreError(f"Nothing was imported: {_where(graph, first['index'])}: {first['message']}{more}") from None
+        raise ImportRefused([f"{_where(graph, e['index'])}: {e['message']}" for e in exc.errors]) from None
     result.created = {}  # the import's own labels mean nothing to the caller
+    if extra:
+        result.counts.update(extra)
+        words = outcome_words(extra)
+        if words:
+            result.summary = f"{result.summary}; {words}" if result.change is not None else words
     return result
+
+
+def _existing_relations(store: "GraphStore", session_id: str, graph: ParsedGraph, refs: list[str],
+                        index: dict[str, int]) -> set[tuple[str, str, str]]:
+    """(type key, source id, target id) of the session's relations between objects the
+    file's relations reach that are already there (ids, not labels of this import)."""
+    ends = set()
+    for r in graph.relations:
+        for end in (r.source, r.target):
+            i = index.get(end)
+            ref = end if i is None else refs[i]
+            if not ref.startswith("$"):
+                ends.add(ref)
+    if not ends:
+        return set()
+    with store.connection_lock() as conn:
+        rows = conn.execute("SELECT type, source_id, target_id FROM relations WHERE session_id = ? "
+                            "AND source_id IN (SELECT value FROM json_each(?))",
+                            (session_id, json_list(sorted(ends)))).fetchall()
+    return {(t.strip().casefold(), s, d) for t, s, d in rows}
 
 
 def _where(graph: ParsedGraph, index: int) -> str:

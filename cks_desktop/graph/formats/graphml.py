@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.graph.formats.common import ParsedGraph, ParsedObject, ParsedRelation
+from cks_desktop.graph.formats.common import ParsedGraph, ParsedObject, ParsedRelation, Problems
 from cks_desktop.graph.model import Object, Relation, Session
 
 NS = "http://graphml.graphdrawing.org/xmlns"
@@ -158,33 +158,43 @@ def parse_graphml(data: str) -> ParsedGraph:
     parsed = ParsedGraph()
     seen: set[str] = set()
     children = list(graph_el)
+    problems = Problems()  # every bad node and edge is named, not only the first
     # Nodes first: GraphML allows an edge before the nodes it joins.
     for el in sorted(children, key=lambda e: _local(e.tag) != "node"):
-        tag = _local(el.tag)
-        if tag == "node":
-            node_id = el.get("id")
-            if not node_id:
-                raise StoreError("Nothing was imported: a <node> has no id.")
-            if node_id in seen:
-                raise StoreError(f"Nothing was imported: the node id {node_id!r} appears twice.")
-            seen.add(node_id)
-            where = f"node {node_id!r}"
-            values = _data(el, keys, "node", where)
-            props = _properties(values, where, ("type", "name", "label"))
-            name = values.get("name") or values.get("label") or node_id
-            type_ = values.get("type") or "Thing"
-            parsed.objects.append(ParsedObject(node_id, str(type_), str(name), props, where))
-        elif tag == "edge":
-            source, target = el.get("source"), el.get("target")
-            where = f"edge {el.get('id') or (source, target)!r}"
-            for end in (source, target):
-                if not end or end not in seen:
-                    raise StoreError(f"Nothing was imported: {where} refers to a node {end!r} that does not exist.")
-            values = _data(el, keys, "edge", where)
-            props = _properties(values, where, ("type", "label", "relationType"))
-            type_ = values.get("type") or values.get("label") or values.get("relationType") or "related_to"
-            parsed.relations.append(ParsedRelation(el.get("id"), str(type_), str(source), str(target), props, where))
+        try:
+            _element(parsed, el, keys, seen)
+        except StoreError as exc:
+            problems.add(exc)
+    problems.check()
     return parsed
+
+
+def _element(parsed: ParsedGraph, el: ET.Element, keys: dict[str, tuple[str, str, str, str | None]],
+             seen: set[str]) -> None:
+    tag = _local(el.tag)
+    if tag == "node":
+        node_id = el.get("id")
+        if not node_id:
+            raise StoreError("Nothing was imported: a <node> has no id.")
+        if node_id in seen:
+            raise StoreError(f"Nothing was imported: the node id {node_id!r} appears twice.")
+        seen.add(node_id)
+        where = f"node {node_id!r}"
+        values = _data(el, keys, "node", where)
+        props = _properties(values, where, ("type", "name", "label"))
+        name = values.get("name") or values.get("label") or node_id
+        type_ = values.get("type") or "Thing"
+        parsed.objects.append(ParsedObject(node_id, str(type_), str(name), props, where))
+    elif tag == "edge":
+        source, target = el.get("source"), el.get("target")
+        where = f"edge {el.get('id') or (source, target)!r}"
+        for end in (source, target):
+            if not end or end not in seen:
+                raise StoreError(f"Nothing was imported: {where} refers to a node {end!r} that does not exist.")
+        values = _data(el, keys, "edge", where)
+        props = _properties(values, where, ("type", "label", "relationType"))
+        type_ = values.get("type") or values.get("label") or values.get("relationType") or "related_to"
+        parsed.relations.append(ParsedRelation(el.get("id"), str(type_), str(source), str(target), props, where))
 
 
 def _data(el: ET.Element, keys: dict[str, tuple[str, str, str, str | None]], kind: str,

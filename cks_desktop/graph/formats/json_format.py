@@ -13,7 +13,8 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.graph.formats.common import ParsedGraph, ParsedObject, ParsedRelation, require_props, require_str
+from cks_desktop.graph.formats.common import (ParsedGraph, ParsedObject, ParsedRelation, Problems, require_props,
+                                              require_str)
 from cks_desktop.graph.model import Object, Relation, Session
 
 FORMAT = "cks-graph"
@@ -164,29 +165,45 @@ def _parse_whole(data: str) -> ParsedGraph:
         raise StoreError('Nothing was imported: "objects" and "relations" must be lists.')
     graph = ParsedGraph()
     seen: set[str] = set()
+    problems = Problems()  # every bad element is named, not only the first
     for i, item in enumerate(objects):
-        where = f"object {i}"
-        if not isinstance(item, dict):
-            raise StoreError(f"Nothing was imported: {where} is not a JSON object.")
-        key = require_str(item.get("id"), "its id", where)
-        if key in seen:
-            raise StoreError(f"Nothing was imported: {where}: the id {key!r} appears twice.")
-        seen.add(key)
-        where = f"object {i} ({key})"
-        graph.objects.append(ParsedObject(
-            key=key, type=require_str(item.get("type"), "type", where), name=require_str(item.get("name"), "name", where),
-            properties=require_props(item.get("properties"), where), where=where))
+        try:
+            _whole_object(graph, i, item, seen)
+        except StoreError as exc:
+            problems.add(exc)
     for i, item in enumerate(relations):
-        where = f"relation {i}"
-        if not isinstance(item, dict):
-            raise StoreError(f"Nothing was imported: {where} is not a JSON object.")
-        rel_id: Any = item.get("id")
-        if rel_id is not None:
-            rel_id = require_str(rel_id, "its id", where)
-            where = f"relation {i} ({rel_id})"
-        graph.relations.append(ParsedRelation(
-            id=rel_id, type=require_str(item.get("type"), "type", where),
-            source=require_str(item.get("source_id"), "source_id", where),
-            target=require_str(item.get("target_id"), "target_id", where),
-            properties=require_props(item.get("properties"), where), where=where))
+        try:
+            _whole_relation(graph, i, item)
+        except StoreError as exc:
+            problems.add(exc)
+    problems.check()
     return graph
+
+
+def _whole_object(graph: ParsedGraph, i: int, item: Any, seen: set[str]) -> None:
+    where = f"object {i}"
+    if not isinstance(item, dict):
+        raise StoreError(f"Nothing was imported: {where} is not a JSON object.")
+    key = require_str(item.get("id"), "its id", where)
+    if key in seen:
+        raise StoreError(f"Nothing was imported: {where}: the id {key!r} appears twice.")
+    seen.add(key)
+    where = f"object {i} ({key})"
+    graph.objects.append(ParsedObject(
+        key=key, type=require_str(item.get("type"), "type", where), name=require_str(item.get("name"), "name", where),
+        properties=require_props(item.get("properties"), where), where=where))
+
+
+def _whole_relation(graph: ParsedGraph, i: int, item: Any) -> None:
+    where = f"relation {i}"
+    if not isinstance(item, dict):
+        raise StoreError(f"Nothing was imported: {where} is not a JSON object.")
+    rel_id: Any = item.get("id")
+    if rel_id is not None:
+        rel_id = require_str(rel_id, "its id", where)
+        where = f"relation {i} ({rel_id})"
+    graph.relations.append(ParsedRelation(
+        id=rel_id, type=require_str(item.get("type"), "type", where),
+        source=require_str(item.get("source_id"), "source_id", where),
+        target=require_str(item.get("target_id"), "target_id", where),
+        properties=require_props(item.get("properties"), where), where=where))

@@ -21,7 +21,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.graph.formats.common import ParsedGraph, ParsedObject, ParsedRelation
+from cks_desktop.graph.formats.common import ParsedGraph, ParsedObject, ParsedRelation, Problems
 from cks_desktop.graph.model import Object, Relation
 from cks_desktop.graph.sqlite_util import json_list
 
@@ -55,43 +55,53 @@ def parse_memory_jsonl(data: str) -> ParsedGraph:
     graph = ParsedGraph()
     entity_lines: dict[str, int] = {}
     seen_relations: set[tuple[str, str, str]] = set()
+    problems = Problems()  # every bad line is named, not only the first
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
-        where = f"line {number}"
         try:
-            item = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise StoreError(f"Nothing was imported: line {number} is not valid JSON ({exc.msg}).") from None
-        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
-            why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
-            raise StoreError(f"Nothing was imported: line {number} cannot be read as JSON ({why}).") from None
-        if not isinstance(item, dict):
-            raise StoreError(f"Nothing was imported: line {number} is not a JSON object.")
-        kind = item.get("type")
-        if kind == "entity":
-            name = _text(item, "name", where)
-            entity_type = _text(item, "entityType", where)
-            obs = item.get("observations", [])
-            if not isinstance(obs, list) or not all(isinstance(o, str) for o in obs):
-                raise StoreError(f"Nothing was imported: {where}: \"observations\" must be a list of strings.")
-            if name in entity_lines:
-                raise StoreError(f"Nothing was imported: {where}: the entity {name!r} already appeared on "
-                                 f"line {entity_lines[name]}.")
-            entity_lines[name] = number
-            graph.objects.append(ParsedObject(key=name, type=entity_type, name=name,
-                                              properties={"observations": list(obs)}, where=where))
-        elif kind == "relation":
-            source, target = _text(item, "from", where), _text(item, "to", where)
-            rel_type = _text(item, "relationType", where)
-            if (source, target, rel_type) in seen_relations:
-                continue
-            seen_relations.add((source, target, rel_type))
-            graph.relations.append(ParsedRelation(id=None, type=rel_type, source=source, target=target,
-                                                  properties={}, where=where))
-        else:
-            raise StoreError(f"Nothing was imported: {where}: \"type\" must be \"entity\" or \"relation\".")
+            _parse_line(graph, number, raw, entity_lines, seen_relations)
+        except StoreError as exc:
+            problems.add(exc)
+    problems.check()
     return graph
+
+
+def _parse_line(graph: ParsedGraph, number: int, raw: str, entity_lines: dict[str, int],
+                seen_relations: set[tuple[str, str, str]]) -> None:
+    where = f"line {number}"
+    try:
+        item = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"Nothing was imported: line {number} is not valid JSON ({exc.msg}).") from None
+    except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+        why = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise StoreError(f"Nothing was imported: line {number} cannot be read as JSON ({why}).") from None
+    if not isinstance(item, dict):
+        raise StoreError(f"Nothing was imported: line {number} is not a JSON object.")
+    kind = item.get("type")
+    if kind == "entity":
+        name = _text(item, "name", where)
+        entity_type = _text(item, "entityType", where)
+        obs = item.get("observations", [])
+        if not isinstance(obs, list) or not all(isinstance(o, str) for o in obs):
+            raise StoreError(f"Nothing was imported: {where}: \"observations\" must be a list of strings.")
+        if name in entity_lines:
+            raise StoreError(f"Nothing was imported: {where}: the entity {name!r} already appeared on "
+                             f"line {entity_lines[name]}.")
+        entity_lines[name] = number
+        graph.objects.append(ParsedObject(key=name, type=entity_type, name=name,
+                                          properties={"observations": list(obs)}, where=where))
+    elif kind == "relation":
+        source, target = _text(item, "from", where), _text(item, "to", where)
+        rel_type = _text(item, "relationType", where)
+        if (source, target, rel_type) in seen_relations:
+            return
+        seen_relations.add((source, target, rel_type))
+        graph.relations.append(ParsedRelation(id=None, type=rel_type, source=source, target=target,
+                                              properties={}, where=where))
+    else:
+        raise StoreError(f"Nothing was imported: {where}: \"type\" must be \"entity\" or \"relation\".")
 
 
 def merge_existing_observations(store: "GraphStore", session_id: str, graph: ParsedGraph) -> None:

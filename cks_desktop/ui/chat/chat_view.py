@@ -9,27 +9,39 @@ to build a few dozen widgets. Streaming updates are coalesced (one repaint per
 Each message's "⋯" button and the context menu of a message or tool row offer
 "Delete this exchange…" and "Clear chat…" (disabled while the chat answers);
 the view only reports the choice, the panel asks for confirmation.
+
+The look: one reading column, centred and capped at ``style.COLUMN_MAX_CHARS`` characters
+(margins grow on a wide window), items ``SPACING`` apart; the colours come from the app-wide
+sheet (``ui/chat/sheet.py``). After a theme switch the built items re-make what has colours
+baked in (highlighting, table and code formats, the avatar) — ``restyle``.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QMenu, QScrollArea, QVBoxLayout, QWidget
 
+from cks_desktop.ui import theme
+from cks_desktop.ui.chat import highlight, style
 from cks_desktop.ui.chat.message_widget import MessageWidget
 from cks_desktop.ui.chat.model import ChatItem, ChatModel, RowState, ToolItem
-from cks_desktop.ui.chat.tool_row import ROW_STYLE, ToolCallRow
+from cks_desktop.ui.chat.tool_row import ToolCallRow
 
 INITIAL = 40
 BATCH = 30
 REFRESH_MS = 40
 NEAR_TOP_PX = 120
+SPACING = 12  # the token scale's "md" between items
+SIDE_MARGIN = 12
 
 
 class ChatView(QScrollArea):
     revertRequested = Signal(object)  # ToolItem
     rowActivated = Signal(object)  # ToolItem
     retryRequested = Signal(object)  # MessageItem (unanswered)
+    editRequested = Signal(object)  # MessageItem (the person's last message): Edit and resend
+    regenerateRequested = Signal(object)  # MessageItem (the last answer): Regenerate
     deleteRequested = Signal(object)  # any item: delete its whole exchange
     clearRequested = Signal()
 
@@ -42,10 +54,9 @@ class ChatView(QScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         container = QWidget()
         container.setObjectName("chatContainer")
-        container.setStyleSheet(ROW_STYLE)
         self._layout = QVBoxLayout(container)
-        self._layout.setContentsMargins(6, 6, 6, 6)
-        self._layout.setSpacing(6)
+        self._layout.setContentsMargins(SIDE_MARGIN, SIDE_MARGIN, SIDE_MARGIN, SIDE_MARGIN)
+        self._layout.setSpacing(SPACING)
         self._layout.addStretch(1)  # keeps a short chat at the top
         self.setWidget(container)
 
@@ -57,6 +68,7 @@ class ChatView(QScrollArea):
         self._dirty: set[int] = set()
         self._stick = True
         self._keep_from_bottom: int | None = None
+        self.model_name = ""  # shown beside "Assistant" (the chat's current model)
 
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
@@ -70,6 +82,9 @@ class ChatView(QScrollArea):
         bar.valueChanged.connect(self._scrolled)
         bar.rangeChanged.connect(self._range_changed)
         model.subscribe(self)
+        manager = theme.manager()
+        if manager is not None:
+            manager.themeChanged.connect(self.restyle)
 
     def set_model(self, model: ChatModel) -> None:
         """Show another chat (switching sessions)."""
@@ -112,8 +127,10 @@ class ChatView(QScrollArea):
             row.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             row.customContextMenuRequested.connect(lambda pos, r=row: self.show_menu(r.item, r.mapToGlobal(pos)))
             return row
-        widget = MessageWidget(item)
+        widget = MessageWidget(item, model_name=self.model_name)
         widget.retryRequested.connect(self.retryRequested)
+        widget.editRequested.connect(self.editRequested)
+        widget.regenerateRequested.connect(self.regenerateRequested)
         widget.menuRequested.connect(self.show_menu)
         return widget
 
@@ -201,6 +218,35 @@ class ChatView(QScrollArea):
             if isinstance(widget, ToolCallRow) and index >= len(self.model.items) - 50:
                 widget.tick()
         self._update_ticker()
+
+    # -- look --------------------------------------------------------------------
+    def set_model_name(self, name: str) -> None:
+        """The model answering in this chat, shown on every answer's role mark."""
+        if name == self.model_name:
+            return
+        self.model_name = name
+        for widget in self._widgets.values():
+            if isinstance(widget, MessageWidget):
+                widget.set_model_name(name)
+
+    def restyle(self, _scheme: str = "") -> None:
+        """Re-make the colours baked into the built items (after ``themeChanged``)."""
+        highlight.reset_formats()
+        for widget in self._widgets.values():
+            if isinstance(widget, (MessageWidget, ToolCallRow)):
+                widget.restyle()
+
+    def _fit_column(self) -> None:
+        width = self.viewport().width()
+        cap = style.column_width(self)
+        side = max(SIDE_MARGIN, (width - cap) // 2)
+        margins = self._layout.contentsMargins()
+        if margins.left() != side:
+            self._layout.setContentsMargins(side, SIDE_MARGIN, side, SIDE_MARGIN)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_column()
 
     # -- scrolling ---------------------------------------------------------------
     def _scrolled(self, value: int) -> None:

@@ -13,6 +13,14 @@ failed, Stop came first) on its own; Delete removes one whole exchange and
 Clear the whole chat from the transcript (never the graph), then the chat is
 reloaded from the transcript so the view shows exactly what was kept. None of
 these runs while the chat is answering.
+
+Issue 13, section 3: Regenerate drops the last exchange's answer (``delete_answer``: its text,
+calls, results, notices and error rows; the person's message stays) and answers it again;
+Edit and resend replaces the last exchange whole (``delete_turn``, then the edited text is sent
+as a new message). Both check the exchange is the one shown (``expect_prompt``) and reload the
+chat from the transcript first, so view, conversation and file agree. Retry drops the saved
+error rows after the unanswered message before it answers it again. The graph changes an
+earlier answer made stay (Revert on their rows, or Edit → Undo, takes them back).
 """
 
 from __future__ import annotations
@@ -68,7 +76,7 @@ class ChatController:
     # -- loading -----------------------------------------------------------------
     def load(self) -> None:
         history = self.assistant.transcripts.history(self.session_id)
-        self.messages = [saved.message for saved in history]
+        self.messages = [saved.message for saved in history if not saved.is_error]  # what a request sends
         self.presenter.load(history)
         self.loaded = True
         self._state_changed()
@@ -99,12 +107,80 @@ class ChatController:
             return None
         last = self.messages[-1] if self.messages else None
         saved = last is not None and last.role == "user" and last.text.strip() == item.text.strip()
+        if saved and self._drop_errors():  # the saved error rows go: this answer replaces them
+            item = self._reloaded_prompt(item.turn) or item
         self.presenter.retrying(item)
         # Saved: continue the conversation as it is. Not saved (no provider was set up): send it now.
         self.task = asyncio.ensure_future(self._run(None if saved else item.text))
         self.task.add_done_callback(lambda _t: self._state_changed())
         self._state_changed()
         return self.task
+
+    def _drop_errors(self) -> bool:
+        """Delete the error rows after the last message (Retry); True when some were deleted."""
+        try:
+            removed = self.assistant.transcripts.delete_trailing_errors(self.session_id)
+        except Exception:
+            log.exception("dropping the saved error failed")
+            return False
+        if removed:
+            self.load()
+        return bool(removed)
+
+    def _reloaded_prompt(self, turn: int) -> MessageItem | None:
+        return next((it for it in self.model.items
+                     if isinstance(it, MessageItem) and it.role == "user" and it.turn == turn), None)
+
+    def regenerate(self, item: MessageItem) -> asyncio.Task[None] | str | None:
+        """Drop the last answer (``item`` is one of its messages) and answer its message again.
+        Returns the task, or a sentence why not (None: nothing to do)."""
+        if self.running:
+            return "The chat is answering; stop it first."
+        if not item.last_answer:
+            return None
+        prompt = self._reloaded_prompt(item.turn)
+        try:
+            self.assistant.transcripts.delete_answer(self.session_id, item.turn,
+                                                     expect_prompt=prompt.text if prompt else None)
+        except LookupError as exc:
+            self.load()
+            return str(exc)
+        except Exception as exc:
+            log.exception("dropping the answer failed")
+            return f"The answer could not be replaced: {exc}"
+        self.load()
+        fresh = self._reloaded_prompt(item.turn)
+        if fresh is None:
+            return None
+        self.presenter.retrying(fresh)
+        self.task = asyncio.ensure_future(self._run(None))
+        self.task.add_done_callback(lambda _t: self._state_changed())
+        self._state_changed()
+        return self.task
+
+    def resend_edited(self, item: MessageItem, text: str) -> asyncio.Task[None] | str | None:
+        """Replace the person's last message ``item`` (and its whole answer) with ``text``, then send
+        it. Returns the task, or a sentence why not (None: blank text)."""
+        text = text.strip()
+        if self.running:
+            return "The chat is answering; stop it first."
+        if not text:
+            return None
+        if not item.last_prompt:
+            return "Only your last message can be edited and sent again."
+        try:
+            self.assistant.transcripts.delete_turn(self.session_id, item.turn, expect_prompt=item.text)
+        except LookupError as exc:
+            saved = sum(1 for m in self.assistant.transcripts.load(self.session_id) if m.role == "user")
+            if item.turn <= saved:  # the chat changed since it was shown
+                self.load()
+                return str(exc)
+            # else it was never saved (no provider was set up): there is nothing to delete
+        except Exception as exc:
+            log.exception("replacing the message failed")
+            return f"The message could not be replaced: {exc}"
+        self.load()
+        return self.send(text)
 
     def delete_turn(self, turn: int) -> str | None:
         """Delete exchange ``turn`` from the transcript; None when done, else one sentence why not."""

@@ -8,6 +8,11 @@
 - The view sizes itself to its content, so a chat is one scrolling column.
 - Huge texts (more than ``DISPLAY_MAX`` characters or ``DISPLAY_MAX_LINES`` lines)
   show only their beginning, as plain text, so laying them out never freezes the window.
+- The look (``style_document``): inline code on the alternate surface in the code font,
+  indented code blocks on the code background, tables with hairline borders, padding and a
+  shaded header row — all as formats of the parsed document, in theme colours (re-applied by
+  ``restyle`` after a theme switch). Fenced code blocks are not here: the message cuts them
+  out (``segments.py``) and shows each as a ``code_block.CodeBlock`` with Copy.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import (QColor, QDesktopServices, QPalette, QResizeEvent, QTextCharFormat, QTextCursor,
-                           QTextDocument, QTextDocumentFragment, QTextFormat, QWheelEvent)
+from PySide6.QtGui import (QBrush, QColor, QDesktopServices, QFont, QPalette, QResizeEvent, QTextCharFormat,
+                           QTextCursor, QTextDocument, QTextDocumentFragment, QTextFormat, QTextFrameFormat,
+                           QTextTable, QWheelEvent)
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip
 
 MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
@@ -58,6 +65,75 @@ def set_safe_markdown(document: QTextDocument, text: str) -> None:
     _replace_images(scratch)
     document.clear()
     QTextCursor(document).insertFragment(QTextDocumentFragment(scratch))
+
+
+def _is_mono(fmt: QTextCharFormat) -> bool:
+    return fmt.fontFixedPitch() or "monospace" in (fmt.fontFamilies() or [])
+
+
+def style_document(document: QTextDocument) -> None:
+    """Give a parsed Markdown document the chat's look (see the module docstring)."""
+    code_font = theme.code_font()
+    families = [*code_font.families(), "monospace"]
+    inline_bg = QBrush(theme.color("surface_alt"))
+    block_bg = QBrush(theme.color("code_background"))
+    cursor = QTextCursor(document)
+    block = document.begin()
+    while block.isValid():
+        spans: list[tuple[int, int]] = []
+        plain_text = False
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid():
+                if _is_mono(fragment.charFormat()):
+                    spans.append((fragment.position(), fragment.length()))
+                elif fragment.text().strip():
+                    plain_text = True
+            it += 1
+        if spans:
+            code = QTextCharFormat()
+            code.setFontFamilies(families)
+            code.setFontPointSize(code_font.pointSizeF())
+            if plain_text or block.textList() is not None or block.blockFormat().hasProperty(
+                    QTextFormat.Property.BlockQuoteLevel):
+                code.setBackground(inline_bg)  # `code` inside a sentence
+            for position, length in spans:
+                cursor.setPosition(position)
+                cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+                cursor.mergeCharFormat(code)
+            if not plain_text and block.textList() is None:  # a line of an indented code block
+                fmt = block.blockFormat()
+                fmt.setBackground(block_bg)
+                fmt.setLeftMargin(0)
+                cursor.setPosition(block.position())
+                cursor.setBlockFormat(fmt)
+        block = block.next()
+    _style_tables(document)
+
+
+def _style_tables(document: QTextDocument) -> None:
+    border = QBrush(theme.color("border_strong"))
+    header_bg = QBrush(theme.color("surface_alt"))
+    for frame in document.rootFrame().childFrames():
+        if not isinstance(frame, QTextTable):
+            continue
+        fmt = frame.format().toTableFormat()
+        fmt.setBorder(1)
+        fmt.setBorderBrush(border)
+        fmt.setBorderStyle(QTextFrameFormat.BorderStyle.BorderStyle_Solid)
+        fmt.setBorderCollapse(True)
+        fmt.setCellSpacing(0)
+        fmt.setCellPadding(6)
+        fmt.setTopMargin(4)
+        fmt.setBottomMargin(4)
+        frame.setFormat(fmt)
+        for column in range(frame.columns()):
+            cell = frame.cellAt(0, column)
+            cell_format = cell.format().toTableCellFormat()
+            cell_format.setBackground(header_bg)
+            cell_format.setFontWeight(QFont.Weight.DemiBold)
+            cell.setFormat(cell_format)
 
 
 def _replace_images(document: QTextDocument) -> None:
@@ -118,11 +194,21 @@ class MarkdownView(QTextBrowser):
         if self._markdown and text == self._text:
             return
         self._text, self._markdown = text, True
-        if is_huge(text):
-            self.setPlainText(shown_part(text))
+        self._render()
+
+    def _render(self) -> None:
+        if not self._markdown:
+            self.setPlainText(shown_part(self._text))
+        elif is_huge(self._text):
+            self.setPlainText(shown_part(self._text))
         else:
-            set_safe_markdown(self.document(), text)
+            set_safe_markdown(self.document(), self._text)
+            style_document(self.document())
         self._fit()
+
+    def restyle(self) -> None:
+        """Re-render with the current theme's colours (they are baked into the formats)."""
+        self._render()
 
     def set_plain(self, text: str) -> None:
         if not self._markdown and text == self._text:

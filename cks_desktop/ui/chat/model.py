@@ -19,6 +19,7 @@ from cks_desktop.callbacks import Callbacks
 
 
 class RowState(str, enum.Enum):
+    PREPARING = "preparing"  # the model is still streaming the call's arguments (not run yet)
     PENDING_APPROVAL = "pending_approval"
     RUNNING = "running"
     DONE = "done"
@@ -29,7 +30,7 @@ class RowState(str, enum.Enum):
 
     @property
     def finished(self) -> bool:
-        return self not in (RowState.PENDING_APPROVAL, RowState.RUNNING)
+        return self not in (RowState.PREPARING, RowState.PENDING_APPROVAL, RowState.RUNNING)
 
     @property
     def failed(self) -> bool:
@@ -37,6 +38,7 @@ class RowState(str, enum.Enum):
 
 
 STATE_WORDS = {
+    RowState.PREPARING: "preparing…",
     RowState.PENDING_APPROVAL: "waiting for your approval",
     RowState.RUNNING: "running",
     RowState.DONE: "done",
@@ -59,6 +61,9 @@ class MessageItem:
     turn: int = 0  # the exchange it belongs to (the transcript's numbering; Delete removes a whole one)
     unanswered: bool = False  # a message of the person's that got no answer (crash, failure, Stop)
     retryable: bool = False  # unanswered and the chat's last message: offers Retry
+    stopped: bool = False  # an answer Stop cut short (what arrived is kept; the transcript says so too)
+    last_prompt: bool = False  # the person's last message: offers Edit and resend
+    last_answer: bool = False  # the assistant's last answer: offers Regenerate
 
 
 @dataclass
@@ -77,6 +82,16 @@ class ToolItem:
     revertable: bool = False  # a built-in tool that changes the graph
     revert_error: str | None = None
     turn: int = 0  # the exchange it belongs to
+    arguments_chars: int = 0  # while PREPARING: characters of arguments received so far
+    repeats: int = 1  # identical calls folded into this row ("× 8"), see ``same_call``
+    repeat_ids: list[str] = field(default_factory=list)  # the call ids folded in (after this row's own)
+
+    def same_call(self, name: str, arguments: dict[str, Any] | None) -> bool:
+        """Another call of the same tool with the same arguments, which may fold into this row:
+        only after this row finished, and not when it made a change (each change keeps its
+        own row, so each keeps its own Revert)."""
+        return (self.state.finished and self.state is not RowState.INTERRUPTED and not self.change_id
+                and self.name == name and self.arguments is not None and self.arguments == arguments)
 
     @property
     def can_revert(self) -> bool:
@@ -89,6 +104,23 @@ class ToolItem:
 
 
 ChatItem = MessageItem | ToolItem
+
+
+def size_words(chars: int) -> str:
+    """A size of text for the "preparing…" row: "312 characters", "4.2 k characters"."""
+    if chars < 1000:
+        return f"{chars} character{'s' if chars != 1 else ''}"
+    if chars < 1_000_000:
+        return f"{chars / 1000:.1f} k characters"
+    return f"{chars / 1_000_000:.1f} M characters"
+
+
+def status_extra(item: ToolItem) -> str:
+    """What a tool row's state adds to its word: the arguments' size while the model writes
+    them, and "× N" for identical calls folded into one row (issue 13, section 3)."""
+    if item.state is RowState.PREPARING:
+        return f" {size_words(item.arguments_chars)}" if item.arguments_chars else ""
+    return f" · × {item.repeats}" if item.repeats > 1 else ""
 
 
 class ChatModelListener(Protocol):
@@ -138,6 +170,13 @@ class ChatModel:
             self._by_call[item.call_id] = index
         self._inserted.emit(index)
         return index
+
+    def alias(self, call_id: str, item: ToolItem) -> None:
+        """Route the events of call ``call_id`` to ``item``'s row (a folded repeat, or a row
+        that appeared under the stream's id and runs under another)."""
+        index = self.index_of(item)
+        if index is not None:
+            self._by_call[call_id] = index
 
     def changed(self, item: ChatItem) -> None:
         index = self.index_of(item)

@@ -7,6 +7,12 @@ Delete this exchange… and Clear chat… (from a message's menu, or
 ``request_clear``) ask first, in a window-modal box that never blocks the
 loop; the graph is never touched. Retry on an unanswered message sends it
 again on its own.
+
+Issue 13, section 3: Edit on the person's last message puts its text in the composer with an
+"Editing" bar (Cancel, or Esc in the bar, leaves it); Send then replaces that exchange
+(``ChatController.resend_edited``). Regenerate on the last answer answers again
+(``ChatController.regenerate``). A refusal (the chat changed, it is answering) is one
+sentence in the chat.
 """
 
 from __future__ import annotations
@@ -146,6 +152,22 @@ class ChatPanel(QWidget):
         self.limit_banner.hide()
         layout.addWidget(self.limit_banner)
 
+        self.edit_bar = QFrame()
+        self.edit_bar.setObjectName("editBar")
+        edit_row = QHBoxLayout(self.edit_bar)
+        edit_row.setContentsMargins(8, 4, 8, 0)
+        self.edit_label = plain_label("Editing your last message: Send replaces it and its answer.")
+        self.edit_label.setWordWrap(True)
+        self.edit_cancel = QPushButton("Cancel")
+        self.edit_cancel.setObjectName("cancelEditButton")
+        self.edit_cancel.setAutoDefault(False)
+        self.edit_cancel.clicked.connect(self.cancel_edit)
+        edit_row.addWidget(self.edit_label, 1)
+        edit_row.addWidget(self.edit_cancel)
+        self.edit_bar.hide()
+        layout.addWidget(self.edit_bar)
+        self._editing: MessageItem | None = None
+
         self.composer = Composer()
         layout.addWidget(self.composer)
 
@@ -156,6 +178,8 @@ class ChatPanel(QWidget):
         self.view.revertRequested.connect(self._revert)
         self.view.rowActivated.connect(self._row_activated)
         self.view.retryRequested.connect(self._retry)
+        self.view.editRequested.connect(self.start_edit)
+        self.view.regenerateRequested.connect(self.regenerate)
         self.view.deleteRequested.connect(self.request_delete)
         self.view.clearRequested.connect(self.request_clear)
         self.set_setup_notice(None)
@@ -165,6 +189,7 @@ class ChatPanel(QWidget):
     def set_controller(self, controller: ChatController | None) -> None:
         if self.controller is controller:
             return
+        self.cancel_edit()  # an edit belongs to the chat it started in
         if self.controller is not None:
             self.controller.unsubscribe(self._sync)
             self.controller.model.unsubscribe(self)
@@ -206,9 +231,45 @@ class ChatPanel(QWidget):
 
     # -- actions -------------------------------------------------------------------
     def _send(self, text: str) -> None:
-        if self.controller is not None:
-            self.view.scroll_to_bottom()
+        if self.controller is None:
+            return
+        self.view.scroll_to_bottom()
+        editing, self._editing = self._editing, None
+        self.edit_bar.hide()
+        if editing is not None:
+            self._report(self.controller.resend_edited(editing, text))
+        else:
             self.controller.send(text)
+
+    # -- edit and resend, regenerate --------------------------------------------------
+    def start_edit(self, item: object) -> None:
+        """Put the person's last message in the composer; Send replaces that exchange."""
+        if self.controller is None or self.controller.running or not isinstance(item, MessageItem) \
+                or not item.last_prompt:
+            return
+        self._editing = item
+        self.composer.input.setPlainText(item.text)
+        cursor = self.composer.input.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        self.composer.input.setTextCursor(cursor)
+        self.edit_bar.show()
+        self.composer.input.setFocus()
+
+    def cancel_edit(self) -> None:
+        if self._editing is None:
+            return
+        self._editing = None
+        self.edit_bar.hide()
+        self.composer.input.clear()
+
+    def regenerate(self, item: object) -> None:
+        if self.controller is not None and isinstance(item, MessageItem):
+            self.view.scroll_to_bottom()
+            self._report(self.controller.regenerate(item))
+
+    def _report(self, outcome: object) -> None:
+        if isinstance(outcome, str) and self.controller is not None:
+            self.controller.presenter.handle_problem(outcome)
 
     def _continue(self) -> None:
         if self.controller is not None:

@@ -8,17 +8,28 @@ the way the transcript counts: one per message of the person's), so Delete can
 remove a whole exchange; a message of the person's that got no answer is
 marked ``unanswered``, and the last such one offers Retry. The view knows nothing of providers or the registry; the
 presenter asks ``is_revertable(name, source)`` whether a row gets "Revert".
+
+Issue 13, section 3:
+- A tool call's row appears at the stream's first event of the call (``ToolCallPreparing``),
+  "preparing…" with the size of its arguments so far; it runs under the same row.
+- Identical calls in a row (same tool, same arguments, nothing else between, the earlier one
+  finished without a change to revert) fold into one row counted "× N", live and on reopen
+  alike (``_fold_target``). While a possible repeat is still being written, the row it may
+  fold into shows "preparing…"; if its arguments turn out different, the row gets its own
+  state back and the new call its own row.
+- A stopped answer is marked ``stopped``; a saved error row shows as the error it was; the
+  person's last message offers Edit and resend, the last answer Regenerate (``_mark_last``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import assert_never
+from typing import Any, assert_never
 
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.events import Notice
-from cks_desktop.agent.transcript import SavedMessage
+from cks_desktop.agent.transcript import Mark, SavedMessage
 from cks_desktop.tools.approval import Decision
 from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
 
@@ -52,6 +63,9 @@ class ChatPresenter:
         self._turn = 0
         self._prompt: MessageItem | None = None  # the person's message of the running exchange
         self._answered = False
+        # A finished row that a call still being written may fold into, with the state it shows
+        # once the call turns out to be a different one: (row, call id, saved state).
+        self._candidate: tuple[ToolItem, str, RowState] | None = None
 
     # -- live events --------------------------------------------------------
     def add_user(self, text: str) -> None:
@@ -61,6 +75,7 @@ class ChatPresenter:
         self._last_error = None
         self._turn += 1
         self._clear_retry()
+        self._clear_last()
         self._prompt = MessageItem("user", text, turn=self._turn)
         self._answered = False
         self.model.append(self._prompt)
@@ -71,8 +86,34 @@ class ChatPresenter:
         self._streaming = None
         self._last_error = None
         item.unanswered = item.retryable = False
+        self._clear_last()
         self._prompt, self._answered = item, False
         self.model.changed(item)
+
+    def _clear_last(self) -> None:
+        """While a turn runs nothing offers Edit or Regenerate (they are set again at its end)."""
+        for item in self.model.items:
+            if isinstance(item, MessageItem) and (item.last_prompt or item.last_answer):
+                item.last_prompt = item.last_answer = False
+                self.model.changed(item)
+
+    def _mark_last(self, items: list[ChatItem] | None = None, *, notify: bool = True) -> None:
+        """The person's last message offers Edit and resend; the last answer of that exchange
+        (the assistant's text or the loop's notice) offers Regenerate."""
+        items = self.model.items if items is None else items
+        prompt = next((it for it in reversed(items) if isinstance(it, MessageItem) and it.role == "user"), None)
+        answer = None
+        if prompt is not None:
+            answer = next((it for it in reversed(items) if isinstance(it, MessageItem)
+                           and it.role in ("assistant", "notice") and it.turn == prompt.turn and it is not prompt), None)
+        for item in items:
+            if not isinstance(item, MessageItem):
+                continue
+            want = (item is prompt, item is answer)
+            if (item.last_prompt, item.last_answer) != want:
+                item.last_prompt, item.last_answer = want
+                if notify:
+                    self.model.changed(item)
 
     def _clear_retry(self) -> None:
         for item in self.model.items:
@@ -93,6 +134,8 @@ class ChatPresenter:
                 self._on_turn_started(event)
             case ev.TextDelta():
                 self._on_text_delta(event)
+            case ev.ToolCallPreparing():
+                self._on_tool_call_preparing(event)
             case ev.ToolCallStarted():
                 self._on_tool_call_started(event)
             case ev.ApprovalRequested():
@@ -141,12 +184,87 @@ class ChatPresenter:
             item.streaming = False
             self.model.changed(item)
 
+    def _fold_target(self, name: str, arguments: dict[str, Any] | None = None, *, by_name: bool = False
+                     ) -> ToolItem | None:
+        """The row a new call folds into: the chat's last item, a finished identical call of this
+        exchange (``by_name``: the arguments are not known yet, only the tool)."""
+        last = self.model.items[-1] if self.model.items else None
+        if not isinstance(last, ToolItem) or last.turn != self._turn:
+            return None
+        if by_name:
+            probe = last.arguments
+            return last if probe is not None and last.same_call(name, probe) else None
+        return last if last.same_call(name, arguments) else None
+
+    def _on_tool_call_preparing(self, event: ev.ToolCallPreparing) -> None:
+        item = self.model.tool(event.call_id)
+        if item is not None:
+            if item.state is RowState.PREPARING:
+                item.arguments_chars = event.arguments_chars
+                self.model.changed(item)
+            return
+        self._end_stream()
+        head = self._fold_target(event.name, by_name=True)
+        if head is not None and self._candidate is None:
+            self._candidate = (head, event.call_id, head.state)
+            self.model.alias(event.call_id, head)
+            head.state, head.arguments_chars = RowState.PREPARING, event.arguments_chars
+            self.model.changed(head)
+            return
+        row = ToolItem(call_id=event.call_id, name=event.name, display_name=event.display_name, source=event.source,
+                       arguments=None, state=RowState.PREPARING, arguments_chars=event.arguments_chars,
+                       revertable=self._is_revertable(event.name, event.source))
+        row.turn = self._turn
+        self.model.append(row)  # not an answer yet: a call cut off mid-stream never runs
+
+    def _preparing_row(self, event: ev.ToolCallStarted) -> ToolItem | None:
+        """The row this call was being written in (by id; else, when the provider's stream and
+        its finished call use different ids, the oldest row of that tool still preparing)."""
+        item = self.model.tool(event.call_id)
+        if item is not None:
+            return item
+        for row in self.model.tools():
+            if row.turn == self._turn and row.state is RowState.PREPARING and row.name == event.name:
+                self.model.alias(event.call_id, row)
+                return row
+        return None
+
     def _on_tool_call_started(self, event: ev.ToolCallStarted) -> None:
         self._end_stream()
+        candidate, self._candidate = self._candidate, None
+        if candidate is not None:
+            head, _call_id, saved = candidate
+            head.state, head.arguments_chars = saved, 0  # back to what it showed, then compare
+            if head.same_call(event.name, event.arguments):
+                self._fold(head, event)
+                return
+            self.model.changed(head)  # a different call: it gets its own row below
+        row = self._preparing_row(event)
+        if row is not None and row.state is RowState.PREPARING:
+            row.call_id, row.arguments, row.arguments_chars = event.call_id, event.arguments, 0
+            row.display_name, row.source = event.display_name, event.source
+            row.state, row.started_at = RowState.RUNNING, time.monotonic()
+            self.model.alias(event.call_id, row)
+            self._answered = True
+            self.model.changed(row)
+            return
+        head = self._fold_target(event.name, event.arguments)
+        if head is not None:
+            self._fold(head, event)
+            return
         self._append(ToolItem(
             call_id=event.call_id, name=event.name, display_name=event.display_name, source=event.source,
             arguments=event.arguments, state=RowState.RUNNING, started_at=time.monotonic(),
             revertable=self._is_revertable(event.name, event.source)))
+
+    def _fold(self, head: ToolItem, event: ev.ToolCallStarted) -> None:
+        """Count an identical call on the row of the previous one ("× N")."""
+        head.repeats += 1
+        head.repeat_ids.append(event.call_id)
+        head.state, head.started_at, head.arguments_chars = RowState.RUNNING, time.monotonic(), 0
+        self.model.alias(event.call_id, head)
+        self._answered = True
+        self.model.changed(head)
 
     def _on_approval_requested(self, event: ev.ApprovalRequested) -> None:
         item = self.model.tool(event.call_id)
@@ -190,14 +308,33 @@ class ChatPresenter:
 
     def _on_finished(self, event: ev.Finished) -> None:
         self._end_stream()
+        candidate, self._candidate = self._candidate, None
+        if candidate is not None and candidate[0].state is RowState.PREPARING:  # the repeat never ran
+            candidate[0].state, candidate[0].arguments_chars = candidate[2], 0
+            self.model.changed(candidate[0])
         for item in self.model.tools():  # nothing may look "running" after the turn ended
             if not item.state.finished:
                 item.state = RowState.CANCELLED
                 self.model.changed(item)
         prompt, self._prompt = self._prompt, None
+        if prompt is not None and event.reason == "cancelled":
+            self._mark_stopped(prompt.turn)
         if prompt is not None and not self._answered and not prompt.unanswered:
             prompt.unanswered = prompt.retryable = True  # as the transcript will say when reopened
             self.model.changed(prompt)
+        if prompt is not None:
+            self._mark_last()
+
+    def _mark_stopped(self, turn: int) -> None:
+        """Stop cut the answer short: its last text (kept, and saved marked so) says "stopped"."""
+        for item in reversed(self.model.items):
+            if item.turn != turn:
+                break
+            if isinstance(item, MessageItem) and item.role == "assistant":
+                if not item.stopped:
+                    item.stopped = True
+                    self.model.changed(item)
+                return
 
     def handle_problem(self, text: str) -> None:
         """A sentence about a chat action that failed (Delete, Clear); shown, not saved."""
@@ -227,15 +364,28 @@ class ChatPresenter:
             if message.role == "user":
                 items.append(MessageItem("user", message.text, turn=saved.turn, unanswered=saved.unanswered))
                 last_notice_limit = False
+            elif saved.mark is Mark.ERROR:  # the sentence of a failure, kept so it shows again
+                items.append(MessageItem("error", message.text, turn=saved.turn))
             elif message.role == "assistant":
                 if message.text:
                     items.append(MessageItem("notice" if saved.notice is not None else "assistant", message.text,
                                              turn=saved.turn))
+                if saved.mark is Mark.STOPPED:
+                    _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice is Notice.ITERATION_LIMIT
                 records = {c.call_id: c for c in saved.calls}
                 for part in message.tool_calls:
                     record = records.get(part.id)
                     source = record.source if record else "unknown"
+                    head = items[-1] if items else None
+                    if isinstance(head, ToolItem) and head.turn == saved.turn and head.same_call(part.name,
+                                                                                             part.arguments):
+                        head.repeats += 1  # identical calls fold into one row, as they did live
+                        head.repeat_ids.append(part.id)
+                        head.state = _state_of(record.state) if record else RowState.DONE
+                        head.duration_ms = record.duration_ms if record else None
+                        by_call[part.id] = head
+                        continue
                     item = ToolItem(
                         call_id=part.id, name=part.name,
                         display_name=record.display_name if record else part.name, source=source,
@@ -256,8 +406,21 @@ class ChatPresenter:
                     if row.state is RowState.DONE and result.is_error:
                         row.state = RowState.ERROR
         self.limit_reached = last_notice_limit
-        last = items[-1] if items else None
+        # Retry: the last message of the person's, unanswered, with nothing after it but errors.
+        tail = [it for it in items if not (isinstance(it, MessageItem) and it.role == "error")]
+        last = tail[-1] if tail else None
         if isinstance(last, MessageItem) and last.role == "user" and last.unanswered:
             last.retryable = True
+        self._mark_last(items, notify=False)
         self.model.reset(items)
+
+
+def _stopped_in(items: list[ChatItem], turn: int) -> None:
+    """Mark the last assistant text of exchange ``turn`` as stopped (as the live chat did)."""
+    for item in reversed(items):
+        if item.turn != turn:
+            return
+        if isinstance(item, MessageItem) and item.role == "assistant":
+            item.stopped = True
+            return
 

@@ -1,36 +1,43 @@
-"""One tool call in the chat: a collapsed line that expands to the full story.
+"""One tool call in the chat: a compact card that expands to the full story.
 
-Collapsed: icon, display name (MCP: server · tool), a one-line summary of the
-arguments, and the state (waiting for approval, running with elapsed time,
-done with duration, error, denied, cancelled). Expanded: the full arguments and
-the full result as selectable monospace text with copy buttons. The detail
-widgets are built on first expand, so a long chat stays cheap to open.
+Collapsed (one line): a disclosure caret, an icon for the source (the app's graph tools, a
+file tool, an MCP server's tool; the state's icon when it says more: failed, denied, waiting
+for the person), the display name (MCP: server · tool), the call's most telling argument
+(``summary.tool_summary``: ``ref="Irène Joliot-Curie"``, not the first characters of the
+JSON), the state as a chip (waiting for your approval, running with elapsed time, done ·
+728 ms, error · 1 ms, denied, cancelled) and Revert. The duration is the call's own time: the
+loop leaves out the time the call waited for the person's approval.
+
+Expanded: the arguments and the result as pretty, highlighted JSON (plain text when the
+result is not JSON) in ``CodeBlock`` cards sized to their content up to ``DETAIL_MAX_HEIGHT``,
+each with Copy. Copy copies the original: the arguments as the model's JSON value, the result
+exactly as the tool returned it (not its pretty form). The detail widgets are built on first
+expand, so a long chat stays cheap to open; long lines are broken for display only.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QMouseEvent, QPalette, QResizeEvent
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QStyle,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QMouseEvent, QResizeEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from cks_desktop.ui import theme
+from cks_desktop.ui.chat import style
+from cks_desktop.ui.chat.code_block import LINE_CHUNK, CodeBlock, displayable  # noqa: F401 (re-exported)
 from cks_desktop.ui.chat.model import STATE_WORDS, RowState, ToolItem
+from cks_desktop.ui.chat.summary import full_summary, tool_summary
 from cks_desktop.ui.labels import plain_label
-from cks_desktop.ui.text import format_duration, plain_tooltip, pretty_json, summarize_arguments
+from cks_desktop.ui.text import format_duration, plain_tooltip, pretty_json
 from cks_desktop.untrusted_text import reveal
 
-DETAIL_MAX_HEIGHT = 320
+try:  # the "× 8" and "preparing… 3.1 k characters" additions of the chat-features work
+    from cks_desktop.ui.chat.model import status_extra
+except ImportError:  # pragma: no cover - older model
+    def status_extra(item: ToolItem) -> str:
+        return ""
 
-# Set once on the chat's container (a style sheet per row would cost a millisecond each).
-ROW_STYLE = """
-QFrame#toolCallRow { border: 1px solid palette(mid); border-radius: 4px; }
-QFrame#toolCallRow[kind="error"] { border: 1px solid #d9534f; border-left: 4px solid #d9534f;
-                                   background: rgba(217, 83, 79, 0.10); }
-QFrame#toolCallRow[kind="error"] QLabel#toolCallState { color: #d9534f; font-weight: bold; }
-QFrame#toolCallRow[kind="muted"] QLabel#toolCallState { font-style: italic; }
-QFrame#toolCallRow[kind="attention"] { border: 1px solid palette(highlight); }
-QFrame#toolCallRow[kind="attention"] QLabel#toolCallState { font-weight: bold; }
-"""
+DETAIL_MAX_HEIGHT = 320
+ICON_PX = 16
 
 
 def state_text(item: ToolItem) -> str:
@@ -41,22 +48,40 @@ def state_text(item: ToolItem) -> str:
         elapsed = item.elapsed_ms()
         return f"running {format_duration(elapsed)}" if elapsed is not None and elapsed >= 1000 else "running…"
     if item.state in (RowState.DONE, RowState.ERROR) and item.duration_ms is not None:
-        return f"{words} · {format_duration(item.duration_ms)}"
-    return words
+        return f"{words} · {format_duration(item.duration_ms)}{status_extra(item)}"
+    return f"{words}{status_extra(item)}"
+
+
+def _looks_like_json(text: str) -> bool:
+    return text.lstrip()[:1] in ("{", "[")
 
 
 class _ElidedLabel(QLabel):
     """One line that ends in "…" when it does not fit (the full text is in the tooltip)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, natural: bool = False) -> None:
         super().__init__()
         self._full = ""
+        self._natural = natural  # asks for its text's width (the name), else takes what is left
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred if natural else QSizePolicy.Policy.Ignored,
+                           QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(24)
 
-    def set_full_text(self, text: str) -> None:
-        self._full = text
-        self.setToolTip(plain_tooltip(text))
+    def sizeHint(self) -> QSize:  # noqa: N802
+        hint = super().sizeHint()
+        if self._natural:
+            hint.setWidth(self.fontMetrics().horizontalAdvance(self._full) + 4)
+        return hint
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(24, super().minimumSizeHint().height())
+
+    def set_full_text(self, text: str, tooltip: str | None = None) -> None:
+        if text != self._full:
+            self._full = text
+            self.updateGeometry()
+        self.setToolTip(plain_tooltip(tooltip if tooltip is not None else text))
         self._elide()
 
     def full_text(self) -> str:
@@ -70,71 +95,6 @@ class _ElidedLabel(QLabel):
         self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(self.width(), 10)))
 
 
-# Qt lays out a line as a whole: one 200 kB line (a long document passed to construct_knowledge,
-# a minified JSON result) took 2–5 s to show. Longer lines are shown broken every LINE_CHUNK
-# characters; the Copy button still copies the text exactly.
-LINE_CHUNK = 2000
-
-
-def displayable(text: str) -> str:
-    lines = text.split("\n")
-    if all(len(line) <= LINE_CHUNK for line in lines):
-        return text
-    out: list[str] = []
-    for line in lines:
-        if len(line) <= LINE_CHUNK:
-            out.append(line)
-        else:
-            out.extend(line[i:i + LINE_CHUNK] for i in range(0, len(line), LINE_CHUNK))
-    return "\n".join(out)
-
-
-class _TextBlock(QWidget):
-    """A caption, a copy button and a read-only monospace text, sized to its content."""
-
-    def __init__(self, caption: str, text: str, object_name: str) -> None:
-        super().__init__()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        head = QHBoxLayout()
-        label = plain_label(caption)
-        font = label.font()
-        font.setBold(True)
-        label.setFont(font)
-        head.addWidget(label)
-        head.addStretch(1)
-        self.copy_button = QPushButton("Copy")
-        self.copy_button.setObjectName(f"{object_name}Copy")
-        self.copy_button.setToolTip(plain_tooltip(f"Copy the {caption.lower()} to the clipboard"))
-        self.copy_button.setAutoDefault(False)
-        self.copy_button.clicked.connect(self._copy)
-        head.addWidget(self.copy_button)
-        layout.addLayout(head)
-        self.view = QPlainTextEdit()
-        self.view.setObjectName(object_name)
-        self.view.setAccessibleName(caption)
-        self.view.setReadOnly(True)
-        self.view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                          | Qt.TextInteractionFlag.TextSelectableByKeyboard)
-        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.view.setTabChangesFocus(True)
-        layout.addWidget(self.view)
-        self.set_text(text)
-
-    def set_text(self, text: str) -> None:
-        if getattr(self, "_text", None) != text:
-            self._text = text
-            self.view.setPlainText(displayable(text))
-        lines = max(1, min(text.count("\n") + 1, 18))
-        height = self.view.fontMetrics().lineSpacing() * lines + 14
-        self.view.setFixedHeight(min(DETAIL_MAX_HEIGHT, height))
-
-    def _copy(self) -> None:
-        QGuiApplication.clipboard().setText(self._text)  # the original, without display breaks
-
-
 class ToolCallRow(QFrame):
     revertRequested = Signal(object)  # the ToolItem
     toggled = Signal(bool)
@@ -144,52 +104,95 @@ class ToolCallRow(QFrame):
         super().__init__(parent)
         self.item = item
         self._expanded = False
+        self._icon_key: tuple[str, str] | None = None
         self.setObjectName("toolCallRow")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 3, 6, 3)
-        outer.setSpacing(4)
+        outer.setContentsMargins(8, 4, 8, 4)
+        outer.setSpacing(6)
+        self._build_header(outer)
+        self.details: QWidget | None = None
+        self.arguments_block: CodeBlock | None = None
+        self.result_block: CodeBlock | None = None
+        self._outer = outer
+        self.refresh()
 
+    # -- layout ------------------------------------------------------------------
+    def _build_header(self, outer: QVBoxLayout) -> None:
         header = QHBoxLayout()
-        header.setSpacing(6)
+        header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(8)
         self.toggle_button = QToolButton()
         self.toggle_button.setObjectName("toolCallToggle")
-        self.toggle_button.setArrowType(Qt.ArrowType.RightArrow)
         self.toggle_button.setAutoRaise(True)
         self.toggle_button.setCheckable(True)
         self.toggle_button.setAccessibleName("Show details")
+        theme.bind_icon(self.toggle_button, "caret-right", "faint")
         self.toggle_button.toggled.connect(self.set_expanded)
         self.toggle_button.clicked.connect(lambda: self.activated.emit(self.item))
         header.addWidget(self.toggle_button)
-        self.icon_label = plain_label()
+        self.icon_label = plain_label(name="toolCallIcon")
         header.addWidget(self.icon_label)
-        self.name_label = plain_label()
-        font = self.name_label.font()
-        font.setBold(True)
-        self.name_label.setFont(font)
+        self.name_label = _ElidedLabel(natural=True)  # shrinks before the row gets wider than the chat
+        self.name_label.setObjectName("toolCallName")
         header.addWidget(self.name_label)
         self.summary_label = _ElidedLabel()
-        muted = self.summary_label.palette()  # the palette's muted colour, in light and dark themes
-        muted.setColor(QPalette.ColorRole.WindowText, muted.color(QPalette.ColorRole.PlaceholderText))
-        self.summary_label.setPalette(muted)
+        self.summary_label.setObjectName("toolCallSummary")
+        self.summary_label.setFont(theme.code_font())
         header.addWidget(self.summary_label, 1)
-        self.state_label = plain_label()
-        self.state_label.setObjectName("toolCallState")
+        self.state_label = plain_label(name="toolCallState")
+        self.state_label.setProperty("cksRole", "chip")
         header.addWidget(self.state_label)
         self.revert_button = QPushButton("Revert")
         self.revert_button.setObjectName("revertButton")
         self.revert_button.setToolTip("Undo the change this call made to the graph")
         self.revert_button.setAutoDefault(False)
+        theme.bind_icon(self.revert_button, "arrow-counter-clockwise", "normal")
         self.revert_button.clicked.connect(lambda: self.revertRequested.emit(self.item))
         header.addWidget(self.revert_button)
         outer.addLayout(header)
 
-        self.details: QWidget | None = None
-        self.arguments_block: _TextBlock | None = None
-        self.result_block: _TextBlock | None = None
-        self._outer = outer
-        self.refresh()
+    def _build_details(self) -> None:
+        self.details = QWidget()
+        self.details.setCursor(Qt.CursorShape.ArrowCursor)
+        layout = QVBoxLayout(self.details)
+        layout.setContentsMargins(4, 0, 0, 4)
+        layout.setSpacing(8)
+        self.arguments_block = CodeBlock(caption="Arguments", max_height=DETAIL_MAX_HEIGHT,
+                                         object_name="toolCallArguments", copy_what="arguments")
+        layout.addWidget(self.arguments_block)
+        self.result_block = CodeBlock(caption="Result", max_height=DETAIL_MAX_HEIGHT,
+                                      object_name="toolCallResult", copy_what="result")
+        layout.addWidget(self.result_block)
+        self._fill_details()
+        self._outer.addWidget(self.details)
+
+    def _fill_details(self) -> None:
+        if self.arguments_block is None or self.result_block is None:
+            return
+        args = self.item.arguments
+        if args is None:
+            self.arguments_block.set_code("(the arguments were not valid JSON)")
+        else:
+            pretty = pretty_json(args)
+            self.arguments_block.set_code(pretty, "json")
+        result = self.item.result
+        if result is None:
+            self.result_block.set_code("(no result yet)", copy_text="")
+        elif _looks_like_json(result):
+            self.result_block.set_code(pretty_json(result), "json", copy_text=result)
+        else:
+            self.result_block.set_code(result, copy_text=result)
+
+    def restyle(self) -> None:
+        """After a theme switch: the icon pixmap and the highlighted text are made again."""
+        self._icon_key = None
+        self._paint_icon()
+        self.summary_label.setFont(theme.code_font())
+        for block in (self.arguments_block, self.result_block):
+            if block is not None:
+                block.restyle()
 
     # -- state -----------------------------------------------------------------
     def is_expanded(self) -> bool:
@@ -200,7 +203,7 @@ class ToolCallRow(QFrame):
             return
         self._expanded = expanded
         self.toggle_button.setChecked(expanded)
-        self.toggle_button.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
+        theme.bind_icon(self.toggle_button, "caret-down" if expanded else "caret-right", "faint")
         self.toggle_button.setAccessibleName("Hide details" if expanded else "Show details")
         if expanded and self.details is None:
             self._build_details()
@@ -210,46 +213,35 @@ class ToolCallRow(QFrame):
         self._update_accessibility()
         self.toggled.emit(expanded)
 
-    def _build_details(self) -> None:
-        self.details = QWidget()
-        layout = QVBoxLayout(self.details)
-        layout.setContentsMargins(22, 0, 0, 2)
-        self.arguments_block = _TextBlock("Arguments", self._arguments_text(), "toolCallArguments")
-        layout.addWidget(self.arguments_block)
-        self.result_block = _TextBlock("Result", self._result_text(), "toolCallResult")
-        layout.addWidget(self.result_block)
-        self._outer.addWidget(self.details)
-
     def _arguments_text(self) -> str:
-        args = self.item.arguments
-        return "(the arguments were not valid JSON)" if args is None else pretty_json(args)
+        return self.arguments_block.code() if self.arguments_block is not None else ""
 
-    def _result_text(self) -> str:
-        if self.item.result is None:
-            return "(no result yet)"
-        return pretty_json(self.item.result) if self.item.result.lstrip()[:1] in "{[" else self.item.result
+    def _paint_icon(self) -> None:
+        item = self.item
+        key = style.tool_icon(item.source, item.name, item.state.failed, item.state.value)
+        if key != self._icon_key:
+            self._icon_key = key
+            self.icon_label.setPixmap(theme.icon(*key).pixmap(ICON_PX, ICON_PX))
 
     def refresh(self) -> None:
         """Re-read the item (state changed, result arrived, reverted)."""
         item = self.item
         # a tool's name and arguments come from a model or a server: bidi and invisible characters show
-        self.name_label.setText(reveal(item.display_name))
-        self.summary_label.set_full_text("" if item.arguments is None else reveal(summarize_arguments(item.arguments)))
+        self.name_label.set_full_text(reveal(item.display_name))
+        if item.arguments is None:
+            self.summary_label.set_full_text("")
+        else:
+            self.summary_label.set_full_text(reveal(tool_summary(item.name, item.arguments)),
+                                             reveal(full_summary(item.arguments)))
         self.state_label.setText(state_text(item))
         if item.revert_error:
             self.state_label.setToolTip(plain_tooltip(f"Revert failed: {item.revert_error}"))
         self.revert_button.setVisible(item.can_revert)
-        style = self.style()
-        if item.state.failed:
-            icon = QStyle.StandardPixmap.SP_MessageBoxWarning
-        elif item.state in (RowState.DENIED, RowState.CANCELLED):
-            icon = QStyle.StandardPixmap.SP_DialogCancelButton
-        elif item.source.startswith("mcp:"):
-            icon = QStyle.StandardPixmap.SP_DriveNetIcon
-        else:
-            icon = QStyle.StandardPixmap.SP_FileDialogDetailedView
-        size = self.fontMetrics().height()
-        self.icon_label.setPixmap(style.standardIcon(icon).pixmap(size, size))
+        self._paint_icon()
+        tone = "" if item.reverted else style.CHIP_TONES.get(item.state.value, "")
+        if self.state_label.property("cksTone") != tone:
+            self.state_label.setProperty("cksTone", tone)
+            self._repolish(self.state_label)
         if item.state.failed:
             kind = "error"
         elif item.state is RowState.PENDING_APPROVAL:
@@ -260,12 +252,18 @@ class ToolCallRow(QFrame):
             kind = "normal"
         if self.property("kind") != kind:
             self.setProperty("kind", kind)
-            style.unpolish(self)
-            style.polish(self)
-        if self.arguments_block is not None and self.result_block is not None:
-            self.arguments_block.set_text(self._arguments_text())
-            self.result_block.set_text(self._result_text())
+            self._repolish(self)
+        self._fill_details()
         self._update_accessibility()
+
+    def _repolish(self, widget: QWidget) -> None:
+        style_ = widget.style()
+        style_.unpolish(widget)
+        style_.polish(widget)
+        for child in widget.findChildren(QWidget):  # descendant rules ([kind="error"] QLabel…)
+            if child.parent() is widget:
+                style_.unpolish(child)
+                style_.polish(child)
 
     def tick(self) -> None:
         """Called every second while running: update the elapsed time."""
@@ -278,7 +276,7 @@ class ToolCallRow(QFrame):
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         # A click anywhere on the header line toggles, like a disclosure triangle.
-        if event.button() == Qt.MouseButton.LeftButton and event.position().y() < self.toggle_button.height() + 6:
+        if event.button() == Qt.MouseButton.LeftButton and event.position().y() < self.toggle_button.height() + 8:
             self.set_expanded(not self._expanded)
             self.activated.emit(self.item)
             event.accept()

@@ -55,6 +55,7 @@ class GraphCanvas(QWidget):
         self.model = model
         self.state = state
         self.viewport = Viewport()
+        self.covered_right = 0  # px of the right edge under the inspector sheet (set by ``stage.py``)
         self.buffers = SceneBuffers()
         self.grid = SpatialGrid(GRID_CELL)
         self.renderer = FrameRenderer(model, self.buffers, self.grid)
@@ -160,8 +161,17 @@ class GraphCanvas(QWidget):
         return x0 <= bounds[0] and y0 <= bounds[1] and x1 >= bounds[2] and y1 >= bounds[3]
 
     def fit(self, indices: list[int] | None = None, *, max_scale: float = 1.5) -> None:
+        """Fit into the part of the canvas not covered by the inspector sheet (``covered_right``)."""
         bounds = self.model.bounds(indices) if indices is not None else self.graph_bounds()
-        self.viewport.fit(bounds, max_scale=max_scale)
+        vp = self.viewport
+        covered = min(self.covered_right, vp.width // 2)
+        full = vp.width
+        vp.width = full - covered
+        try:
+            vp.fit(bounds, max_scale=max_scale)
+        finally:
+            vp.width = full
+        vp.cx += covered / 2 / vp.scale  # the fitted picture's centre: the middle of the clear part
         self.view_moved()
 
     def center_on_indices(self, indices: list[int]) -> None:
@@ -176,6 +186,7 @@ class GraphCanvas(QWidget):
         elif len(indices) == 1 and vp.scale < 0.6:
             vp.scale = 0.9  # one object: close enough to read its neighbourhood
         vp.center_on((x0 + x1) / 2, (y0 + y1) / 2)
+        vp.cx += min(self.covered_right, vp.width // 2) / 2 / vp.scale  # clear of the inspector sheet
         self.view_moved()
 
     def view_moved(self) -> None:

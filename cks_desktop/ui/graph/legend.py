@@ -67,6 +67,7 @@ class Legend(QFrame):
         self.show_all.setFlat(True)
         self.show_all.setToolTip("Show every type again")
         self.show_all.clicked.connect(self.showAllRequested)
+        self.show_all.hide()
         head.addWidget(self.show_all)
         layout.addLayout(head)
         self.list = QListWidget()
@@ -123,6 +124,7 @@ class Legend(QFrame):
         finally:
             self._updating = False
         self.show_all.setEnabled(bool(hidden))
+        self.show_all.setVisible(bool(hidden))  # only when there is something to show again
         self.updateGeometry()  # the card follows its rows (``stage.py`` listens)
 
     def _changed(self, item: QListWidgetItem) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QRect
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QWidget
 
+from cks_desktop.ui.graph.canvas import GraphCanvas
 from cks_desktop.ui.graph.minimap import Minimap
 
 MARGIN = 12  # between an overlay and the stage's edge
@@ -32,7 +33,7 @@ def sheet_width(stage_width: int) -> int:
 
 
 class GraphStage(QWidget):
-    def __init__(self, canvas: QWidget, legend: QWidget, inspector: QWidget, minimap: Minimap,
+    def __init__(self, canvas: GraphCanvas, legend: QWidget, inspector: QWidget, minimap: Minimap,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("graphStage")
@@ -78,5 +79,6 @@ class GraphStage(QWidget):
         lw = max(min(LEGEND_WIDTH[0], w - 2 * MARGIN), min(lw, room))  # the sheet may cover it, not crush it
         lh = max(0, min(hint.height(), int(h * LEGEND_MAX_SHARE)))
         self.legend.setGeometry(MARGIN, MARGIN, lw, lh)
+        self.canvas.covered_right = self.covered_right()  # Fit and centring keep clear of the sheet
         self.minimap.right_inset = self.covered_right()
         self.minimap.place()

@@ -20,6 +20,9 @@ from __future__ import annotations
 from string import Template
 
 from cks_desktop.ui.theme.tokens import Tokens
+from cks_desktop.ui.chat.sheet import SHEET as _CHAT_SHEET_TEXT
+
+CHAT_SHEET = Template(_CHAT_SHEET_TEXT)
 
 _SHEET = Template("""
 * { outline: none; }
@@ -234,4 +237,4 @@ def build(tokens: Tokens, scheme: str, base_pt: float, images: dict[str, str]) -
     values["title_weight"] = int(scale["title_weight"])
     values["font_code"] = tokens.fonts["code"]
     values.update({f"img_{k}": v for k, v in images.items()})
-    return _SHEET.substitute(values)
+    return _SHEET.substitute(values) + CHAT_SHEET.substitute(values)  # the chat's part: ui/chat/sheet.py

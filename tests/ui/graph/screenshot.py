@@ -133,7 +133,6 @@ async def shoot(out: Path) -> None:
     view.state.select(oid)
     view._selection_changed()
     await view.inspect(oid)
-    view.splitter.setSizes([190, 880, 370])
     QApplication.processEvents()
     view.canvas.fit()
     view.state.flashes.clear()

@@ -1,0 +1,143 @@
+"""A session's chat as a file: Markdown to read, JSON to process (issue 13, section 3).
+
+One module for every front end: File → Export chat… in the window and
+``cks-desktop chat --session S --export FILE [--format markdown|json]`` write
+the same bytes for the same transcript.
+
+- **JSON** is the transcript as ``cks-desktop chat --history --json`` prints it, one object
+  per saved row (``SavedMessage.to_json``: role, parts with tool calls and their arguments,
+  tool results, per-call records with state and duration, notices, marks), wrapped with the
+  session's id, title and instructions and a format name and version, so a script can tell
+  what it reads.
+- **Markdown** shows each exchange as the chat does: the person's messages, the answers
+  (their own Markdown, verbatim), every tool call with its state and duration, its
+  arguments as pretty JSON and its result in code blocks, notices as quotes, errors and
+  stopped answers marked. Code fences are longer than any run of backticks inside, so a
+  result containing ``` cannot end its block early.
+
+Writes are atomic (``settings.atomic_write_text``): a failed export leaves no partial file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from cks_desktop.agent.transcript import Mark, SavedMessage, TranscriptStore
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+
+ExportFormat = Literal["markdown", "json"]
+FORMATS: tuple[ExportFormat, ...] = ("markdown", "json")
+FORMAT_NAME = "cks-desktop-chat"
+FORMAT_VERSION = 1
+SUFFIXES: dict[ExportFormat, str] = {"markdown": ".md", "json": ".json"}
+
+
+def format_for(path: str | Path) -> ExportFormat:
+    """The format a file name asks for: JSON for ``.json``, else Markdown."""
+    return "json" if str(path).lower().endswith(".json") else "markdown"
+
+
+def export_chat(store: "GraphStore", session_id: str, fmt: ExportFormat) -> str:
+    """The session's whole chat as text in ``fmt`` (the store's error for an unknown session)."""
+    session = store.get_session(session_id)
+    history = TranscriptStore.for_store(store).history(session_id)
+    if fmt == "json":
+        return to_json(session, history)
+    if fmt == "markdown":
+        return to_markdown(session, history)
+    raise ValueError(f"Unknown chat export format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+
+
+def write_export(path: str | Path, text: str) -> Path:
+    """Write atomically (temp file + rename); returns the path written."""
+    from cks_desktop.settings import atomic_write_text
+
+    target = Path(path).expanduser()
+    atomic_write_text(target, text)
+    return target
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def to_json(session: Any, history: list[SavedMessage]) -> str:
+    data = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "exported_at": _now(),
+            "session": {"id": session.id, "title": session.title, "instructions": session.instructions or ""},
+            "messages": [row.to_json() for row in history]}
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+
+
+def fence(text: str, info: str = "") -> str:
+    """``text`` in a code block whose fence is longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}{info}\n{text.rstrip(chr(10))}\n{marks}"
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _result_block(content: str) -> str:
+    stripped = content.strip()
+    if stripped[:1] in "{[":
+        try:
+            return fence(_pretty(json.loads(stripped)), "json")
+        except ValueError:
+            pass
+    return fence(content)
+
+
+def _duration(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    return f" · {ms:.0f} ms" if ms < 1000 else f" · {ms / 1000:.1f} s"
+
+
+def to_markdown(session: Any, history: list[SavedMessage]) -> str:
+    lines: list[str] = [f"# {session.title or 'Chat'}", "",
+                        f"Chat of session `{session.id}`, exported {_now()} from CKS Desktop.", ""]
+    if (session.instructions or "").strip():
+        lines += ["**Instructions for this session:**", "", fence(session.instructions), ""]
+    results: dict[str, tuple[str, bool]] = {}
+    for row in history:
+        for part in row.message.tool_results:
+            results[part.call_id] = (part.content, part.is_error)
+    for row in history:
+        message = row.message
+        if message.role == "user":
+            note = " (no answer)" if row.unanswered else ""
+            lines += [f"## You · exchange {row.turn}{note}", "", message.text, ""]
+        elif row.mark is Mark.ERROR:
+            lines += [f"> **Error:** {message.text}", ""]
+        elif message.role == "assistant":
+            if message.text:
+                if row.notice is not None:
+                    lines += [f"> **Note:** {message.text}", ""]
+                else:
+                    stopped = " (stopped)" if row.mark is Mark.STOPPED else ""
+                    lines += [f"### Assistant{stopped}", "", message.text, ""]
+            elif row.mark is Mark.STOPPED:
+                lines += ["*The answer was stopped.*", ""]
+            records = {c.call_id: c for c in row.calls}
+            for call in message.tool_calls:
+                record = records.get(call.id)
+                name = record.display_name if record else call.name
+                source = f" ({record.source})" if record and record.source not in ("builtin", "unknown") else ""
+                state = f" — {record.state}{_duration(record.duration_ms)}" if record else ""
+                reverted = " (reverted)" if record and record.reverted else ""
+                lines += [f"**Tool call** `{name}`{source}{state}{reverted}", "", "Arguments:", "",
+                          fence(_pretty(call.arguments), "json"), ""]
+                if call.id in results:
+                    content, is_error = results[call.id]
+                    lines += ["Error:" if is_error else "Result:", "", _result_block(content), ""]
+    if not history:
+        lines += ["*No messages yet.*", ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,144 @@
+"""A session's own chat settings: its instructions (system prompt) and model parameters.
+
+Issue 13, section 3. Each session may have its own instructions (the ``sessions.instructions``
+column, read by ``agent/prompt.py`` for every turn) and its own temperature and max output
+tokens (the ``session_params`` table). A parameter the session leaves empty falls back to the
+app's default from Settings → Chat & agent (``agent.temperature``,
+``agent.max_output_tokens`` in the settings file), and one left empty there too is not sent
+at all, so the provider's own default applies (``llm.provider.GenerationParams``).
+
+Values are checked here, once, for every front end (the session settings panel, tests):
+bad input gets one sentence and nothing is written: every value is checked before the
+first write, so the panel's Save never stores half its values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.llm.provider import GenerationParams
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.settings import Settings
+
+TEMPERATURE_RANGE = (0.0, 2.0)  # every provider accepts this range (Anthropic's own ends at 1.0)
+MAX_TOKENS_RANGE = (1, 1_000_000)
+MAX_INSTRUCTIONS = 8000  # agent/prompt.py keeps this many characters
+
+
+class SessionSettingsError(ValueError):
+    """One sentence saying which value is wrong and what is allowed."""
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    instructions: str = ""
+    temperature: float | None = None  # None: the app's default
+    max_output_tokens: int | None = None  # None: the app's default
+
+    @property
+    def params(self) -> GenerationParams:
+        return GenerationParams(self.temperature, self.max_output_tokens)
+
+
+def check_temperature(value: Any) -> float | None:
+    """A temperature as stored (None: not set); raises ``SessionSettingsError`` with a sentence."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SessionSettingsError(f"The temperature must be a number from {TEMPERATURE_RANGE[0]:g} to "
+                                   f"{TEMPERATURE_RANGE[1]:g}, not {str(value)[:40]!r}.") from None
+    low, high = TEMPERATURE_RANGE
+    if isinstance(value, bool) or not math.isfinite(number) or not low <= number <= high:
+        raise SessionSettingsError(f"The temperature must be from {low:g} to {high:g}; {value} is outside.")
+    return number
+
+
+def check_max_tokens(value: Any) -> int | None:
+    """Max output tokens as stored (None: not set); raises ``SessionSettingsError`` with a sentence."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    low, high = MAX_TOKENS_RANGE
+    try:
+        number = int(str(value).strip()) if not isinstance(value, int) else value
+    except ValueError:
+        raise SessionSettingsError(f"Max output tokens must be a whole number from {low} to {high:,}, "
+                                   f"not {str(value)[:40]!r}.") from None
+    if isinstance(value, bool) or not low <= number <= high:
+        raise SessionSettingsError(f"Max output tokens must be from {low} to {high:,}; {value} is outside.")
+    return number
+
+
+def default_params(settings: "Settings") -> GenerationParams:
+    """Settings → Chat & agent's defaults; a value that is not valid there counts as not set."""
+    agent = settings.data.get("agent") or {}
+    try:
+        temperature = check_temperature(agent.get("temperature"))
+    except SessionSettingsError:
+        temperature = None
+    try:
+        max_tokens = check_max_tokens(agent.get("max_output_tokens"))
+    except SessionSettingsError:
+        max_tokens = None
+    return GenerationParams(temperature, max_tokens)
+
+
+def set_default_params(settings: "Settings", temperature: Any, max_output_tokens: Any) -> None:
+    """Store the app's defaults (checked first; None removes one). The caller saves the settings."""
+    checked = (check_temperature(temperature), check_max_tokens(max_output_tokens))
+    agent = settings.data["agent"]
+    for key, value in zip(("temperature", "max_output_tokens"), checked):
+        if value is None:
+            agent.pop(key, None)
+        else:
+            agent[key] = value
+
+
+def effective_params(own: SessionSettings, settings: "Settings") -> GenerationParams:
+    """What a request in this session carries: the session's value, else the app's default."""
+    fallback = default_params(settings)
+    return GenerationParams(own.temperature if own.temperature is not None else fallback.temperature,
+                            own.max_output_tokens if own.max_output_tokens is not None
+                            else fallback.max_output_tokens)
+
+
+class SessionSettingsStore:
+    """Reads and writes one store's per-session chat settings."""
+
+    def __init__(self, store: "GraphStore") -> None:
+        self.store = store
+
+    def get(self, session_id: str) -> SessionSettings:
+        session = self.store.get_session(session_id)  # raises the store's error for an unknown session
+        with self.store.connection_lock() as conn:
+            row = conn.execute("SELECT temperature, max_output_tokens FROM session_params WHERE session_id = ?",
+                               (session_id,)).fetchone()
+        temperature, max_tokens = (row[0], row[1]) if row else (None, None)
+        return SessionSettings(session.instructions or "", temperature, max_tokens)
+
+    def set(self, session_id: str, *, instructions: str, temperature: Any = None,
+            max_output_tokens: Any = None) -> SessionSettings:
+        """Check every value, then write them in one transaction; returns what was stored."""
+        if not isinstance(instructions, str):
+            raise SessionSettingsError("The instructions must be text.")
+        if len(instructions) > MAX_INSTRUCTIONS:
+            raise SessionSettingsError(f"The instructions are {len(instructions):,} characters long; at most "
+                                       f"{MAX_INSTRUCTIONS:,} are kept. Shorten them and save again.")
+        checked = SessionSettings(instructions, check_temperature(temperature), check_max_tokens(max_output_tokens))
+        current = self.store.get_session(session_id)
+        with self.store.transaction() as conn:
+            if checked.temperature is None and checked.max_output_tokens is None:
+                conn.execute("DELETE FROM session_params WHERE session_id = ?", (session_id,))
+            else:
+                conn.execute("INSERT INTO session_params (session_id, temperature, max_output_tokens) "
+                             "VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                             "temperature = excluded.temperature, max_output_tokens = excluded.max_output_tokens",
+                             (session_id, checked.temperature, checked.max_output_tokens))
+        if instructions != (current.instructions or ""):
+            self.store.set_session_instructions(session_id, instructions)  # emits the session's "updated" event
+        return checked

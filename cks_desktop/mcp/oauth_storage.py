@@ -1,0 +1,158 @@
+"""A ``TokenStorage`` (the SDK's protocol) kept in the OS keychain, under the server's own names.
+
+The SDK's ``OAuthClientProvider`` reads and writes the tokens and the client
+registration through this object; nothing of it ever reaches settings.json or
+a log. Entries (all owned by the server, see ``config.owns_secret``):
+
+``mcp/<server>/oauth/tokens``        the token response, as JSON, plus ``expires_at``
+``mcp/<server>/oauth/client``        the client registration (dynamic or CIMD), as JSON
+``mcp/<server>/oauth/clientSecret``  a pre-registered client's secret (typed in the settings)
+
+Expiry. The SDK knows a token's expiry only for tokens it obtained in this
+process (``expires_in`` is relative). So the absolute ``expires_at`` is stored
+beside the token, and a token whose time has passed is handed back with an
+empty access token: the provider then refreshes it (silently, with the refresh
+token) instead of sending a dead token and asking the person to sign in again.
+``expiry_of`` gives the provider's context the stored expiry for later requests.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import ValidationError
+
+from cks_desktop.mcp.config import OAuthSettings, secret_key
+
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
+
+SECTION = "oauth"
+TOKENS = "tokens"
+CLIENT = "client"
+CLIENT_SECRET = "clientSecret"
+EXPIRY_MARGIN = 30.0  # seconds before the stated expiry a token counts as expired (clock skew, latency)
+
+
+def oauth_entry(server: str, what: str) -> str:
+    """The keychain name of one OAuth entry of ``server``."""
+    return secret_key(server, SECTION, what)
+
+
+def oauth_entries(server: str) -> list[str]:
+    """Every keychain name OAuth may create for ``server`` (sign-out and removal delete these)."""
+    return [oauth_entry(server, w) for w in (TOKENS, CLIENT)]
+
+
+class KeychainTokenStorage:
+    """Tokens and client information of one server, in the keychain (``secrets.py``).
+
+    With a pre-registered client (``oauth.clientId`` in the settings) the client
+    information is built from the settings and the keychain'd secret, never stored.
+    Without a keychain at all (``secrets`` None: a probe) everything lives in this
+    object only, for this run.
+    """
+
+    def __init__(self, server: str, secrets: "SecretStore | None", settings: OAuthSettings | None = None,
+                 redirect_uri: str | None = None) -> None:
+        self.server = server
+        self.secrets = secrets
+        self.settings = settings
+        self.redirect_uri = redirect_uri
+        self._memory: dict[str, str] = {}
+        self._expires_at: dict[str, float] = {}  # access token -> absolute expiry
+
+    # -- raw entries -------------------------------------------------------------
+    def _get(self, what: str) -> str | None:
+        name = oauth_entry(self.server, what)
+        if self.secrets is None:
+            return self._memory.get(name)
+        return self.secrets.get(name)
+
+    def _set(self, what: str, value: str) -> None:
+        name = oauth_entry(self.server, what)
+        if self.secrets is None:
+            self._memory[name] = value
+        else:
+            self.secrets.set(name, value)
+
+    def has_tokens(self) -> bool:
+        return self._get(TOKENS) is not None
+
+    def clear(self) -> None:
+        """Sign out: forget the tokens and the registration (a pre-registered secret stays)."""
+        for name in oauth_entries(self.server):
+            self._memory.pop(name, None)
+            if self.secrets is not None:
+                self.secrets.delete(name)
+        self._expires_at.clear()
+
+    # -- the SDK's TokenStorage protocol ----------------------------------------------
+    async def get_tokens(self) -> OAuthToken | None:
+        raw = self._get(TOKENS)
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+            expires_at = data.pop("expires_at", None)
+            token = OAuthToken.model_validate(data)
+        except (ValueError, ValidationError, AttributeError):
+            return None  # a damaged entry is the same as none: sign in again
+        if isinstance(expires_at, int | float):
+            left = expires_at - time.time()
+            if left <= EXPIRY_MARGIN:
+                if not token.refresh_token:
+                    return None
+                return token.model_copy(update={"access_token": "", "expires_in": 0})  # refresh first
+            token = token.model_copy(update={"expires_in": int(left)})
+            self._expires_at[token.access_token] = float(expires_at)
+        return token
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        data = tokens.model_dump(mode="json", exclude_none=True)
+        if tokens.expires_in is not None:
+            data["expires_at"] = time.time() + tokens.expires_in
+            self._expires_at[tokens.access_token] = data["expires_at"]
+        self._set(TOKENS, json.dumps(data))
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        pre = self.settings
+        if pre is not None and pre.client_id:
+            secret = self.secrets.get(pre.client_secret_ref) if (self.secrets and pre.client_secret_ref) else None
+            redirect = [self.redirect_uri] if self.redirect_uri else None
+            return OAuthClientInformationFull(
+                client_id=pre.client_id, client_secret=secret, redirect_uris=redirect,  # type: ignore[arg-type]
+                token_endpoint_auth_method="client_secret_post" if secret else "none",
+                scope=pre.scope)
+        raw = self._get(CLIENT)
+        if raw is None:
+            return None
+        try:
+            return OAuthClientInformationFull.model_validate_json(raw)
+        except ValidationError:
+            return None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self.settings is not None and self.settings.client_id:
+            return  # the settings hold a pre-registered client; nothing to keep
+        self._set(CLIENT, client_info.model_dump_json(exclude_none=True))
+
+    # -- for the provider's context ---------------------------------------------------
+    def expiry_of(self, token: OAuthToken) -> float | None:
+        """The absolute expiry of an access token this storage handed out or stored, if known."""
+        at = self._expires_at.get(token.access_token)
+        return None if at is None else at - EXPIRY_MARGIN
+
+    def registered_redirect(self) -> str | None:
+        """The redirect URI of the stored registration (its loopback port must be used again)."""
+        raw = self._get(CLIENT)
+        if raw is None:
+            return None
+        try:
+            info = OAuthClientInformationFull.model_validate_json(raw)
+        except ValidationError:
+            return None
+        return str(info.redirect_uris[0]) if info.redirect_uris else None
