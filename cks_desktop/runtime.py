@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.mcp.manager import McpManager
+    from cks_desktop.mcp.server import Serving
+    from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.tools.approval import Approver
     from cks_desktop.tools.context import Run
     from cks_desktop.tools.registry import ToolRegistry
 
@@ -113,15 +116,40 @@ class AppServices:
             self.mcp_start = self.mcp.start_all_in_background()
         return self.mcp
 
-    def host_run(self, session_id: str) -> "Run":
-        """The run an MCP host's calls go through (``mcp serve``): the host asked its own user.
+    def host_run(self, session_id: str, approver: "Approver | None" = None) -> "Run":
+        """The run an MCP host's calls go through (``mcp serve``): the host asked its own user
+        (``approver``: ``ServeApprover`` when serving, which may make this app ask too).
         The session's own scope choice holds for a host as for a chat (a read-only session stays so)."""
         from cks_desktop.mcp.server import serving_run
         from cks_desktop.tools.scopes import chat_grant
         from cks_desktop.tools.types import Scope
 
         granted = chat_grant(self.settings, session_id).scopes | {Scope.GRAPH_READ}
-        return serving_run(session_id, tuple(self.settings.allowed_folders), granted)
+        return serving_run(session_id, tuple(self.settings.allowed_folders), granted, approver)
+
+    def host_serving(self, pinned: str | None = None, *, app_approver: "Approver | None" = None,
+                     yes: bool = False, transport: str = "stdio") -> "Serving":
+        """What ``mcp serve`` and the window's sharing serve: ``pinned`` one session, or the shared
+        ones (``mcp.serving.prefs``), each through its own ``host_run``."""
+        from cks_desktop.mcp.server import Serving
+        from cks_desktop.mcp.serving import prefs
+        from cks_desktop.mcp.serving.approver import ServeApprover
+        from cks_desktop.mcp.serving.scope import SessionScope
+
+        approver = ServeApprover(lambda: prefs.approval_mode(self.settings), app_approver=app_approver, yes=yes)
+        scope = SessionScope(self.store, lambda sid: self.host_run(sid, approver), pinned=pinned,
+                             settings=self.settings)
+        return Serving.create(self.registry, scope, transport)
+
+    def share_service(self, *, app_approver: "Approver | None" = None) -> "ShareService":
+        """The window's "Share with other apps": the HTTP server on this loop (``mcp.serving.service``)."""
+        from cks_desktop.mcp.server import serve_command
+        from cks_desktop.mcp.serving.service import ShareService
+
+        # --data-dir only when the folders were overridden (then data and config are one folder)
+        data_dir = str(self.paths.data_dir) if self.paths.data_dir == self.paths.config_dir else None
+        return ShareService(self.registry, lambda: self.host_serving(app_approver=app_approver, transport="http"),
+                            self.secrets, self.settings, command=lambda sid: serve_command(sid, data_dir))
 
     async def aclose(self) -> None:
         """Close MCP servers and provider clients concurrently, then the store."""

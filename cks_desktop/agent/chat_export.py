@@ -133,7 +133,8 @@ def to_markdown(session: Any, history: list[SavedMessage]) -> str:
                 source = f" ({record.source})" if record and record.source not in ("builtin", "unknown") else ""
                 state = f" — {record.state}{_duration(record.duration_ms)}" if record else ""
                 reverted = " (reverted)" if record and record.reverted else ""
-                lines += [f"**Tool call** `{name}`{source}{state}{reverted}", "", "Arguments:", "",
+                tool = f"`{name}`" if name == call.name else f"{name} (`{call.name}`)"
+                lines += [f"**Tool call** {tool}{source}{state}{reverted}", "", "Arguments:", "",
                           fence(_pretty(call.arguments), "json"), ""]
                 if call.id in results:
                     content, is_error = results[call.id]

@@ -123,6 +123,21 @@ class ToolCallPreparing:
 
 
 @dataclass(frozen=True)
+class ToolCallProgress:
+    """A running call reported progress (an MCP server's ``notifications/progress``).
+
+    ``total`` None: the amount of work is unknown (the row shows the message and a busy bar).
+    Sent at most every 0.1 s per call (``mcp/connection.py`` thins a flood).
+    """
+
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    type: Literal["tool_call_progress"] = "tool_call_progress"
+
+
+@dataclass(frozen=True)
 class ApprovalRequested:
     call_id: str
     reason: str = ""
@@ -189,7 +204,8 @@ class Finished:
 
 
 AgentEvent = (
-    TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ApprovalRequested | ApprovalResolved
+    TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ToolCallProgress | ApprovalRequested
+    | ApprovalResolved
     | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | Finished
 )
 EventListener = Callable[[AgentEvent], None]

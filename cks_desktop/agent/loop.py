@@ -320,7 +320,9 @@ async def ai_chat(
     chat = _Chat(session_id, list(messages), emit, transcript)
     run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=granted_scopes,
               source_grants=dict(source_grants or {}), scope_setting=scope_setting,
-              allowed_folders=tuple(allowed_folders), llm=provider)
+              allowed_folders=tuple(allowed_folders), llm=provider,
+              on_progress=lambda call_id, done, total, message: emit(ev.ToolCallProgress(call_id, done, total,
+                                                                                         message)))
     tools, wire_back = tool_defs(registry, run)
     if system_prompt is None:
         system_prompt = _build_prompt(store, session_id, instructions, [wire_back[t.name] for t in tools])

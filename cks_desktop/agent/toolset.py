@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cks_desktop.agent.knowledge import register_agent_tools
+from cks_desktop.mcp.resource_tool import register_resource_tool
 from cks_desktop.tools.builtin import build_registry
 
 if TYPE_CHECKING:
@@ -19,10 +20,11 @@ if TYPE_CHECKING:
 
 
 def build_chat_registry(store: "GraphStore | None", settings: "Settings | None" = None) -> "ToolRegistry":
-    """Built-in graph tools + the agent's own tools (construct_knowledge), with the
+    """Built-in graph tools + the agent's own tools (construct_knowledge) + read_mcp_resource, with the
     person's saved policy overrides applied."""
     registry = build_registry(store, settings)
     register_agent_tools(registry)
+    register_resource_tool(registry)  # read_mcp_resource: reads through each server's reader (mcp/resource_tool.py)
     if settings is not None:
         registry.set_policy_overrides(settings.tool_policies)  # again: covers the agent's tools too
     return registry

@@ -316,7 +316,8 @@ class TextPrinter:
                 self._end_line()
                 if event.reason == "limit":  # the notice says the fact; this is the one way on
                     print(f"cks-desktop: {CONTINUE_HINT}", file=self.err, flush=True)
-            case ev.TurnStarted() | ev.ToolCallPreparing() | ev.ApprovalRequested() | ev.ApprovalResolved() \
+            case ev.TurnStarted() | ev.ToolCallPreparing() | ev.ToolCallProgress() | ev.ApprovalRequested() \
+                    | ev.ApprovalResolved() \
                     | ev.IterationLimit():
                 pass  # approvals are answered by --yes; a call's → line comes when it runs; the limit: below
             case _:

@@ -10,7 +10,9 @@
     mcp tools NAME [--json]                 connect and list the server's tools
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
     mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
-    mcp serve [--session ID]                serve a session's graph over stdio
+    mcp serve [--session ID] [--http [HOST:]PORT [--no-auth]] [--yes]
+                                            serve the shared sessions (or one) over stdio or HTTP
+    mcp token [--rotate]                    the bearer token of `mcp serve --http`
 
 Exit codes as everywhere: 0 success, 1 the operation ran and ended in an error
 (a server that cannot start, a tool's error result), 2 bad usage or input.
@@ -115,8 +117,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("path", nargs="?", help="claude_desktop_config.json (default: Claude Desktop's own)")
     add_json_flag(q)
 
-    q = msub.add_parser("serve", help="serve a session's graph over MCP on stdio (for MCP hosts)")
-    q.add_argument("--session", metavar="ID", help="the session to serve (default: a new one)")
+    q = msub.add_parser("serve", help="serve the graph over MCP, on stdio or HTTP (for MCP hosts)",
+                        description="Serve the graph to MCP hosts: one session (--session), else the sessions "
+                                    "shared with `sessions share` (else a new session for this launch).")
+    q.add_argument("--session", metavar="ID", help="serve this session only (default: the shared sessions)")
+    q.add_argument("--http", metavar="[HOST:]PORT", help="streamable HTTP on this address (127.0.0.1 unless a "
+                   "host is given; port 0 picks a free one) instead of stdio")
+    q.add_argument("--no-auth", action="store_true", help="no bearer token (only with a loopback address)")
+    q.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another Host name clients may use (besides loopback names and the bound host)")
+    q.add_argument("--yes", action="store_true", help="approve the calls this app would ask about, when it is "
+                   "set to ask too (mcp_serve.approval = app)")
+
+    q = msub.add_parser("token", help="show the bearer token of `mcp serve --http` (kept in the keychain)")
+    q.add_argument("--rotate", action="store_true", help="replace it with a new one (hosts need the new one)")
 
     p.set_defaults(handler=_run)
 
@@ -125,14 +139,15 @@ def _run(args: argparse.Namespace) -> int:
     command = getattr(args, "mcp_command", None)
     if command is None:
         raise CliError(f"say what to do: {APP_ID} mcp {{list,show,add,remove,enable,disable,grant,revoke,tools,call,"
-                       "import-claude,serve} (see --help)")
+                       "import-claude,serve,token} (see --help)")
     if not getattr(args, "verbose", False):
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     handler = {"list": _list, "show": _show, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
                "grant": _grant, "revoke": _revoke,
-               "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve}[command]
+               "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve,
+               "token": _token}[command]
     return handler(args)
 
 
@@ -567,23 +582,124 @@ def _import_claude(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """Serve over stdio or streamable HTTP until the host goes (stdin closes) or Ctrl+C."""
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.server import open_session, serve_stdio
+    from cks_desktop.mcp.server import open_session
+    from cks_desktop.mcp.serving import prefs
     from cks_desktop.runtime import AppServices
 
+    bind = None
+    if args.http is not None:
+        from cks_desktop.mcp.serving.http import is_loopback, parse_bind
+
+        try:
+            bind = parse_bind(args.http)
+        except ValueError as exc:
+            raise CliError(f"--http: {exc}.") from None
+        if args.no_auth and not is_loopback(bind[0]):
+            raise CliError(f"--no-auth is allowed only on a loopback address (127.0.0.1 or ::1), not {bind[0]}: "
+                           "anyone who can reach that address could read and change the graph.")
+    elif args.no_auth or args.allow_host:
+        raise CliError("--no-auth and --allow-host are for --http.")
     settings = _settings(args)
     store = open_store(args)
     try:
+        pinned = args.session
         try:
-            session = open_session(store, args.session)
+            if pinned:
+                session = open_session(store, pinned)
+                what = f"session {session.id} ({session.title})"
+            else:
+                shared = [s for s in prefs.shared_sessions(settings) if _exists(store, s)]
+                if shared:
+                    what = f"{counted(len(shared), 'shared session')}"
+                else:
+                    session = open_session(store, None)
+                    pinned = session.id
+                    what = f"session {session.id} ({session.title}); no session is shared (sessions share ID)"
         except StoreError as exc:
             raise CliError(str(exc)) from None
-        print(f"{APP_ID}: serving session {session.id} ({session.title}) over MCP on stdio", file=sys.stderr,
-              flush=True)
         # The same composition as the window and `chat`, with the host's toolset (no agent tools).
         services = AppServices.build(app_paths(args), settings, store, secrets=_secrets(), toolset="host")
-        asyncio.run(serve_stdio(services.registry, services.host_run(session.id)))
+        serving = services.host_serving(pinned, yes=args.yes, transport="http" if bind else "stdio")
+        if bind is None:
+            from cks_desktop.mcp.server import serve_stdio
+
+            print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
+            asyncio.run(serve_stdio(services.registry, serving=serving))
+            return EXIT_OK
+        return _serve_http(args, services, serving, bind, what)
     finally:
         store.close()
-    return EXIT_OK
 
+
+def _exists(store: Any, session_id: str) -> bool:
+    from cks_desktop.graph.errors import StoreError
+
+    try:
+        store.get_session(session_id)
+        return True
+    except StoreError:
+        return False
+
+
+def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tuple[str, int], what: str) -> int:
+    import signal
+
+    from cks_desktop.mcp.server import build_server
+    from cks_desktop.mcp.serving.http import HttpServer, HttpStartError
+    from cks_desktop.mcp.serving.token import ensure_token
+
+    token = None
+    if not args.no_auth:
+        made = ensure_token(services.secrets)
+        token = made.value
+        if made.new:
+            where = "kept in the keychain; `cks-desktop mcp token` shows it again" if made.kept else \
+                "no keychain: a new token is made at each start"
+            print(f"{APP_ID}: bearer token (shown once; {where}): {made.value}", file=sys.stderr, flush=True)
+        else:
+            print(f"{APP_ID}: using the bearer token kept in the keychain (`{APP_ID} mcp token` shows it)",
+                  file=sys.stderr, flush=True)
+    http = HttpServer(build_server(services.registry, serving=serving), serving, host=bind[0], port=bind[1],
+                      token=token, extra_hosts=tuple(args.allow_host))
+
+    async def main() -> int:
+        try:
+            await http.start()
+        except HttpStartError as exc:
+            raise CliError(str(exc), EXIT_TOOL_ERROR) from None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, http.request_stop)
+            except (NotImplementedError, RuntimeError):  # Windows: Ctrl+C arrives as KeyboardInterrupt
+                pass
+        print(f"{APP_ID}: serving {what} over MCP at {http.url}" + ("" if token else " (no token)")
+              + "; Ctrl+C stops", file=sys.stderr, flush=True)
+        try:
+            await http.wait()
+        finally:
+            await http.stop()
+        return EXIT_OK
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _token(args: argparse.Namespace) -> int:
+    from cks_desktop.mcp.serving.token import ensure_token
+
+    secrets = _secrets()
+    if not secrets.secure:
+        raise CliError("No secure keychain is available, so no token is kept: `mcp serve --http` makes a new one at "
+                       "each start and prints it.")
+    made = ensure_token(secrets, rotate=args.rotate)
+    if secrets.last_error:
+        raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
+    print(made.value)
+    if args.rotate:
+        print(f"{APP_ID}: a new token; hosts configured with the old one must be given this one.", file=sys.stderr)
+    return EXIT_OK

@@ -111,6 +111,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from cks_desktop.commands.watch_cmd import add_watch_parser
 
     add_watch_parser(ssub)  # `sessions watch`: the change feed, until interrupted
+    from cks_desktop.commands.share_cmd import add_share_parsers
+
+    add_share_parsers(ssub, _leaf)  # `sessions share|unshare|shared`: what MCP hosts may see
 
 
 def session_json(session: Any) -> dict[str, Any]:

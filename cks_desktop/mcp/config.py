@@ -39,6 +39,10 @@ This app's own keys sit beside them (all optional):
                    ``clientMetadataUrl`` (an https client ID metadata document). Without
                    it, a server that asks for OAuth is signed in to with dynamic client
                    registration (``oauth.py``).
+``sampling``       ``ask`` (default) / ``allow`` / ``off``: whether the server may ask the person's
+                   model for a completion, and whether the person is asked first (``client_hooks.py``).
+``logLevel``       the least severe log message the server should send (default ``info``).
+``roots``          folders offered to the server as roots besides the allowed folders.
 
 Unknown keys are kept: edits change only the keys they mean to change, in the
 raw dict the settings file round-trips.
@@ -73,7 +77,10 @@ HTTP_DEFAULT_SCOPES = frozenset({Scope.NET_FETCH})
 _KNOWN_KEYS = frozenset({
     "command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
     "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv", "oauth",
+    "sampling", "logLevel", "roots",
 })
+SAMPLING_MODES = ("ask", "allow", "off")
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope", "callbackPort", "clientMetadataUrl"})
 
 
@@ -111,6 +118,13 @@ class ServerConfig:
     protocol: str = "auto"
     inherit_env: bool = False  # pass the app's environment (never provider keys) to a command
     oauth: OAuthSettings | None = None  # a URL server's sign-in; None: never (a command, or "oauth": false)
+    # Server-to-client features (client_hooks.py): sampling ask/allow/off, the log level asked for,
+    # folders given as roots besides the allowed folders, and whether "approval" was set by the person
+    # (if not, a tool's annotations choose its default policy: convert.annotated_policy).
+    sampling: str = "ask"
+    log_level: str = "info"
+    roots: tuple[str, ...] = ()
+    approval_explicit: bool = False
 
     @property
     def source(self) -> str:
@@ -420,8 +434,19 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
     protocol = raw.get("protocol", "auto")
     if protocol not in PROTOCOLS:
         raise ConfigError(f"Server '{name}': \"protocol\" must be one of {', '.join(PROTOCOLS)}.")
+    sampling = raw.get("sampling", "ask")
+    if sampling not in SAMPLING_MODES:
+        raise ConfigError(f"Server '{name}': \"sampling\" must be ask, allow or off (got {sampling!r}).")
+    log_level = raw.get("logLevel", "info")
+    if log_level not in LOG_LEVELS:
+        raise ConfigError(f"Server '{name}': \"logLevel\" must be one of {', '.join(LOG_LEVELS)}.")
+    roots = raw.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
+        raise ConfigError(f"Server '{name}': \"roots\" must be a list of folder paths.")
     return ServerConfig(name=name, enabled=enabled, approval=approval, tool_policies=policies,
-                        enabled_tools=enabled_tools, timeout=float(timeout), protocol=protocol, **common)
+                        enabled_tools=enabled_tools, timeout=float(timeout), protocol=protocol,
+                        sampling=sampling, log_level=log_level, roots=tuple(roots),
+                        approval_explicit="approval" in raw, **common)
 
 
 def parse_servers(raw: Any) -> tuple[dict[str, ServerConfig], dict[str, str]]:

@@ -57,8 +57,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cks_desktop import APP_ID, __version__
 from cks_desktop.callbacks import Callbacks
+from cks_desktop.mcp.client_hooks import ClientHooks
 from cks_desktop.mcp.config import ServerConfig
+from cks_desktop.mcp.features import ServerFeatures
 from cks_desktop.mcp.convert import MAX_DESCRIPTION, SkippedTool, build_specs, result_to_output
+from cks_desktop.mcp.oauth import OAuthSession, OpenUrl, describe_exception, sign_in_sentence, uses_oauth
+from cks_desktop.mcp.resource_tool import reader_spec
+from cks_desktop.mcp.resources import supports_resources
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import login_shell_path
 from cks_desktop.mcp.transport import StartFailure, leaf, open_transport, snippet
@@ -79,6 +84,8 @@ GARBAGE_LIMIT = 100  # non-JSON stdout lines tolerated before the handshake
 GARBAGE_GRACE = 3.0  # seconds a valid message may take to follow the first non-JSON line
 MAX_TOOL_PAGES = 100
 CLIENT_INFO = types.Implementation(name=APP_ID, version=__version__)
+PROGRESS_EVERY = 0.1  # seconds between the progress reports a chat row is sent (a flood is thinned)
+ProgressReport = Callable[[float, "float | None", "str | None"], None]
 
 
 class Status(str, enum.Enum):
@@ -87,6 +94,7 @@ class Status(str, enum.Enum):
     READY = "ready"
     FAILED = "failed"
     RESTARTING = "restarting"
+    NEEDS_AUTH = "needs_auth"  # the server asks for OAuth: "Sign in to <server>" (oauth.py)
 
     def __str__(self) -> str:
         return self.value
@@ -116,8 +124,12 @@ class McpConnection:
     def __init__(self, config: ServerConfig, *, log: ServerLog, registry: "ToolRegistry | None" = None,
                  secrets: "SecretStore | None" = None, target: Any = None,
                  startup_timeout: float = STARTUP_TIMEOUT,
-                 login_path: Callable[[], Awaitable[str | None]] | None = None) -> None:
+                 login_path: Callable[[], Awaitable[str | None]] | None = None,
+                 hooks: ClientHooks | None = None) -> None:
         self.config = config
+        self.hooks = hooks or ClientHooks()  # elicitation, sampling, roots, logging (client_hooks.py)
+        self.instructions: str | None = None  # the server's own, from the handshake (quoted as data in prompts)
+        self._roots_sent: list[str] | None = None
         self.log = log
         self.registry = registry
         self.secrets = secrets
@@ -147,10 +159,33 @@ class McpConnection:
         self._first_garbage: str | None = None
         self._garbage_at_start = 0
         self._garbage_timer: asyncio.TimerHandle | None = None
+        self._oauth: OAuthSession | None = None
+        self._sign_in: OpenUrl | None = None  # set for one start: the person asked to sign in
+        self.sign_in_timeout = 300.0
+        self.step_up_opener: OpenUrl | None = None  # the host can show a browser for a step-up during a call
+        self.features = ServerFeatures(self)  # resources and prompts (features.py, resources.py, prompts.py)
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    # -- the request path of resources.py / prompts.py (requests.send) -------------------
+    @property
+    def client(self) -> Client | None:
+        """The live SDK client (None when not connected); requests go through ``requests.send``."""
+        return self._client
+
+    @property
+    def ready(self) -> bool:
+        return self._client is not None and self.status is Status.READY
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    def connection_lost(self) -> None:
+        """A request saw the connection close: wind down (the manager reconnects), as a tool call does."""
+        self._lost.set()
 
     # -- status ----------------------------------------------------------------
     def subscribe(self, listener: StatusListener) -> Callable[[], None]:
@@ -163,6 +198,8 @@ class McpConnection:
         self.status, self.reason = status, reason
         if status is Status.FAILED:
             self.log.note(f"failed: {reason}")
+        elif status is Status.NEEDS_AUTH:
+            self.log.note(f"needs sign-in: {reason}")
         event = StatusEvent(self.name, status, reason, previous, crashed, time.time())
         self._listeners.emit(event)
 
@@ -190,11 +227,16 @@ class McpConnection:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    async def start(self) -> bool:
-        """Connect; return True when ready. Never raises for a server's fault (see ``reason``)."""
+    async def start(self, *, sign_in: OpenUrl | None = None) -> bool:
+        """Connect; return True when ready. Never raises for a server's fault (see ``reason``).
+
+        ``sign_in`` (opens a URL in the person's browser): the person asked to sign in, so a
+        server that asks for OAuth gets the whole flow during this start (``oauth.py``).
+        """
         if self.running:
             await self._await_settled()
             return self.status is Status.READY
+        self._sign_in = sign_in if uses_oauth(self.config) else None
         self._stop, self._lost, self._ready = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self._stopping = self._timed_out = False
         self._abort, self._abort_reason, self._first_garbage = asyncio.Event(), None, None
@@ -207,8 +249,15 @@ class McpConnection:
 
     @property
     def effective_startup_timeout(self) -> float:
-        """The server's own timeout, at least ``MIN_STARTUP``, at most the app's start-up ceiling."""
-        return min(self.startup_timeout, max(self.config.timeout, MIN_STARTUP))
+        """The server's own timeout, at least ``MIN_STARTUP``, at most the app's start-up ceiling
+        (plus the browser step's own bounded wait during a sign-in)."""
+        extra = self.sign_in_timeout if self._sign_in is not None else 0.0
+        return min(self.startup_timeout, max(self.config.timeout, MIN_STARTUP)) + extra
+
+    def cancel_sign_in(self) -> None:
+        """End a sign-in waiting for the browser (the start then says it was cancelled)."""
+        if self._oauth is not None:
+            self._oauth.cancel()
 
     async def _await_settled(self) -> None:
         task = self._task
@@ -299,8 +348,14 @@ class McpConnection:
     async def _make_target(self, stack: AsyncExitStack) -> Any:
         if self.target is not None:
             return self.target
+        self._oauth = None
+        if uses_oauth(self.config):
+            self._oauth = await stack.enter_async_context(OAuthSession(
+                self.config, self.secrets, open_url=self._sign_in, allow_step_up=self.step_up_opener,
+                timeout=self.sign_in_timeout))
         opened = await open_transport(self.config, secrets=self.secrets, log=self.log, stack=stack,
-                                      login_path=self._login_path, on_eof=self._on_eof, guard=self._guard)
+                                      login_path=self._login_path, on_eof=self._on_eof, guard=self._guard,
+                                      auth=self._oauth.auth if self._oauth is not None else None)
         self._pipe = opened.pipe
         return opened.transport
 
@@ -316,11 +371,13 @@ class McpConnection:
     async def _run(self) -> None:
         crashed = False
         reason = ""
+        needs_auth = False
         try:
             async with AsyncExitStack() as stack:
                 target = await self._make_target(stack)
                 client = Client(target, mode=self.config.protocol, message_handler=self._on_message,
-                                cache=None, client_info=CLIENT_INFO)
+                                cache=None, client_info=CLIENT_INFO,
+                                **self.hooks.client_kwargs(self.config, self.log))
                 try:
                     await stack.enter_async_context(client)
                 finally:
@@ -329,11 +386,20 @@ class McpConnection:
                 self._client = client
                 self.protocol_version = client.protocol_version
                 self.server_info = client.server_info
+                self.instructions = client.instructions
+                self._roots_sent = [str(r.uri) for r in self.hooks.roots_for(self.config)]
+                await self._set_log_level(client)
                 await self._refresh_tools(client)
                 self.log.note(f"ready: protocol {self.protocol_version}, {len(self.tools)} tools")
                 self._ready.set()
+                if self._oauth is not None:
+                    self._oauth.end_interactive()
+                    await self._oauth.close_listener()
+                    if self._sign_in is not None:
+                        self.log.note("signed in")
                 self.set_status(Status.READY, self._listing_note())
-                helpers = [asyncio.create_task(self._refresher(client))]
+                helpers = [asyncio.create_task(self._refresher(client)),
+                           asyncio.create_task(self.features.run(client))]
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     helpers.append(asyncio.create_task(self._listener(client)))
                 stop = asyncio.create_task(self._stop.wait())
@@ -363,10 +429,13 @@ class McpConnection:
                 reason = (f"The server did not finish starting within {self.effective_startup_timeout:g} s."
                           f"{self._stderr_hint()}")
         except Exception as exc:  # every fault of a server becomes a status, never a crash
-            reason = await self._explain(leaf(exc))
+            auth_reason = self._auth_reason(exc)
+            needs_auth = auth_reason is not None
+            reason = auth_reason or await self._explain(leaf(exc))
         finally:
             self._client = None
             self._unregister()
+            self.features.reset()
             if self._pipe is not None:
                 self._pipe.close_writer()
         if crashed and self.config.transport == "http":
@@ -374,10 +443,21 @@ class McpConnection:
         elif crashed:
             await self._drain_stderr()
             reason = f"The server stopped unexpectedly.{self._stderr_hint()}"
-        if reason:
+        self._sign_in = None
+        if reason and needs_auth and not crashed:
+            self._finish(Status.NEEDS_AUTH, reason)
+        elif reason:
             self._finish(Status.FAILED, reason, crashed=crashed)
         else:
             self._finish(Status.STOPPED, "")
+
+    def _auth_reason(self, exc: BaseException) -> str | None:
+        """The sign-in sentence when a start ended for want of authorization (or in a failed sign-in)."""
+        found = describe_exception(exc)
+        session = self._oauth
+        if found is None and session is not None:
+            found = session.error or (sign_in_sentence(self.name, session.challenge) if session.challenge else None)
+        return found
 
     def _finish(self, status: Status, reason: str, *, crashed: bool = False) -> None:
         if status is Status.STOPPED:
@@ -425,7 +505,11 @@ class McpConnection:
 
     def _handler_for(self, tool_name: str) -> Callable[[dict[str, Any], Any], Awaitable[ToolOutput]]:
         async def handler(arguments: dict[str, Any], ctx: Any) -> ToolOutput:
-            return await self.call_tool(tool_name, arguments)
+            run = getattr(ctx, "run", None)
+            sink = getattr(run, "on_progress", None)
+            call_id = str(getattr(ctx, "call_id", ""))
+            report = (lambda p, t, m: sink(call_id, p, t, m)) if sink is not None else None
+            return await self.call_tool(tool_name, arguments, progress=report)
 
         return handler
 
@@ -436,6 +520,8 @@ class McpConnection:
             taken = {to_wire(s.name): s.name for s in self.registry.specs() if s.source != self.config.source}
         refused = self._guard.take_skipped() if self._guard is not None else []
         specs, skipped = build_specs(self.config, self.tools, self._handler_for, taken=taken)
+        if supports_resources(self):  # the reader read_mcp_resource delegates to (resource_tool.py)
+            specs.append(reader_spec(self))
         self.skipped = refused + skipped
         if self.registry is not None:
             self.registry.replace_source(self.config.source, specs)
@@ -501,11 +587,10 @@ class McpConnection:
                 return
 
     async def _on_message(self, message: Any) -> None:
+        if self.features.on_message(message):  # resources and prompts changed (features.py)
+            return
         if isinstance(message, types.ToolListChangedNotification):
             self._refresh_wanted.set()
-        elif isinstance(message, types.LoggingMessageNotification):
-            params = message.params
-            self.log.append([f"[{params.level}] {params.data}"])
         elif isinstance(message, Exception):
             if self.config.transport == "http":
                 self.log.note(f"transport error: {type(message).__name__}: {message}")
@@ -513,10 +598,72 @@ class McpConnection:
             self.garbage_lines += 1
             self.log.note(f"the server wrote something that is not JSON-RPC to stdout: {snippet(message)}")
 
-    # -- calls -----------------------------------------------------------------
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
-        """Call one tool; every failure comes back as an error result. Cancellation propagates."""
+    # -- logging and roots (client_hooks.py) ----------------------------------------
+    async def _set_log_level(self, client: Client) -> None:
+        """On a handshake connection, ask for the configured level (``logging/setLevel``); a 2026-07-28
+        connection opts in per request instead (``Client.log_level``). A refusal is only noted."""
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS or client.server_capabilities.logging is None:
+            return
+        import warnings
+
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        try:
+            with warnings.catch_warnings():  # deprecated at 2026-07-28 only; this is a handshake connection
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                async with asyncio.timeout(min(self.config.timeout, 10.0)):
+                    await client.session.set_logging_level(self.config.log_level)  # type: ignore[arg-type]
+        except (MCPError, TimeoutError) as exc:
+            self.log.note(f"the server did not take the log level {self.config.log_level!r}: {leaf(exc)}")
+
+    async def roots_changed(self) -> bool:
+        """Tell the server its roots changed (``notifications/roots/list_changed``) when they did since
+        the last time it was told; 2026-07-28 has no such notification (a server asks per request)."""
         client = self._client
+        now = [str(r.uri) for r in self.hooks.roots_for(self.config)]
+        if client is None or now == self._roots_sent:
+            return False
+        self._roots_sent = now
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return False
+        import warnings
+
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.session.send_roots_list_changed()
+        self.log.note(f"roots changed: {len(now)} folders")
+        return True
+
+    # -- calls -----------------------------------------------------------------
+    def _auth_refusal(self, tool: str) -> ToolOutput | None:
+        """A call the server refused for want of (enough) authorization: say "Sign in", not "error".
+
+        A 401 (the sign-in ran out and could not be refreshed) makes the server need a sign-in;
+        a step-up nobody could answer now leaves the server ready for its other tools."""
+        session = self._oauth
+        if session is None or (session.challenge is None and session.error is None):
+            return None
+        challenge, error = session.challenge, session.error
+        session.challenge = session.error = None
+        sentence = error or sign_in_sentence(self.name, challenge)
+        if challenge is not None and not challenge.step_up:
+            self.set_status(Status.NEEDS_AUTH, sentence)
+        return ToolOutput(f"'{tool}' on MCP server '{self.name}' could not run. {sentence}", is_error=True,
+                          structured={"needs_sign_in": self.name,
+                                      "scope": challenge.scope if challenge is not None else None})
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], *,
+                        progress: ProgressReport | None = None) -> ToolOutput:
+        """Call one tool; every failure comes back as an error result. Cancellation propagates.
+
+        ``progress`` hears the server's progress notifications (at most every ``PROGRESS_EVERY`` s,
+        and always the one that reaches the total), for the chat row's bar."""
+        client = self._client
+        if self.status is Status.NEEDS_AUTH:
+            return ToolOutput(f"'{tool}' on MCP server '{self.name}' could not run. {self.reason}", is_error=True,
+                              structured={"needs_sign_in": self.name, "scope": None})
         if client is None or self.status is not Status.READY:
             why = f" ({self.status.value}: {self.reason})" if self.reason else f" ({self.status.value})"
             return ToolOutput(f"The MCP server '{self.name}' is not running{why}.", is_error=True)
@@ -526,11 +673,20 @@ class McpConnection:
         deadline = asyncio.timeout(timeout)
         progressed = False
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            nonlocal progressed
+        shown_at = -PROGRESS_EVERY
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            nonlocal progressed, shown_at
             progressed = True
             if not deadline.expired():
                 deadline.reschedule(min(loop.time() + timeout, ceiling))
+            now = loop.time()
+            if progress is not None and (now - shown_at >= PROGRESS_EVERY or (total is not None and value >= total)):
+                shown_at = now
+                try:
+                    progress(value, total, message[:300] if isinstance(message, str) else None)
+                except Exception:  # a listener's fault must not fail the call
+                    log.exception("a progress listener failed")
 
         try:
             async with deadline:
@@ -546,6 +702,9 @@ class McpConnection:
                                   "the call was cancelled.", is_error=True)
             return ToolOutput(f"'{tool}' on MCP server '{self.name}' failed: the connection timed out.", is_error=True)
         except MCPError as exc:
+            refused = self._auth_refusal(tool)
+            if refused is not None:
+                return refused
             if exc.error.code == CONNECTION_CLOSED:
                 if self._stopping:
                     return ToolOutput(f"The MCP server '{self.name}' was stopped during the call.", is_error=True)

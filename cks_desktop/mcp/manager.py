@@ -40,10 +40,14 @@ from cks_desktop.mcp.connection import (
     StatusEvent,
     StatusListener,
 )
+from cks_desktop.mcp.client_hooks import ClientHooks
 from cks_desktop.mcp.convert import SkippedTool
+from cks_desktop.mcp.oauth import SIGN_IN_TIMEOUT, OpenUrl, uses_oauth
+from cks_desktop.mcp.oauth import sign_out as oauth_sign_out
 from cks_desktop.mcp.server_log import ServerLog, log_file_name
 
 if TYPE_CHECKING:
+    from cks_desktop.mcp.host import McpHost
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
     from cks_desktop.tools.registry import ToolRegistry
@@ -84,8 +88,11 @@ class McpManager:
                  log_dir: Path, *, startup_timeout: float = STARTUP_TIMEOUT,
                  restart_delays: tuple[float, ...] = RESTART_DELAYS, stable_after: float = STABLE_AFTER,
                  login_path: Callable[[], Awaitable[str | None]] | None = None,
-                 targets: dict[str, Any] | None = None) -> None:
+                 targets: dict[str, Any] | None = None, host: "McpHost | None" = None) -> None:
         self.settings = settings
+        # What servers may ask of the app (elicitation, sampling) and the roots they see: one for
+        # every connection; ``hooks.host`` is replaced when the window's dialogs are up.
+        self.hooks = ClientHooks(host, lambda: self.settings.allowed_folders)
         self.secrets = secrets
         self.registry = registry
         self.log_dir = log_dir
@@ -102,6 +109,10 @@ class McpManager:
         self._restarts: dict[str, int] = {}
         self._ready_at: dict[str, float] = {}
         self._closed = False
+        # Set by a host that can show a browser (the GUI): a step-up (insufficient_scope) during a
+        # call then opens it at once; without one, the call says "Sign in to <server> again".
+        self.step_up_opener: OpenUrl | None = None
+        self.sign_in_timeout = SIGN_IN_TIMEOUT
 
     # -- configuration -------------------------------------------------------------
     def configs(self) -> dict[str, ServerConfig]:
@@ -162,7 +173,9 @@ class McpManager:
             return conn
         conn = McpConnection(config, log=self.server_log(config.name), registry=self.registry,
                              secrets=self.secrets, target=self.targets.get(config.name),
-                             startup_timeout=self.startup_timeout, login_path=self.login_path)
+                             startup_timeout=self.startup_timeout, login_path=self.login_path, hooks=self.hooks)
+        conn.step_up_opener = self.step_up_opener
+        conn.sign_in_timeout = self.sign_in_timeout
         conn.subscribe(self._emit)
         self.connections[config.name] = conn
         return conn
@@ -204,6 +217,34 @@ class McpManager:
         await self.stop(name)
         return await self.start(name)
 
+    async def sign_in(self, name: str, open_url: OpenUrl) -> bool:
+        """Sign in to a server that asks for OAuth: (re)connect it with the browser step allowed.
+
+        ``open_url`` shows the authorization page (the GUI's system browser, ``webbrowser``, or a
+        printed URL). The tokens land in the keychain; True when the server is ready afterwards.
+        """
+        self._cancel_restart(name)
+        self._restarts.pop(name, None)
+        config = self.config(name)
+        if not uses_oauth(config):
+            conn = self._connection(config)
+            conn.set_status(Status.FAILED, f"'{name}' does not use OAuth sign-in (it is not a URL server, it has "
+                                           "an Authorization header, or its \"oauth\" is false).")
+            return False
+        await self.stop(name)
+        return await self._connection(config).start(sign_in=open_url)
+
+    def cancel_sign_in(self, name: str) -> None:
+        conn = self.connections.get(name)
+        if conn is not None:
+            conn.cancel_sign_in()
+
+    async def sign_out(self, name: str) -> bool:
+        """Forget the server's tokens and registration and disconnect it; the next start says "Sign in"."""
+        config = self.config(name)
+        await self.stop(name)
+        return await oauth_sign_out(config, self.secrets)
+
     async def remove(self, name: str, *, delete_config: bool = True) -> None:
         """Stop a server, forget it and (by default) delete its entry and secrets, then save."""
         await self.stop(name)
@@ -225,12 +266,26 @@ class McpManager:
                 jobs.append(self.remove(name, delete_config=False))
             elif not cfg.enabled:
                 jobs.append(self.stop(name))
-            elif cfg != conn.config or conn.status in (Status.STOPPED, Status.FAILED):
+            elif cfg != conn.config or conn.status in (Status.STOPPED, Status.FAILED, Status.NEEDS_AUTH):
                 jobs.append(self.restart(name))
         for name, cfg in configs.items():
             if cfg.enabled and name not in self.connections:
                 jobs.append(self.start(name))
         await asyncio.gather(*jobs)
+        await self.roots_changed()
+
+    async def roots_changed(self) -> None:
+        """Tell each running server whose roots changed (the allowed folders were edited)."""
+        for conn in list(self.connections.values()):
+            try:
+                await conn.roots_changed()
+            except Exception as exc:  # a server gone meanwhile: its restart sends fresh roots anyway
+                conn.log.note(f"could not tell the server its roots changed: {exc}")
+
+    def instructions(self) -> dict[str, str]:
+        """The instructions of each ready server that gave some (quoted as data in the system prompt)."""
+        return {name: conn.instructions for name, conn in self.connections.items()
+                if conn.status is Status.READY and conn.instructions}
 
     async def probe(self, name_or_config: str | ServerConfig, *, keep_log: bool = True) -> ProbeResult:
         """Connect, list the tools, disconnect ("Test connection"). Never raises for a server's fault."""
@@ -240,7 +295,7 @@ class McpManager:
             return ProbeResult(ok=False, reason=str(exc))
         conn = McpConnection(config, log=self.server_log(config.name), registry=None, secrets=self.secrets,
                              target=self.targets.get(config.name), startup_timeout=self.startup_timeout,
-                             login_path=self.login_path)
+                             login_path=self.login_path, hooks=self.hooks)
         try:
             ok = await conn.start()
             result = ProbeResult(ok=ok, reason=conn.reason, tools=list(conn.tools), skipped=list(conn.skipped),

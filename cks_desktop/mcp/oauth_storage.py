@@ -64,6 +64,7 @@ class KeychainTokenStorage:
         self.redirect_uri = redirect_uri
         self._memory: dict[str, str] = {}
         self._expires_at: dict[str, float] = {}  # access token -> absolute expiry
+        self.stored = 0  # how many token responses were stored (a sign-in or a refresh happened)
 
     # -- raw entries -------------------------------------------------------------
     def _get(self, what: str) -> str | None:
@@ -112,6 +113,7 @@ class KeychainTokenStorage:
         return token
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.stored += 1
         data = tokens.model_dump(mode="json", exclude_none=True)
         if tokens.expires_in is not None:
             data["expires_at"] = time.time() + tokens.expires_in

@@ -66,6 +66,9 @@ class ServerLog:
             src = self.path if i == 1 else self.path.with_name(f"{self.path.name}.{i - 1}")
             if src.exists():
                 os.replace(src, self.path.with_name(f"{self.path.name}.{i}"))
+        # The current file always exists, so the log view and a reader never find it missing
+        # between a rotation and the server's next line.
+        self.path.touch()
 
     def write_lines(self, lines: list[str]) -> None:
         """Append lines (thread-safe). A failing disk loses log lines, never the server.

@@ -151,7 +151,8 @@ class OpenedTransport:
 
 async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None", log: ServerLog,
                          stack: AsyncExitStack, login_path: Callable[[], Awaitable[str | None]],
-                         on_eof: Callable[[], None], guard: WireGuard | None = None) -> OpenedTransport:
+                         on_eof: Callable[[], None], guard: WireGuard | None = None,
+                         auth: Any = None) -> OpenedTransport:
     """Prepare the transport of one server; nothing is spawned until the client enters it.
 
     Raises ``StartFailure`` for what the person must fix (a missing secret or
@@ -163,8 +164,8 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
 
             headers = resolve_headers(config, secrets)
             url = resolve_url(config, secrets)
-            http = await stack.enter_async_context(httpx2.AsyncClient(
-                headers=headers, timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT)))
+            http = await stack.enter_async_context(httpx2.AsyncClient(  # auth: oauth.GatedAuth, or None
+                headers=headers, timeout=httpx2.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT), auth=auth))
             log.note(f"connecting to {config.describe()}")  # references shown as [secret], never values
             return OpenedTransport(watch_eof(streamable_http_client(url, http_client=http), on_eof, guard))
         env = resolve_env(config, secrets)

@@ -7,7 +7,7 @@ Approval memory (``once`` answers, ``allow_for_run`` upgrades, fingerprints of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,9 @@ class Run:
     # A handle on the session's LLM provider for tools that call a model
     # (construct_knowledge); None where no provider is configured.
     llm: Any = None
+    # Hears a running call's progress (call id, progress, total or None, message or None): the
+    # chat loop turns it into ``ToolCallProgress`` events; None where nobody shows progress.
+    on_progress: Callable[[str, float, float | None, str | None], None] | None = None
     # Approval memory for this run.
     allowed_for_run: set[str] = field(default_factory=set)
     once_answers: dict[str, bool] = field(default_factory=dict)

@@ -33,6 +33,7 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui import window_layout
+from cks_desktop.ui import graph_io
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -128,11 +129,22 @@ class MainWindow(QMainWindow):
         menu.addAction(action)
         return action
 
+    def _open_chat_settings(self, session_id: str) -> None:
+        """The sidebar's Chat settings…: that session's chat, then its settings panel."""
+        if self.sidebar.current_id != session_id:
+            self.sidebar.select(session_id)
+        self.chat_panel.open_session_settings()
+
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         self.new_session_action = self._action(file_menu, "&New session", self.sidebar.create_session,
                                                "Ctrl+N", "newSessionAction")
+        file_menu.addSeparator()
+        self.graph_io = graph_io.install(self, file_menu)  # Import graph… / Export graph…
+        self.export_chat_action = self._action(file_menu, "Export &chat…", self.chat_panel.export_chat, None,
+                                               "exportChatAction")  # Markdown or JSON, tool calls included
+        self.export_chat_action.setToolTip("Save this session's chat as Markdown or JSON, tool calls included")
         file_menu.addSeparator()
         self.settings_action = self._action(file_menu, "&Settings…", lambda: self.open_settings(),
                                             "Ctrl+,", "settingsAction")
@@ -142,6 +154,10 @@ class MainWindow(QMainWindow):
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
 
         edit_menu = bar.addMenu("&Edit")
+        # the graph view's own Undo/Redo actions: one shortcut each, enabled state follows its stack
+        edit_menu.addAction(self.graph_view.undo_action)
+        edit_menu.addAction(self.graph_view.redo_action)
+        edit_menu.addSeparator()
         self.find_action = self._action(edit_menu, "&Find…", self._find, "Ctrl+F", "findAction")
         self.find_action.setToolTip("Find in the graph when it has the focus, otherwise in the chat")
 
@@ -173,6 +189,10 @@ class MainWindow(QMainWindow):
         self.clear_chat_action = self._action(chat_menu, "&Clear chat…", self.chat_panel.request_clear, None,
                                               "clearChatAction")
         self.clear_chat_action.setToolTip("Delete every message of this chat (the graph stays); asks first")
+        self.session_settings_action = self._action(chat_menu, "Session &settings…",
+                                                    self.chat_panel.open_session_settings, None,
+                                                    "sessionSettingsAction")
+        self.session_settings_action.setToolTip("This session's instructions, temperature and max output tokens")
         # Esc stops from anywhere in the window, but only while the chat answers: otherwise
         # it stays with the widgets (closing a search, leaving an editor). Dialogs keep their own.
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
@@ -218,6 +238,7 @@ class MainWindow(QMainWindow):
         self.sessions.subscribe(self._update_title)
         self.sidebar.sessionDeleted.connect(self._forget_session)
         self.sidebar.scopesRequested.connect(self.open_session_scopes)
+        self.sidebar.chatSettingsRequested.connect(self._open_chat_settings)
         self.chat_panel.settingsRequested.connect(lambda page: self.open_settings(page))
         self.chat_panel.providerChosen.connect(self._provider_chosen)
         self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))

@@ -30,7 +30,7 @@ FORGETFUL = textwrap.dedent("""
         match event:
             case ev.TurnStarted() | ev.TextDelta() | ev.ToolCallPreparing() | ev.ToolCallStarted():
                 pass
-            case ev.ApprovalRequested():
+            case ev.ToolCallProgress() | ev.ApprovalRequested():
                 pass
             case ev.ApprovalResolved() | ev.ToolCallFinished() | ev.AssistantMessage() | ev.ErrorEvent():
                 pass

@@ -186,3 +186,99 @@ async def test_identical_calls_fold_into_one_row_and_continue_is_the_one_way_on(
         qtbot.mouseClick(panel.continue_button, Qt.MouseButton.LeftButton)
         await wait(panel.controller.task)
         assert _texts(window, "assistant")[-1] == "Done now."
+
+
+def test_the_model_picker_applies_on_enter_or_a_choice_only(qtbot) -> None:
+    from cks_desktop.ui.chat.composer import Composer
+
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.show()
+    composer.show_provider("anthropic", "claude-test")
+    chosen: list[tuple[str, str]] = []
+    composer.providerChosen.connect(lambda name, model: chosen.append((name, model)))
+    edit = composer.model_box.lineEdit()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "claude-other")
+    composer.input.setFocus()  # leaving the box applies nothing
+    assert chosen == []
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert chosen == [("anthropic", "claude-other")]
+    # A name with a space is refused with a sentence, and nothing is applied.
+    edit.selectAll()
+    qtbot.keyClicks(edit, "bad name")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert chosen == [("anthropic", "claude-other")] and "no spaces" in composer.model_hint.text()
+    # After Fetch models, the list offers them; a name outside it needs a second Enter.
+    composer.set_models(["claude-a", "claude-b"])
+    assert [composer.model_box.itemText(i) for i in range(composer.model_box.count())] == ["claude-a", "claude-b"]
+    edit.selectAll()
+    qtbot.keyClicks(edit, "claude-z")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert chosen[-1] == ("anthropic", "claude-other") and "press Enter again" in composer.model_hint.text()
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert chosen[-1] == ("anthropic", "claude-z")
+    composer.model_box.activated.emit(1)  # a choice from the list applies at once
+    composer.model_box.setCurrentIndex(1)
+    composer.model_box.activated.emit(1)
+    assert chosen[-1] == ("anthropic", "claude-b")
+
+
+@pytest.mark.asyncio
+async def test_fetch_models_fills_the_picker_from_the_provider(qtbot, home, anthropic_fake) -> None:
+    async with open_window(home, fake=anthropic_fake) as window:
+        window.sidebar.create_session()
+        panel = window.chat_panel
+        assert panel.composer.fetch_button.isEnabled()
+        models = await wait(panel.load_models())
+        assert models and anthropic_fake.default_model in models
+        box = panel.composer.model_box
+        assert anthropic_fake.default_model in [box.itemText(i) for i in range(box.count())]
+
+
+@pytest.mark.asyncio
+async def test_session_settings_from_the_chat_menu_reach_the_request(qtbot, home, anthropic_fake) -> None:
+    anthropic_fake.queue(text_turn("Aye."))
+    async with open_window(home, fake=anthropic_fake) as window:
+        window.sidebar.create_session()
+        panel = window.chat_panel
+        window.session_settings_action.trigger()
+        dialog = panel.session_dialog
+        assert dialog is not None and dialog.isVisible()
+        dialog.temperature.setText("7")
+        assert not dialog.save() and "from 0 to 2" in dialog.error_label.text() and dialog.isVisible()
+        dialog.instructions.setPlainText("Speak like a sailor.")
+        dialog.temperature.setText("0.4")
+        dialog.max_tokens.setText("555")
+        qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+        assert not dialog.isVisible()
+        await wait(_send(window, qtbot, "Hello"))
+        body = anthropic_fake.requests[-1].body
+        assert body["temperature"] == 0.4 and body["max_tokens"] == 555
+        assert "Speak like a sailor." in str(body["system"])
+
+
+@pytest.mark.asyncio
+async def test_export_chat_from_the_file_menu(qtbot, home, anthropic_fake, tmp_path) -> None:
+    import json
+
+    anthropic_fake.queue(call_turn("add_object", {"type": "Person", "name": "Ada"}, text="Adding."),
+                         text_turn("Added **Ada**."))
+    async with open_window(home, fake=anthropic_fake) as window:
+        window.sidebar.create_session()
+        panel = window.chat_panel
+        await wait(_send(window, qtbot, "Add Ada"))
+        window.export_chat_action.trigger()
+        dialog = panel.export_dialog
+        assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Export chat"
+        dialog.reject()
+        for name in ("chat.md", "chat.json"):
+            assert await wait(panel.write_export(panel.controller, str(tmp_path / name))) is None
+        markdown = (tmp_path / "chat.md").read_text(encoding="utf-8")
+        assert "## You · exchange 1" in markdown and "Add Ada" in markdown and "Added **Ada**." in markdown
+        assert "**Tool call**" in markdown and "(`add_object`)" in markdown and '"name": "Ada"' in markdown
+        data = json.loads((tmp_path / "chat.json").read_text(encoding="utf-8"))
+        assert data["format"] == "cks-desktop-chat" and data["session"]["id"] == panel.controller.session_id
+        calls = [p for m in data["messages"] for p in m["parts"] if p.get("kind") == "tool_call"]
+        assert calls and calls[0]["name"] == "add_object" and calls[0]["arguments"]["name"] == "Ada"
+        assert any(m["role"] == "tool" for m in data["messages"])

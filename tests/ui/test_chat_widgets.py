@@ -68,6 +68,7 @@ def _tool(state: RowState = RowState.DONE, **kw) -> ToolItem:
 def test_tool_row_collapsed_and_expanded(qtbot) -> None:
     row = ToolCallRow(_tool())
     qtbot.addWidget(row)
+    row.resize(520, 40)  # a chat's width (a narrower row elides the name)
     row.show()
     assert row.objectName() == "toolCallRow"
     assert row.name_label.text() == "Add object"

@@ -137,7 +137,10 @@ class AnthropicProvider(Adapter):
         if text:
             kwargs["system"] = text
         if params is not None and params.temperature is not None:
-            kwargs["temperature"] = params.temperature
+            # The 1.x SDK dropped ``temperature`` from create()'s signature (its migration guide:
+            # pass it in extra_body); the API still takes it on models with sampling options,
+            # and newer models refuse it with a 400 that reads as one sentence. Only when set.
+            kwargs["extra_body"] = {"temperature": params.temperature}
         if params is not None and params.max_output_tokens is not None:
             kwargs["max_tokens"] = params.max_output_tokens
         if response_schema is not None:

@@ -133,7 +133,7 @@ class CodeBlock(QFrame):
                  object_name: str = "", copy_what: str = "code", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatCodeBlock")
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(1, 1, 1, 1)
         layout.setSpacing(0)

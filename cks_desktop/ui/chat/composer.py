@@ -2,14 +2,23 @@
 
 Enter sends and Shift+Enter starts a new line, or the reverse (Settings →
 Chat, ``ui.enter_sends``). Ctrl+Enter always sends. Esc asks to stop.
+
+The model box (issue 13, section 3) is a picker: its list holds the provider's known model
+(its profile's default and the one in the settings) and, after Fetch models (the provider's
+``list_models``, offered when its profile says it can list), every model it named. What is
+typed is checked (``model_problem``) and applied only on Enter or a choice from the list,
+never on each keystroke or when the box loses focus. A well-formed name the fetched list
+does not contain is applied on a second Enter, after a sentence saying so.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
+
+from cks_desktop.ui.labels import plain_label
 
 from cks_desktop.ui import theme
 from cks_desktop.llm.profiles import PROFILES
@@ -76,6 +85,7 @@ class Composer(QWidget):
     sendClicked = Signal(str)
     stopClicked = Signal()
     providerChosen = Signal(str, str)  # provider, model
+    fetchModelsRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,11 +107,20 @@ class Composer(QWidget):
         self.model_box.setAccessibleName("Model")
         self.model_box.setEditable(True)
         self.model_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model_box.lineEdit().setPlaceholderText("model")
+        model_edit = self.model_box.lineEdit()
+        assert model_edit is not None  # an editable combo box always has one
+        model_edit.setPlaceholderText("model")
         self.model_box.setMinimumContentsLength(14)
         self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         bottom.addWidget(self.provider_box)
         bottom.addWidget(self.model_box, 1)
+        self.fetch_button = QToolButton()
+        self.fetch_button.setObjectName("fetchModelsButton")
+        self.fetch_button.setText("Fetch models")
+        self.fetch_button.setToolTip("Ask the provider which models it has, and list them here")
+        self.fetch_button.setAutoRaise(True)
+        self.fetch_button.clicked.connect(self.fetchModelsRequested)
+        bottom.addWidget(self.fetch_button)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAutoDefault(False)
@@ -109,16 +128,21 @@ class Composer(QWidget):
         theme.set_role(self.send_button, "primary")  # the accent button (ui/theme)
         bottom.addWidget(self.send_button)
         layout.addLayout(bottom)
+        self.model_hint = plain_label("", name="modelHint", wrap=True)
+        self.model_hint.hide()
+        layout.addWidget(self.model_hint)
 
         self._running = False
+        self._fetched: list[str] = []  # what Fetch models returned for the shown provider
+        self._confirm: str | None = None  # a typed name outside the fetched list, Enter once already
         self._syncing = False
         self._shown: tuple[str, str] = ("", "")
         self.send_button.clicked.connect(self._button_clicked)
         self.input.submitted.connect(self.submit)
         self.input.stopRequested.connect(self.stopClicked)
         self.provider_box.activated.connect(self._provider_activated)
-        self.model_box.lineEdit().editingFinished.connect(self._model_edited)
-        self.model_box.activated.connect(lambda _i: self._model_edited())
+        model_edit.installEventFilter(self)  # Enter applies (eventFilter); focus-out does not
+        self.model_box.activated.connect(lambda _i: self._model_edited(chosen=True))
         self.set_running(False)
 
     # -- send / stop -------------------------------------------------------------
@@ -148,14 +172,22 @@ class Composer(QWidget):
         self._syncing = True
         try:
             index = self.provider_box.findData(name)
+            if name != self._shown[0]:
+                self._fetched = []  # another provider: its list is not this one's
             self.provider_box.setCurrentIndex(index)
             if models is not None:
-                self.model_box.clear()
-                self.model_box.addItems(models)
+                self._fetched = sorted(dict.fromkeys(m for m in models if m))
+            profile = PROFILES.get(name)
+            known = self._fetched or [m for m in dict.fromkeys([model, profile.default_model if profile else ""]) if m]
+            self.model_box.clear()
+            self.model_box.addItems(known)
             self.model_box.setEditText(model)
             self._shown = (name, model)
+            self._confirm = None
         finally:
             self._syncing = False
+        self._hint("")
+        self.fetch_button.setEnabled(self._can_list())
 
     def _provider_activated(self, _index: int) -> None:
         name = self.provider_box.currentData()
@@ -163,9 +195,75 @@ class Composer(QWidget):
             self._shown = (name, "")
             self.providerChosen.emit(name, "")
 
-    def _model_edited(self) -> None:
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        # Enter in the model box, taken here once: an editable QComboBox passes an Enter its line
+        # edit did not take on to itself and back, so ``returnPressed`` would fire twice and a
+        # "press Enter again" check would pass on one press.
+        if obj is self.model_box.lineEdit() and isinstance(event, QKeyEvent) \
+                and event.type() == QEvent.Type.KeyPress and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._model_edited(chosen=False)
+            return True
+        return super().eventFilter(obj, event)
+
+    def _model_edited(self, *, chosen: bool = False) -> None:
+        """Enter or a choice: check the name, then apply it (never on a keystroke or focus-out)."""
+        if self._syncing:
+            return
         name = self.provider_box.currentData()
         model = self.model_box.currentText().strip()
-        if not self._syncing and name and model and (name, model) != self._shown:
+        problem = model_problem(model)
+        if problem is None and not chosen and self._fetched and model not in self._fetched \
+                and self._confirm != model:
+            self._confirm = model
+            problem = (f"{model} is not among the {len(self._fetched)} models the provider listed; "
+                       "press Enter again to use it anyway.")
+        if problem is not None:
+            self._hint(problem)
+            return
+        self._confirm = None
+        self._hint("")
+        if name and (name, model) != self._shown:
             self._shown = (name, model)
             self.providerChosen.emit(name, model)
+
+    def _hint(self, text: str) -> None:
+        self.model_hint.setText(text)
+        self.model_hint.setVisible(bool(text))
+        self.model_box.setToolTip(text or "Model: type a name and press Enter, or pick one from the list")
+
+    def set_models(self, models: list[str]) -> None:
+        """The provider's list (Fetch models): offered in the box, the typed text kept."""
+        self._fetched = sorted(dict.fromkeys(m for m in models if m))
+        self._fill(self._fetched)
+        self._hint("" if self._fetched else "The provider listed no models.")
+
+    def set_fetching(self, fetching: bool, problem: str = "") -> None:
+        self.fetch_button.setEnabled(not fetching and self._can_list())
+        self.fetch_button.setText("Fetching…" if fetching else "Fetch models")
+        if problem:
+            self._hint(problem)
+
+    def _can_list(self) -> bool:
+        profile = PROFILES.get(self.provider_box.currentData() or "")
+        return profile is not None and profile.can_list_models
+
+    def _fill(self, models: list[str]) -> None:
+        text = self.model_box.currentText()
+        self._syncing = True
+        try:
+            self.model_box.clear()
+            self.model_box.addItems(models)
+            self.model_box.setEditText(text)
+        finally:
+            self._syncing = False
+
+
+def model_problem(model: str) -> str | None:
+    """Why ``model`` cannot be a model name (one sentence), or None when it can."""
+    if not model:
+        return "Type a model name, or pick one from the list (Fetch models fills it)."
+    if any(c.isspace() or not c.isprintable() for c in model):
+        return f"A model name has no spaces or control characters: {model!r}."
+    if len(model) > 200:
+        return "That model name is longer than 200 characters."
+    return None

@@ -42,7 +42,7 @@ ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "sh": "bash",
 
 def _role_of(token: Any) -> str | None:
     """The colour role of a Pygments token type (walking up to its parents)."""
-    from pygments import token as t
+    from pygments import token as t  # type: ignore[import-untyped]
 
     while token is not None:
         if token in t.Comment:
@@ -76,8 +76,8 @@ def lexer_for(language: str) -> Any | None:
     if not name:
         return None
     try:
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
+        from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+        from pygments.util import ClassNotFound  # type: ignore[import-untyped]
     except ImportError:  # highlighting is a nicety: without Pygments code is shown plain
         return None
     try:

@@ -183,6 +183,7 @@ class MarkdownView(QTextBrowser):
         self.setPalette(palette)
         self.viewport().setAutoFillBackground(False)
         self.document().setDocumentMargin(2)
+        self.document().setIndentWidth(20)  # list levels (Qt's 40 px leaves a gap in a narrow chat)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
         self.highlighted.connect(lambda url: self.setToolTip(plain_tooltip(url.toString())))

@@ -6,7 +6,7 @@ name and the model's name above it, and its fenced code blocks are cut out of th
 (``segments.split_markdown``) and shown as ``CodeBlock`` cards with a language label,
 highlighting and Copy; notices and problems are tinted cards with an icon.
 
-Under the text is the actions bar (``self.actions``): a "no answer" mark and Retry on a message
+Under the text is the actions bar (``self.actions_row``, not ``actions``: that is QWidget's): a "no answer" mark and Retry on a message
 of the person's that got no answer, and the "⋯" menu (Delete this exchange…, Clear chat…; the
 chat view fills it). Layout/styling live in ``_build_*`` and ``restyle``; what is shown in
 ``refresh``.
@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout,
+                               QWidget)
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.chat import style
@@ -48,12 +49,12 @@ class MessageWidget(QFrame):
         super().__init__(parent)
         self.item = item
         self.setObjectName(f"chatMessage_{item.role}")
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)  # as tall as its content: a chat never squeezes a message
         self._layout = QVBoxLayout(self)
         card = item.role in ("notice", "error")
         self._layout.setContentsMargins(*((12, 8, 12, 6) if card else (0, 0, 0, 0)))
         self._layout.setSpacing(4)
-        self.model_label = None
+        self.model_label: QLabel | None = None
         self._build_header(model_name)
         self._build_body()
         self._build_actions()
@@ -105,7 +106,7 @@ class MessageWidget(QFrame):
             inner = QVBoxLayout(self.bubble)
             inner.setContentsMargins(BUBBLE_PADDING[0], BUBBLE_PADDING[1], BUBBLE_PADDING[0], BUBBLE_PADDING[1])
             inner.addWidget(self.view)
-            self.bubble.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+            self.bubble.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             row = QHBoxLayout()
             row.setContentsMargins(0, 0, 0, 0)
             row.addStretch(1)
@@ -119,21 +120,21 @@ class MessageWidget(QFrame):
         """The bar under the text; Retry and the menu here, more actions may join them."""
         self.actions_bar = QWidget()
         self.actions_bar.setObjectName("chatActions")
-        self.actions = QHBoxLayout(self.actions_bar)
-        self.actions.setContentsMargins(0, 0, 0, 0)
-        self.actions.setSpacing(2)
+        self.actions_row = QHBoxLayout(self.actions_bar)
+        self.actions_row.setContentsMargins(0, 0, 0, 0)
+        self.actions_row.setSpacing(2)
         if self.item.role == "user":
-            self.actions.addStretch(1)
+            self.actions_row.addStretch(1)
         self.unanswered_label = plain_label("no answer", name="unansweredLabel")
         self.unanswered_label.setToolTip(UNANSWERED_TEXT)
-        self.actions.addWidget(self.unanswered_label)
+        self.actions_row.addWidget(self.unanswered_label)
         self.retry_button = QPushButton("Retry")
         self.retry_button.setObjectName("retryButton")
         self.retry_button.setAutoDefault(False)
         self.retry_button.setToolTip("Send this message again and wait for the answer")
         theme.bind_icon(self.retry_button, "arrow-clockwise", "normal")
         self.retry_button.clicked.connect(lambda: self.retryRequested.emit(self.item))
-        self.actions.addWidget(self.retry_button)
+        self.actions_row.addWidget(self.retry_button)
         self._add_message_actions()
         self.menu_button = QToolButton()
         self.menu_button.setObjectName("messageMenuButton")
@@ -143,9 +144,9 @@ class MessageWidget(QFrame):
         self.menu_button.setAccessibleName("Message actions")
         self.menu_button.clicked.connect(
             lambda: self.menuRequested.emit(self.item, self.menu_button.mapToGlobal(self.menu_button.rect().bottomLeft())))
-        self.actions.addWidget(self.menu_button)
+        self.actions_row.addWidget(self.menu_button)
         if self.item.role != "user":
-            self.actions.addStretch(1)
+            self.actions_row.addStretch(1)
         self._layout.addWidget(self.actions_bar)
 
     def _add_message_actions(self) -> None:
@@ -153,7 +154,7 @@ class MessageWidget(QFrame):
         the "stopped" mark of an answer Stop cut short (issue 13, section 3)."""
         self.stopped_label = plain_label("stopped", name="stoppedLabel")
         self.stopped_label.setToolTip("Stopped: the answer was cut short; what had arrived is kept.")
-        self.actions.addWidget(self.stopped_label)
+        self.actions_row.addWidget(self.stopped_label)
         self.copy_button = self._action_button("copyMessageButton", "Copy", "copy",
                                                "Copy this message's text", self.copy_text)
         self.edit_button = self._action_button("editMessageButton", "Edit", "pencil-simple",
@@ -175,7 +176,7 @@ class MessageWidget(QFrame):
         except Exception:  # an icon the set lacks must not cost the action
             pass
         button.clicked.connect(slot)
-        self.actions.addWidget(button)
+        self.actions_row.addWidget(button)
         return button
 
     def copy_text(self) -> None:

@@ -85,6 +85,8 @@ class ToolItem:
     arguments_chars: int = 0  # while PREPARING: characters of arguments received so far
     repeats: int = 1  # identical calls folded into this row ("× 8"), see ``same_call``
     repeat_ids: list[str] = field(default_factory=list)  # the call ids folded in (after this row's own)
+    # While RUNNING: the server's last progress report (done, total or None, message); see tool_row's bar.
+    progress: tuple[float, float | None, str] | None = None
 
     def same_call(self, name: str, arguments: dict[str, Any] | None) -> bool:
         """Another call of the same tool with the same arguments, which may fold into this row:

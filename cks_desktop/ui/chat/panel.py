@@ -17,9 +17,11 @@ sentence in the chat.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from cks_desktop.ui.chat.chat_view import ChatView
 from cks_desktop.ui.chat.composer import Composer
@@ -32,6 +34,14 @@ from cks_desktop.ui.chat.tool_row import ToolCallRow
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.labels import plain_label, rich_label
+
+if TYPE_CHECKING:
+    from cks_desktop.ui.chat.session_settings_dialog import SessionSettingsDialog
+
+
+def _safe_name(title: str) -> str:
+    """A file name from a session title (letters, digits, spaces, dashes)."""
+    return "".join(c for c in title if c.isalnum() or c in " -_").strip()[:60]
 
 
 EMPTY_CHAT = ("Ask the assistant about this session's graph, or paste a text and ask it to add the people, "
@@ -102,6 +112,7 @@ class ChatPanel(QWidget):
     objectsMentioned = Signal(list)  # object ids of a clicked tool-call row
     runningChanged = Signal(bool)  # the shown chat started or stopped answering
     providerChosen = Signal(str, str)
+    exported = Signal(str)  # the path a chat export was written to
     useOllamaRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -142,11 +153,13 @@ class ChatPanel(QWidget):
         self.limit_banner.setFrameShape(QFrame.Shape.StyledPanel)
         banner = QHBoxLayout(self.limit_banner)
         banner.setContentsMargins(8, 4, 8, 4)
-        self.limit_label = plain_label("The assistant reached the iteration limit for one reply.")
+        # The one way on at the limit (the notice in the chat states the fact and no other hint).
+        self.limit_label = plain_label("The answer used all its model turns. Continue lets the assistant go on.")
         self.limit_label.setWordWrap(True)
         self.continue_button = QPushButton("Continue")
         self.continue_button.setObjectName("continueButton")
         self.continue_button.setAutoDefault(False)
+        self.continue_button.setToolTip("Let the assistant go on from where it stopped")
         banner.addWidget(self.limit_label, 1)
         banner.addWidget(self.continue_button)
         self.limit_banner.hide()
@@ -167,6 +180,8 @@ class ChatPanel(QWidget):
         self.edit_bar.hide()
         layout.addWidget(self.edit_bar)
         self._editing: MessageItem | None = None
+        self.session_dialog: "SessionSettingsDialog | None" = None  # the last one opened (tests)
+        self.export_dialog: QFileDialog | None = None
 
         self.composer = Composer()
         layout.addWidget(self.composer)
@@ -174,6 +189,7 @@ class ChatPanel(QWidget):
         self.composer.sendClicked.connect(self._send)
         self.composer.stopClicked.connect(self.stop)
         self.composer.providerChosen.connect(self.providerChosen)
+        self.composer.fetchModelsRequested.connect(self.fetch_models)
         self.continue_button.clicked.connect(self._continue)
         self.view.revertRequested.connect(self._revert)
         self.view.rowActivated.connect(self._row_activated)
@@ -266,6 +282,84 @@ class ChatPanel(QWidget):
         if self.controller is not None and isinstance(item, MessageItem):
             self.view.scroll_to_bottom()
             self._report(self.controller.regenerate(item))
+
+    # -- session settings, export (issue 13, section 3) -------------------------------------
+    def open_session_settings(self) -> "SessionSettingsDialog | None":
+        """This session's instructions and model parameters, in a window-modal dialog (``open()``)."""
+        from cks_desktop.ui.chat.session_settings_dialog import SessionSettingsDialog
+
+        controller = self.controller
+        if controller is None:
+            return None
+        assistant = controller.assistant
+        dialog = SessionSettingsDialog(assistant.store, assistant.settings, controller.session_id, self.window())
+        dialog.finished.connect(dialog.deleteLater)
+        self.session_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def export_chat(self) -> QFileDialog | None:
+        """File → Export chat…: a save dialog (``open()``, never ``exec()``); the file is written
+        off the loop, Markdown or JSON by the chosen filter or the name's suffix."""
+        from cks_desktop.agent.chat_export import SUFFIXES
+
+        controller = self.controller
+        if controller is None:
+            return None
+        title = controller.assistant.store.get_session(controller.session_id).title
+        dialog = QFileDialog(self.window(), "Export chat")
+        dialog.setObjectName("exportChatDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters(["Markdown (*.md)", "JSON (*.json)"])
+        dialog.setDefaultSuffix("md")
+        dialog.selectFile(f"{_safe_name(title) or 'chat'}{SUFFIXES['markdown']}")
+        dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix("json" if "json" in f.lower() else "md"))
+        dialog.fileSelected.connect(lambda path: self.tasks.spawn(self.write_export(controller, path),
+                                                                  name="export-chat"))
+        dialog.finished.connect(dialog.deleteLater)
+        self.export_dialog = dialog
+        dialog.open()
+        return dialog
+
+    async def write_export(self, controller: ChatController, path: str) -> str | None:
+        """Write the chat to ``path``; None when written, else the sentence shown in the chat."""
+        import asyncio
+
+        from cks_desktop.agent.chat_export import export_chat, format_for, write_export
+
+        store = controller.assistant.store
+        try:
+            text = export_chat(store, controller.session_id, format_for(path))
+            await asyncio.to_thread(write_export, path, text)
+        except OSError as exc:
+            problem = f"The chat could not be exported to {path}: {exc.strerror or exc}."
+            controller.presenter.handle_problem(problem)
+            return problem
+        self.exported.emit(path)
+        return None
+
+    # -- the model picker's list -------------------------------------------------------------
+    def fetch_models(self) -> None:
+        if self.controller is not None:
+            self.tasks.spawn(self.load_models(), name="fetch-models")
+
+    async def load_models(self) -> list[str] | None:
+        """Ask the chat's provider which models it has (``list_models``) and offer them."""
+        controller = self.controller
+        if controller is None:
+            return None
+        from cks_desktop.llm.provider import ProviderError
+
+        self.composer.set_fetching(True)
+        try:
+            async with controller.assistant.providers.use() as provider:
+                models = await provider.list_models()
+        except ProviderError as exc:
+            self.composer.set_fetching(False, exc.message)
+            return None
+        self.composer.set_fetching(False)
+        self.composer.set_models(models)
+        return models
 
     def _report(self, outcome: object) -> None:
         if isinstance(outcome, str) and self.controller is not None:

@@ -58,6 +58,7 @@ class ChatPresenter:
         self.model = model
         self._is_revertable = is_revertable
         self._streaming: MessageItem | None = None
+        self._turn_text: MessageItem | None = None  # the text streamed in the current model turn
         self.limit_reached = False
         self._last_error: str | None = None
         self._turn = 0
@@ -138,6 +139,8 @@ class ChatPresenter:
                 self._on_tool_call_preparing(event)
             case ev.ToolCallStarted():
                 self._on_tool_call_started(event)
+            case ev.ToolCallProgress():
+                self._on_tool_call_progress(event)
             case ev.ApprovalRequested():
                 self._on_approval_requested(event)
             case ev.ApprovalResolved():
@@ -157,10 +160,11 @@ class ChatPresenter:
 
     def _on_turn_started(self, event: ev.TurnStarted) -> None:
         self._end_stream()
+        self._turn_text = None
 
     def _on_text_delta(self, event: ev.TextDelta) -> None:
         if self._streaming is None:
-            self._streaming = MessageItem("assistant", "", streaming=True)
+            self._streaming = self._turn_text = MessageItem("assistant", "", streaming=True)
             self._append(self._streaming)
         self._streaming.text += event.text
         self.model.changed(self._streaming)
@@ -172,8 +176,13 @@ class ChatPresenter:
             if text and text != self._last_error:
                 self._append(MessageItem("notice", text))
             return
-        if self._streaming is not None:
-            self._streaming.text = text or self._streaming.text
+        # The text streamed in this model turn, even when a tool row (preparing) came after it.
+        target = self._streaming or self._turn_text
+        self._turn_text = None
+        if target is not None:
+            target.text = text or target.text
+            if self._streaming is None:
+                self.model.changed(target)
             self._end_stream()
         elif text:
             self._append(MessageItem("assistant", text))
@@ -248,9 +257,9 @@ class ChatPresenter:
             self._answered = True
             self.model.changed(row)
             return
-        head = self._fold_target(event.name, event.arguments)
-        if head is not None:
-            self._fold(head, event)
+        target = self._fold_target(event.name, event.arguments)
+        if target is not None:
+            self._fold(target, event)
             return
         self._append(ToolItem(
             call_id=event.call_id, name=event.name, display_name=event.display_name, source=event.source,
@@ -265,6 +274,13 @@ class ChatPresenter:
         self.model.alias(event.call_id, head)
         self._answered = True
         self.model.changed(head)
+
+    def _on_tool_call_progress(self, event: ev.ToolCallProgress) -> None:
+        """An MCP server's progress for a running call: the row's bar and message (tool_row)."""
+        item = self.model.tool(event.call_id)
+        if item is not None and item.state is RowState.RUNNING:
+            item.progress = (event.progress, event.total, event.message or "")
+            self.model.changed(item)
 
     def _on_approval_requested(self, event: ev.ApprovalRequested) -> None:
         item = self.model.tool(event.call_id)

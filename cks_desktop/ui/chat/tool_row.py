@@ -19,7 +19,17 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QMouseEvent, QResizeEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.chat import style
@@ -38,6 +48,7 @@ except ImportError:  # pragma: no cover - older model
 
 DETAIL_MAX_HEIGHT = 320
 ICON_PX = 16
+NARROW_PX = 440  # below this width the summary takes a line of its own
 
 
 def state_text(item: ToolItem) -> str:
@@ -106,7 +117,7 @@ class ToolCallRow(QFrame):
         self._expanded = False
         self._icon_key: tuple[str, str] | None = None
         self.setObjectName("toolCallRow")
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(8, 4, 8, 4)
@@ -152,6 +163,51 @@ class ToolCallRow(QFrame):
         self.revert_button.clicked.connect(lambda: self.revertRequested.emit(self.item))
         header.addWidget(self.revert_button)
         outer.addLayout(header)
+        self._header = header
+        # In a narrow chat the summary goes under the name instead of beside it (``_arrange``).
+        self._second = QHBoxLayout()
+        self._second.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
+        outer.addLayout(self._second)
+        self._narrow = False
+        self._build_progress(outer)
+
+    def _build_progress(self, outer: QVBoxLayout) -> None:
+        """The progress hook (mcp-client-callbacks): a running MCP call's message and bar, shown
+        only while the server reports progress; a bar without a known total is a busy bar."""
+        line = QHBoxLayout()
+        line.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
+        self.progress_label = _ElidedLabel()
+        self.progress_label.setObjectName("toolCallProgressText")
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setObjectName("toolCallProgress")
+        self.progress_bar.setTextVisible(False)
+        self.progress_bar.setMaximumHeight(6)
+        self.progress_bar.setMaximumWidth(160)
+        line.addWidget(self.progress_label, 1)
+        line.addWidget(self.progress_bar)
+        self.progress_label.hide()
+        self.progress_bar.hide()
+        outer.addLayout(line)
+
+    def _show_progress(self) -> None:
+        report = self.item.progress if self.item.state is RowState.RUNNING else None
+        if report is None:
+            self.progress_label.hide()
+            self.progress_bar.hide()
+            return
+        done, total, message = report
+        if total is not None and total > 0:
+            self.progress_bar.setRange(0, 1000)
+            self.progress_bar.setValue(int(max(0.0, min(1.0, done / total)) * 1000))
+            share = f"{max(0.0, min(1.0, done / total)):.0%}"
+        else:
+            self.progress_bar.setRange(0, 0)  # busy: the amount of work is unknown
+            share = f"{done:g}"
+        text = reveal(message) if message else ""
+        self.progress_label.set_full_text(f"{text} · {share}" if text else share)
+        self.progress_label.show()
+        self.progress_bar.show()
+        self.progress_bar.setAccessibleName(f"Progress {share}")
 
     def _build_details(self) -> None:
         self.details = QWidget()
@@ -254,7 +310,32 @@ class ToolCallRow(QFrame):
             self.setProperty("kind", kind)
             self._repolish(self)
         self._fill_details()
+        self._show_progress()
         self._update_accessibility()
+
+    def _arrange(self) -> None:
+        """One line when the row is wide enough, else the summary on a second line and Revert
+        as an icon, so the name, the state and the summary all stay readable."""
+        narrow = 0 < self.width() < NARROW_PX
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        if narrow:
+            self._header.removeWidget(self.summary_label)
+            self._header.insertStretch(3, 1)
+            self._second.addWidget(self.summary_label, 1)
+        else:
+            self._second.removeWidget(self.summary_label)
+            stretch = self._header.itemAt(3)
+            if stretch is not None:
+                self._header.removeItem(stretch)
+            self._header.insertWidget(3, self.summary_label, 1)
+        self.revert_button.setText("" if narrow else "Revert")
+        self.revert_button.setAccessibleName("Revert")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._arrange()
 
     def _repolish(self, widget: QWidget) -> None:
         style_ = widget.style()

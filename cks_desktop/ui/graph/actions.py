@@ -131,6 +131,12 @@ class ViewActions:
         self._update_actions()
         return result
 
+    async def redo(self) -> EditResult:
+        result = await self.editor.redo()
+        self._report(result)
+        self._update_actions()
+        return result
+
     async def relayout(self) -> bool:
         if self.session_id is None or self.sync.layout_running:
             return False

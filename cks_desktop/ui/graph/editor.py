@@ -8,7 +8,10 @@ instead of asking "may I do what you just did?".
 
 The undo stack holds the change ids of this view's own edits, newest last;
 Ctrl+Z reverts the newest through ``revert_change`` (a new change, so it can
-itself be seen in the history). An undo that fails (a later change touched the
+itself be seen in the history). The redo stack holds the ids of those revert
+changes: Ctrl+Shift+Z reverts the newest revert (the edit comes back, as a new
+change that goes back on the undo stack); any new edit empties it, as in every
+editor. An undo that fails (a later change touched the
 same objects in a way that cannot be reverted cleanly) leaves the stack as it
 was and says why in one sentence. Qt-free.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +66,8 @@ class GraphEditor:
         self.registry = registry
         self.session_id = session_id
         self._undo: list[str] = []
+        self._redo: list[str] = []  # ids of the changes undo made, newest last
+        self.on_stack_changed: Callable[[], None] | None = None  # the view's enabled states follow
         # Edits still running. The store announces a write (from its worker thread) before
         # the edit's change id reaches the undo stack, so undo first lets these land.
         self._inflight: set[asyncio.Future[None]] = set()
@@ -71,6 +76,24 @@ class GraphEditor:
         if session_id != self.session_id:
             self.session_id = session_id
             self._undo.clear()
+            self._redo.clear()
+            self._stack_changed()
+
+    def _stack_changed(self) -> None:
+        if self.on_stack_changed is not None:
+            self.on_stack_changed()
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def record(self, change_id: str) -> None:
+        """A change the person made elsewhere in the window (File → Import graph…) joins the
+        undo stack like an edit of this view."""
+        self._undo.append(change_id)
+        del self._undo[:-MAX_UNDO]
+        self._redo.clear()
+        self._stack_changed()
 
     @property
     def can_undo(self) -> bool:
@@ -96,8 +119,7 @@ class GraphEditor:
             return EditResult(False, _first_line(result.content), None, result.structured)
         change_id = result.change_id
         if record and change_id:
-            self._undo.append(change_id)
-            del self._undo[:-MAX_UNDO]
+            self.record(change_id)
         summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
         return EditResult(True, summary or "Done.", change_id, result.structured)
 
@@ -163,8 +185,33 @@ class GraphEditor:
         # Taken off the stack before the revert runs, so a second Ctrl+Z pressed while this
         # one is still in flight undoes the change before it, not the same one twice.
         change_id = self._undo.pop()
+        self._stack_changed()
         result = await self.invoke("revert_change", {"change_id": change_id}, record=False)
         if result.ok:
+            if result.change_id:
+                self._redo.append(result.change_id)
+                del self._redo[:-MAX_UNDO]
+            self._stack_changed()
             return EditResult(True, f"Undone: {result.message}", result.change_id, result.structured)
         self._undo.append(change_id)
+        self._stack_changed()
+        return result
+
+    async def redo(self) -> EditResult:
+        """Revert the newest undo: the edit comes back and can be undone again."""
+        while self._inflight:
+            await asyncio.gather(*self._inflight)
+        if not self._redo:
+            return EditResult(False, "Nothing to redo.")
+        revert_id = self._redo.pop()
+        self._stack_changed()
+        result = await self.invoke("revert_change", {"change_id": revert_id}, record=False)
+        if result.ok:
+            if result.change_id:
+                self._undo.append(result.change_id)
+                del self._undo[:-MAX_UNDO]
+            self._stack_changed()
+            return EditResult(True, f"Redone: {result.message}", result.change_id, result.structured)
+        self._redo.append(revert_id)
+        self._stack_changed()
         return result

@@ -78,6 +78,7 @@ class GraphView(ViewActions, QWidget):
         self.model = GraphModel()
         self.state = ViewState()
         self.editor = GraphEditor(registry)
+        self.editor.on_stack_changed = lambda: self._update_actions() if hasattr(self, "redo_action") else None
         self.runner = runner or LayoutRunner()
         self.runner.warm()
         if positions is None and hasattr(store, "transaction"):
@@ -134,6 +135,12 @@ class GraphView(ViewActions, QWidget):
         self.delete_action = a("Delete", "graphDelete", lambda: self.spawn(self.delete_selected()),
                                "Delete the selected objects (Del); Ctrl+Z brings them back")
         self.undo_action = a("Undo", "graphUndo", lambda: self.spawn(self.undo()), "Undo your last edit (Ctrl+Z)")
+        # Redo lives in the Edit menu (with Undo); not on the bar, which must fit beside the chat.
+        self.redo_action = QAction("Redo", self)
+        self.redo_action.setObjectName("graphRedo")
+        self.redo_action.setToolTip(plain_tooltip("Redo the edit you undid (Ctrl+Shift+Z)"))
+        self.redo_action.triggered.connect(lambda *_: self.spawn(self.redo()))
+        bind_icon(self.redo_action, "arrow-clockwise")
         self.toolbar.addSeparator()
         self.focus_action = a("Focus", "graphFocus", self._toggle_focus,
                               "Show only the neighbourhood of the selection")
@@ -210,9 +217,15 @@ class GraphView(ViewActions, QWidget):
             action.setShortcut(QKeySequence(keys))
             action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
             self.canvas.addAction(action)
+        # Undo/Redo are also the window's Edit menu items (the same actions), so they act
+        # anywhere in the window; text fields keep their own Ctrl+Z (they claim the key first).
         self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
-        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.addAction(self.undo_action)
+        redo_keys = [QKeySequence("Ctrl+Shift+Z")]  # and the platform's own Redo (Ctrl+Y on Windows), once
+        redo_keys += [k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Redo) if k not in redo_keys]
+        self.redo_action.setShortcuts(redo_keys)
+        for action in (self.undo_action, self.redo_action):
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            self.addAction(action)
 
     def graph_actions(self) -> list[QAction | None]:
         """Every action of the tool bar (the More menu's flattened), None for a separator: what
@@ -338,6 +351,7 @@ class GraphView(ViewActions, QWidget):
         self.delete_action.setEnabled(n > 0)
         self.path_action.setEnabled(n == 2)
         self.undo_action.setEnabled(self.editor.can_undo)
+        self.redo_action.setEnabled(self.editor.can_redo)
         has = self.session_id is not None
         for act in (self.add_action, self.connect_action, self.relayout_action, self.fit_action):
             act.setEnabled(has)

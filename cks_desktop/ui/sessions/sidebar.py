@@ -35,6 +35,7 @@ class SessionsSidebar(QWidget):
     sessionActivated = Signal(str)  # session id, or "" when none is left
     sessionDeleted = Signal(str)
     scopesRequested = Signal(str)  # session id: open its Scopes dialog (main window: ``open_session_scopes``)
+    chatSettingsRequested = Signal(str)  # session id: its instructions and model parameters (issue 13)
     foldedChanged = Signal(bool)  # True: folded to the rail
 
     def __init__(self, presenter: SessionsPresenter, tasks: TaskTracker, parent: QWidget | None = None) -> None:
@@ -344,6 +345,7 @@ class SessionsSidebar(QWidget):
             self.list.setCurrentItem(item)
             menu.addAction("Rename", self.rename_current)
             menu.addAction("Scopes…", lambda: self.scopesRequested.emit(self.current_id))
+            menu.addAction("Chat settings…", lambda: self.chatSettingsRequested.emit(self.current_id))
             menu.addAction("Compact history…", lambda: self.tasks.spawn(
                 self.compact_history(self.current_id), name="compact-history"))
             menu.addAction("Delete…", self.ask_delete_current)

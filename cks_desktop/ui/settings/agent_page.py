@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
-                               QGroupBox, QHBoxLayout, QHeaderView, QListWidget, QPushButton, QSpinBox, QTableWidget,
+                               QGroupBox, QHBoxLayout, QHeaderView, QLineEdit, QListWidget, QPushButton, QSpinBox,
+                               QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from cks_desktop.settings import Settings
@@ -46,6 +47,19 @@ class AgentPage(QWidget):
         self.cap.setValue(settings.max_iterations)
         self.cap.setToolTip("How many model turns one reply may use before it stops and offers Continue.")
         chat_form.addRow("Model turns per reply:", self.cap)
+        # The defaults every session uses unless its own Chat settings… set one (issue 13).
+        agent = settings.data["agent"]
+        self.temperature = QLineEdit("" if agent.get("temperature") is None else str(agent.get("temperature")))
+        self.temperature.setObjectName("defaultTemperature")
+        self.temperature.setPlaceholderText("the provider's default")
+        self.temperature.setToolTip("0 to 2; empty: not sent, the provider's own default applies")
+        chat_form.addRow("Temperature:", self.temperature)
+        self.max_tokens = QLineEdit("" if agent.get("max_output_tokens") is None
+                                    else str(agent.get("max_output_tokens")))
+        self.max_tokens.setObjectName("defaultMaxTokens")
+        self.max_tokens.setPlaceholderText("the provider's default")
+        self.max_tokens.setToolTip("Max output tokens per model turn; empty: the provider's own default")
+        chat_form.addRow("Max output tokens:", self.max_tokens)
         self.enter_sends = QCheckBox("Enter sends the message (Shift+Enter starts a new line)")
         self.enter_sends.setObjectName("enterSends")
         self.enter_sends.setChecked(bool(settings.data["ui"].get("enter_sends", True)))
@@ -167,10 +181,24 @@ class AgentPage(QWidget):
         self.changed.emit()
 
     def errors(self) -> list[str]:
-        return []
+        from cks_desktop.agent.session_settings import SessionSettingsError, check_max_tokens, check_temperature
+
+        problems = []
+        for check, field in ((check_temperature, self.temperature), (check_max_tokens, self.max_tokens)):
+            try:
+                check(field.text())
+            except SessionSettingsError as exc:
+                problems.append(str(exc))
+        return problems
 
     def save(self, settings: Settings) -> None:
         settings.max_iterations = self.cap.value()
+        from cks_desktop.agent.session_settings import SessionSettingsError, set_default_params
+
+        try:
+            set_default_params(settings, self.temperature.text(), self.max_tokens.text())
+        except SessionSettingsError:
+            pass  # errors() said so before Save; an invalid field keeps the stored value
         settings.data["ui"]["enter_sends"] = self.enter_sends.isChecked()
         policies = dict(self._other_overrides)
         for name, box in self.policy_boxes.items():

@@ -1,0 +1,242 @@
+"""Streamable HTTP for ``mcp serve --http [HOST:]PORT`` and the window's "Share with other apps".
+
+Built from the SDK's pieces: ``StreamableHTTPSessionManager`` (both protocol eras, one
+session per 2025-era client, SSE resumption through our ``MemoryEventStore``, an idle timeout
+and a session cap), ``TransportSecuritySettings`` (Host and Origin checked against DNS
+rebinding: only loopback names, or the bound host and ``--allow-host`` names, with any port),
+and ``BearerAuthBackend`` with a one-token ``TokenVerifier``. A request without the right
+token gets 401 with ``WWW-Authenticate: Bearer`` and a JSON-RPC error saying where the
+token is; a foreign Host 421, a foreign Origin 403 (the SDK's answers), a body over 4 MB 413.
+
+The server runs as a task on the caller's asyncio loop (uvicorn's ``Server``, with its signal
+handling left to the caller: the window has its own quit flow, the CLI sets ``should_exit``).
+It binds its socket itself before starting, so port 0 picks a free port and ``url`` is known
+at once; a port in use is one sentence (``HttpStartError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from cks_desktop.mcp.server import Serving
+
+log = logging.getLogger(__name__)
+
+PATH = "/mcp"
+MAX_SESSIONS = 256
+SESSION_IDLE_TIMEOUT = 30 * 60.0
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+TOKEN_HINT = ("send the token as 'Authorization: Bearer TOKEN'; `cks-desktop mcp token` shows it "
+              "(Settings → Share with other apps in the window)")
+
+
+class HttpStartError(Exception):
+    """The server could not start (bad address, port in use): one sentence."""
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``PORT``, ``HOST:PORT`` or ``[V6]:PORT`` → (host, port); 127.0.0.1 by default."""
+    value = text.strip()
+    host = "127.0.0.1"
+    port_text = value
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0 or value[end + 1:end + 2] != ":":
+            raise ValueError(f"{text!r} is not [HOST]:PORT")
+        host, port_text = value[1:end], value[end + 2:]
+    elif ":" in value:
+        host, port_text = value.rsplit(":", 1)
+        host = host or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"{text!r} does not end in a port number (e.g. 8765 or 127.0.0.1:8765)") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is outside 0–65535")
+    return host, port
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def security_settings(host: str, extra_hosts: tuple[str, ...] = ()) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = list(LOOPBACK_NAMES)
+    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+        names.append(_url_host(host))
+    names += [_url_host(h) for h in extra_hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names] + names,
+        allowed_origins=[f"{scheme}://{n}:*" for n in names for scheme in ("http", "https")]
+        + [f"{scheme}://{n}" for n in names for scheme in ("http", "https")])
+
+
+class _RequireToken:
+    """401 unless ``BearerAuthBackend`` accepted the request's token (``scope["user"]``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+        if scope["type"] != "http" or isinstance(scope.get("user"), AuthenticatedUser):
+            await self.app(scope, receive, send)
+            return
+        given = any(k.lower() == b"authorization" for k, _ in scope.get("headers", []))
+        why = "The bearer token is wrong" if given else "This server needs a bearer token"
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32001, "message": f"{why}: {TOKEN_HINT}."}}).encode()
+        await send({"type": "http.response.start", "status": 401, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer error="invalid_token", error_description="' + why.encode() + b'"')]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def build_app(server: "Server[Any]", *, host: str, token: str | None,
+              extra_hosts: tuple[str, ...] = ()) -> tuple[Any, Any]:
+    """The Starlette app and its session manager (the manager runs in the app's lifespan)."""
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Route
+
+    from cks_desktop.mcp.serving.events import MemoryEventStore
+    from cks_desktop.mcp.serving.token import StaticTokenVerifier
+
+    manager = StreamableHTTPSessionManager(
+        app=server, event_store=MemoryEventStore(), security_settings=security_settings(host, extra_hosts),
+        session_idle_timeout=SESSION_IDLE_TIMEOUT, max_sessions=MAX_SESSIONS)
+    endpoint: Any = StreamableHTTPASGIApp(manager)
+    middleware = []
+    if token is not None:
+        middleware = [Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(token)))]
+        endpoint = _RequireToken(endpoint)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
+                    middleware=middleware, lifespan=lifespan)
+    return app, manager
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+            raise HttpStartError(f"Port {port} on {host} is already in use; pick another (or 0 for any free one).") \
+                from None
+        raise HttpStartError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    return sock
+
+
+@dataclass
+class HttpServer:
+    """One running streamable-HTTP endpoint (start → url → stop)."""
+
+    server: "Server[Any]"
+    serving: "Serving"
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = None
+    extra_hosts: tuple[str, ...] = ()
+    _uvicorn: Any = field(default=None, repr=False)
+    _task: "asyncio.Task[None] | None" = field(default=None, repr=False)
+    _sock: socket.socket | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://{_url_host(self.host)}:{self.port}{PATH}"
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        import uvicorn
+
+        if self.token is None and not is_loopback(self.host):
+            raise HttpStartError("Serving without a token is allowed only on a loopback address (127.0.0.1, ::1).")
+        app, _ = build_app(self.server, host=self.host, token=self.token, extra_hosts=self.extra_hosts)
+        sock = _bind(self.host, self.port)
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=3, ws="none", log_config=None)
+
+        class _Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # the caller owns signals (the window, the CLI)
+                yield
+
+        self._uvicorn = _Server(config)
+        await self.serving.live.start()
+        self._task = asyncio.create_task(self._uvicorn.serve(sockets=[sock]), name="mcp-http")
+        while not self._uvicorn.started:
+            if self._task.done():
+                await self.serving.live.stop()
+                exc = self._task.exception()
+                raise HttpStartError(f"The HTTP server did not start: {exc or 'it stopped at once'}.")
+            await asyncio.sleep(0.01)
+
+    async def wait(self) -> None:
+        if self._task is not None:
+            await self._task
+
+    def request_stop(self) -> None:
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+
+    async def stop(self) -> None:
+        """Close every connection and the socket; returns when the server is down."""
+        self.request_stop()
+        task = self._task
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 5)
+            except (asyncio.TimeoutError, Exception):
+                if self._uvicorn is not None:
+                    self._uvicorn.force_exit = True
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        await self.serving.live.stop()
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self._task = None

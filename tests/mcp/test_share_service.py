@@ -1,0 +1,46 @@
+"""The window's "Share with other apps" API, without Qt: the HTTP server started on the running
+loop (the tests' loop is the app's qasync loop), its URL, token, clients and snippets."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from cks_desktop.paths import resolve
+from cks_desktop.runtime import AppServices
+from cks_desktop.secrets import SecretStore
+
+
+@pytest.mark.asyncio
+async def test_start_share_connect_list_clients_stop(tmp_path, secret_store):
+    services = AppServices.open(resolve(tmp_path / "home"), secrets=secret_store)
+    try:
+        session = services.store.create_session("Shared here")
+        service = services.share_service()
+        service.share(session.id)
+        url = await service.start(port=0)
+        assert service.running and url.startswith("http://127.0.0.1:") and service.token and service.token_is_new
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service.token}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy",
+                              client_info=None) as c:
+                r = await c.call_tool("add_object", {"type": "Person", "name": "Ada", "session": "Shared here"})
+                assert not r.is_error, r.content[0].text
+                clients = service.clients()
+                assert len(clients) == 1 and clients[0].transport == "http" and clients[0].requests >= 1
+        snippets = service.snippets()
+        assert snippets["vscode"]["url"]["servers"]["cks-desktop"]["url"] == url
+        assert snippets["cursor"]["url"]["mcpServers"]["cks-desktop"]["headers"]["Authorization"].endswith(
+            service.token)
+        assert "--data-dir" in snippets["claude_desktop"]["stdio"]["mcpServers"]["cks-desktop"]["args"]
+        await service.stop()
+        assert not service.running and service.url is None
+        assert [o.name for o in services.store.all_objects(session.id)] == ["Ada"]
+        again = services.share_service()
+        await again.start(port=0)
+        assert not again.token_is_new  # kept in the keychain: shown once only
+        await again.stop()
+    finally:
+        await services.aclose()
+    assert isinstance(secret_store, SecretStore)
