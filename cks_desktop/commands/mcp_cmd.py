@@ -9,6 +9,8 @@
                                             ``--no-grant`` and imports do not)
     mcp tools NAME [--json]                 connect and list the server's tools
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
+    mcp resources NAME | read NAME URI | prompts NAME | prompt NAME PROMPT --args JSON   [--json]
+                                            resources and prompts (mcp_resources_cmd.py)
     mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
     mcp serve [--session ID] [--http [HOST:]PORT [--no-auth]] [--yes]
                                             serve the shared sessions (or one) over stdio or HTTP
@@ -113,6 +115,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
     add_json_flag(q)
 
+    from cks_desktop.commands.mcp_resources_cmd import add_parsers as add_resource_parsers
+
+    add_resource_parsers(msub)
+
     q = msub.add_parser("import-claude", help="import the servers of Claude Desktop's config")
     q.add_argument("path", nargs="?", help="claude_desktop_config.json (default: Claude Desktop's own)")
     add_json_flag(q)
@@ -139,15 +145,17 @@ def _run(args: argparse.Namespace) -> int:
     command = getattr(args, "mcp_command", None)
     if command is None:
         raise CliError(f"say what to do: {APP_ID} mcp {{list,show,add,remove,enable,disable,grant,revoke,tools,call,"
-                       "import-claude,serve,token} (see --help)")
+                       "resources,read,prompts,prompt,import-claude,serve,token} (see --help)")
     if not getattr(args, "verbose", False):
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
+    from cks_desktop.commands.mcp_resources_cmd import handlers as resource_handlers
+
     handler = {"list": _list, "show": _show, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
                "grant": _grant, "revoke": _revoke,
                "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve,
-               "token": _token}[command]
+               "token": _token, **resource_handlers()}[command]
     return handler(args)
 
 

@@ -30,7 +30,7 @@ import jsonschema
 import mcp_types as types
 
 from cks_desktop.mcp.config import ServerConfig
-from cks_desktop.tools.types import Handler, ToolOutput, ToolSpec
+from cks_desktop.tools.types import Handler, Policy, ToolOutput, ToolSpec
 from cks_desktop.tools.wire_names import to_wire
 
 MAX_DESCRIPTION = 8_000  # characters of one tool's description that go into every request
@@ -220,6 +220,23 @@ def annotations_of(tool: types.Tool, server: str) -> dict[str, Any]:
     return notes
 
 
+def annotated_policy(config: ServerConfig, tool: types.Tool) -> Policy:
+    """A tool's default approval policy: the person's choice when there is one (``toolPolicies``, or
+    the server's ``approval`` set in its settings), else what its annotations say. A read-only tool
+    asks once per chat; a destructive one (or one that claims both) asks before every call; a
+    tool without hints asks like every MCP tool (``always``). Hints come from the server, so they
+    only ever lower the default to ``once``, never to ``auto``; the settings' per-tool policies
+    (the registry's overrides) still win over this."""
+    if tool.name in config.tool_policies or config.approval_explicit:
+        return config.policy_for(tool.name)
+    ann = tool.annotations
+    if ann is not None and ann.destructive_hint is True:
+        return Policy.ALWAYS
+    if ann is not None and ann.read_only_hint is True:
+        return Policy.ONCE
+    return config.approval
+
+
 def capped_description(text: str | None) -> str:
     """A tool's description as every request carries it: at most ``MAX_DESCRIPTION`` characters."""
     text = text or ""
@@ -243,7 +260,7 @@ def _spec_for(config: ServerConfig, tool: types.Tool, handler_for: HandlerFactor
         description=capped_description(tool.description),
         input_schema=schema,
         scopes=config.scopes,
-        default_policy=config.policy_for(tool.name),
+        default_policy=annotated_policy(config, tool),
         llm_exposed=True,
         handler=handler_for(tool.name),
         title=title[:200],
@@ -301,7 +318,7 @@ def tool_info(tool: types.Tool, config: ServerConfig) -> dict[str, Any]:
         "title": tool.title or (tool.annotations.title if tool.annotations else None) or "",
         "description": capped_description(tool.description),
         "enabled": config.tool_enabled(tool.name),
-        "policy": config.policy_for(tool.name).value,
+        "policy": annotated_policy(config, tool).value,
         "annotations": {k: v for k, v in annotations_of(tool, config.name).items() if k not in ("server", "tool")},
         "input_schema": tool.input_schema,
     }

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -204,6 +204,15 @@ class ServerFeatures:
                            types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=uri)),
                            types.EmptyResult))
 
+    async def _pump(self, sub: Any) -> None:
+        async for event in sub:
+            if isinstance(event, ResourcesListChanged):
+                self._mark("resources")
+            elif isinstance(event, PromptsListChanged):
+                self._mark("prompts")
+            elif isinstance(event, ResourceUpdated):
+                self._mark_updated(str(event.uri))
+
     async def _listen(self, client: Client) -> None:
         """2026-07-28: list changes and resource updates come on a listen stream we open (and
         reopen when the set of followed resources changes)."""
@@ -220,17 +229,16 @@ class ServerFeatures:
             try:
                 async with client.listen(resources_list_changed=wants_resources, prompts_list_changed=wants_prompts,
                                          resource_subscriptions=uris) as sub:
+                    pump = asyncio.create_task(self._pump(sub))
                     reopen = asyncio.create_task(self._resubscribe.wait())
                     try:
-                        async for event in _until(sub, reopen):
-                            if isinstance(event, ResourcesListChanged):
-                                self._mark("resources")
-                            elif isinstance(event, PromptsListChanged):
-                                self._mark("prompts")
-                            elif isinstance(event, ResourceUpdated):
-                                self._mark_updated(str(event.uri))
+                        await asyncio.wait({pump, reopen}, return_when=asyncio.FIRST_COMPLETED)
                     finally:
-                        reopen.cancel()
+                        for task in (pump, reopen):
+                            task.cancel()
+                        await asyncio.wait({pump, reopen})
+                    if not pump.cancelled() and pump.exception() is not None:
+                        raise pump.exception()  # type: ignore[misc]
                 if not self._resubscribe.is_set():
                     return  # the server closed the stream
             except SubscriptionLost:
@@ -240,19 +248,3 @@ class ServerFeatures:
             except (MCPError, ListenNotSupportedError) as exc:
                 self._conn.log.note(f"the server refused to report resource and prompt changes: {exc}")
                 return
-
-
-async def _until(sub: Any, stop: "asyncio.Task[Any]") -> AsyncIterator[Any]:
-    """The events of a listen stream until ``stop`` finishes."""
-    iterator = sub.__aiter__()
-    while True:
-        nxt = asyncio.ensure_future(iterator.__anext__())
-        done, _ = await asyncio.wait({nxt, stop}, return_when=asyncio.FIRST_COMPLETED)
-        if nxt not in done:
-            nxt.cancel()
-            await asyncio.wait({nxt})
-            return
-        try:
-            yield nxt.result()
-        except StopAsyncIteration:
-            return

@@ -83,7 +83,8 @@ async def test_delete_exchange_and_clear_chat_from_the_message_menu(qtbot, home,
         assert window.services.store.resolve(sid, "Alice").type == "Person"
         # Chat → Clear chat… in the menu bar does the same, so it can be found without a message.
         await wait(_send(window, qtbot, "fifth"))
-        assert window.clear_chat_action in window.menuBar().actions()[3].menu().actions()
+        chat_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Chat")
+        assert window.clear_chat_action in chat_menu.actions()
         window.clear_chat_action.trigger()
         await answer_confirm(qtbot, True, "Delete every message")
         for _ in range(5):

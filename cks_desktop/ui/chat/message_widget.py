@@ -169,7 +169,7 @@ class MessageWidget(QFrame):
         button.setObjectName(name)
         button.setText(text)
         button.setAutoRaise(True)
-        button.setToolTip(tip)
+        button.setToolTip(plain_tooltip(tip))
         button.setAccessibleName(tip)
         try:
             theme.bind_icon(button, icon, "normal")
