@@ -55,10 +55,15 @@ installed=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["v
 sdk=$("$python" -c 'from importlib.metadata import version; print(version("mcp"))')
 
 # -- scenarios ---------------------------------------------------------------------------------------
+mapfile -t known < <("$conformance" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
 if [ $# -gt 0 ]; then
   scenarios=("$@")
+  for scenario in "${scenarios[@]}"; do
+    printf '%s\n' "${known[@]}" | grep -qxF -- "$scenario" \
+      || { echo "No client scenario '$scenario' in conformance $installed (see: $conformance list --client)." >&2; exit 2; }
+  done
 else
-  mapfile -t scenarios < <("$conformance" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+  scenarios=("${known[@]}")
 fi
 [ ${#scenarios[@]} -gt 0 ] || { echo "The suite listed no client scenarios." >&2; exit 1; }
 
@@ -121,4 +126,6 @@ if [ ${#regressions[@]} -gt 0 ]; then
   echo "(details: $cache/results/app/<scenario>/)"
   exit 1
 fi
-echo "The app passes every scenario the SDK passes."
+case " $adapters " in
+  *" sdk "*" app "*|*" app "*" sdk "*) echo "The app passes every scenario the SDK passes." ;;
+esac

@@ -142,7 +142,7 @@ class Assistant:
                     max_iterations=max_iterations or self.settings.max_iterations,
                     allowed_folders=self.settings.allowed_folders, granted_scopes=grant.scopes,
                     source_grants=grant.by_source, scope_setting=self.scope_setting, transcript=self.transcripts,
-                    params=params)
+                    params=params, server_instructions=self.mcp.instructions() if self.mcp is not None else None)
         except ProviderError as exc:  # no provider / no key: said in the chat (not saved), with the way out
             relay(ev.ErrorEvent(exc.message, exc.kind))
             relay(ev.Finished("error"))

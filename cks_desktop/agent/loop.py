@@ -300,6 +300,7 @@ async def ai_chat(
     transcript: "TranscriptStore | None" = None,
     system_prompt: str | None = None,
     params: GenerationParams | None = None,
+    server_instructions: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
 
@@ -309,6 +310,8 @@ async def ai_chat(
     ``transcript`` given: the prompt and every turn are saved as they finish.
     ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
     ``params``: temperature and max output tokens for every request (None: the provider's defaults).
+    ``server_instructions``: MCP server name → its handshake instructions; those of servers whose
+    tools this run offers are quoted as data in the built prompt (``prompt.servers_block``).
     ``granted_scopes``/``source_grants``: what the run may use; the GUI and the CLI pass the
     person's choice (``tools.scopes.chat_grant``), the all-scopes default is for tests.
     Cancelling the task is Stop: the transcript is saved consistently, then the
@@ -325,7 +328,10 @@ async def ai_chat(
                                                                                          message)))
     tools, wire_back = tool_defs(registry, run)
     if system_prompt is None:
-        system_prompt = _build_prompt(store, session_id, instructions, [wire_back[t.name] for t in tools])
+        offered = [wire_back[t.name] for t in tools]
+        sources = {spec.source for spec in (registry.resolve(n) for n in offered) if spec is not None}
+        quoted = {name: text for name, text in (server_instructions or {}).items() if f"mcp:{name}" in sources}
+        system_prompt = _build_prompt(store, session_id, instructions, offered, quoted)
     if prompt is not None:
         chat.save([Message.user(prompt)])
 
@@ -422,7 +428,8 @@ def _preparing(chat: _Chat, registry: ToolRegistry, wire_back: Mapping[str, str]
                                    spec.source if spec else "unknown", size))
 
 
-def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_names: list[str]) -> str:
+def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_names: list[str],
+                  server_instructions: Mapping[str, str] | None = None) -> str:
     title = ""
     try:
         session = store.get_session(session_id)
@@ -432,5 +439,5 @@ def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_na
     except Exception as exc:  # an unknown session fails later, in the tools, with a clear message
         log.warning("could not read session %s: %s", session_id, exc)
     return build_system_prompt(store, session_id, title=title, instructions=instructions or "",
-                               tool_names=tool_names)
+                               tool_names=tool_names, server_instructions=server_instructions)
 

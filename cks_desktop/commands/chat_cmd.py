@@ -236,7 +236,7 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
     try:
         await _prepare_provider(services)
         if not args.no_mcp:
-            await _start_mcp(services)
+            await _start_mcp(services, yes=args.yes)
         turn = await services.assistant.run(args.session, None if args.retry else args.prompt, approver=approver,
                                             on_event=printer, max_iterations=args.max_iterations,
                                             extra_scopes=extra)
@@ -245,14 +245,21 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
     return EXIT_OK if turn.reason == "stop" else EXIT_TOOL_ERROR
 
 
-async def _start_mcp(services: "AppServices") -> None:
+async def _start_mcp(services: "AppServices", *, yes: bool = False) -> None:
     """Start the enabled MCP servers so the model is offered their tools, as in the app.
-    A server that fails is one line on stderr; the chat goes on without it."""
+    A server that fails is one line on stderr; the chat goes on without it. What a server asks
+    of the person is answered by the headless rules (``mcp/host.py``: ``--yes`` accepts a form's
+    defaults, sampling only where the server's settings allow it), each said on stderr."""
     if not any(isinstance(c, dict) and c.get("enabled", True) for c in services.settings.mcp_servers.values()):
         return
     from cks_desktop.mcp.connection import Status
 
-    services.start_mcp()
+    from cks_desktop.agent.mcp_sampling import ProviderSampler
+    from cks_desktop.mcp.host import HeadlessHost
+
+    host = HeadlessHost(yes=yes, sampler=ProviderSampler(services.providers),
+                        note=lambda text: print(f"cks-desktop: {text}", file=sys.stderr, flush=True))
+    services.start_mcp(host=host)
     assert services.mcp is not None and services.mcp_start is not None
     await services.mcp_start
     for state in services.mcp.statuses():

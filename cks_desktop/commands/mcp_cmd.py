@@ -113,6 +113,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q.add_argument("name")
     q.add_argument("tool")
     q.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    q.add_argument("--yes", action="store_true",
+                   help="accept the server's input requests with their defaults (when every required field "
+                        "has one), and let it sample the model where its settings say \"sampling\": \"allow\"")
     add_json_flag(q)
 
     from cks_desktop.commands.mcp_resources_cmd import add_parsers as add_resource_parsers
@@ -332,7 +335,8 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
     registry = ToolRegistry(None)  # type: ignore[arg-type]  # MCP tools never touch the graph store
     secrets = _secrets()
     log = ServerLog(app_paths(args).mcp_log_dir / log_file_name(config.name), secrets=secrets.known_values)
-    conn = McpConnection(config, log=log, registry=registry, secrets=secrets, startup_timeout=PROBE_TIMEOUT)
+    conn = McpConnection(config, log=log, registry=registry, secrets=secrets, startup_timeout=PROBE_TIMEOUT,
+                         hooks=(hooks := _headless_hooks(args, settings, secrets)))
     try:
         if not await conn.start():
             raise CliError(f"Could not connect to MCP server '{config.name}': {conn.reason}", EXIT_TOOL_ERROR)
@@ -347,6 +351,22 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
         return await registry.invoke(ToolCall("cli-1", name, arguments), run)
     finally:
         await conn.stop()
+        sampler = getattr(hooks.host, "sampler", None)
+        if sampler is not None:
+            await sampler.providers.aclose()
+
+
+def _headless_hooks(args: argparse.Namespace, settings: "Settings", secrets: "SecretStore | None") -> Any:
+    """What the server may ask during ``mcp call``: the headless rules (``mcp/host.py``), said on stderr;
+    sampling runs with the default provider where the server's settings allow it."""
+    from cks_desktop.agent.mcp_sampling import ProviderSampler
+    from cks_desktop.agent.providers import ProviderHolder
+    from cks_desktop.mcp.client_hooks import ClientHooks
+    from cks_desktop.mcp.host import HeadlessHost
+
+    host = HeadlessHost(yes=bool(getattr(args, "yes", False)), sampler=ProviderSampler(ProviderHolder(settings, secrets)),
+                        note=lambda text: print(f"{APP_ID}: {text}", file=sys.stderr, flush=True))
+    return ClientHooks(host, lambda: settings.allowed_folders)
 
 
 # -- editing ---------------------------------------------------------------------------------

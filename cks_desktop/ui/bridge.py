@@ -15,15 +15,15 @@ from PySide6.QtCore import QObject, Signal
 
 
 class EventBridge(QObject):
-    event = Signal(object)
+    arrived = Signal(object)  # not `event`: that name is QObject.event(), which Qt calls for every event
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._unsubscribe: list[Callable[[], None]] = []
 
     def attach(self, subscribe: Callable[[Callable[[Any], None]], Callable[[], None] | None]) -> None:
-        """``subscribe`` is e.g. ``store.subscribe``; its events are re-emitted as ``event``."""
-        unsubscribe = subscribe(self.event.emit)
+        """``subscribe`` is e.g. ``store.subscribe``; its events are re-emitted as ``arrived``."""
+        unsubscribe = subscribe(self.arrived.emit)
         if callable(unsubscribe):
             self._unsubscribe.append(unsubscribe)
 

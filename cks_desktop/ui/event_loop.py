@@ -16,7 +16,7 @@ import qasync
 
 
 class AppEventLoop(qasync.QEventLoop):
-    def run_forever(self):  # type: ignore[override]
+    def run_forever(self):  # noqa: ANN201 (qasync's own signature)
         previous = sys.get_asyncgen_hooks()
         sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook,
                                finalizer=self._asyncgen_finalizer_hook)

@@ -118,7 +118,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _action(self, menu: Any, text: str, slot: Any, shortcut: QKeySequence | str | None = None,
+    def _action(self, menu: Any, text: str, slot: Any,
+                shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
                 name: str = "") -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -223,9 +224,9 @@ class MainWindow(QMainWindow):
             log.warning("changes made by other processes will show after reopening: %s", exc)
 
     def _connect(self) -> None:
-        self.store_bridge.event.connect(self.sessions.on_store_event)
-        self.store_bridge.event.connect(self.graph_view.on_store_event)
-        self.store_bridge.event.connect(self._chats_follow_store)
+        self.store_bridge.arrived.connect(self.sessions.on_store_event)
+        self.store_bridge.arrived.connect(self.graph_view.on_store_event)
+        self.store_bridge.arrived.connect(self._chats_follow_store)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
@@ -367,8 +368,12 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"MCP servers could not start: {exc}", 10000)
             return
         self.mcp_bridge.attach(manager.subscribe)
-        self.mcp_bridge.event.connect(self._mcp_changed)
+        self.mcp_bridge.arrived.connect(self._mcp_changed)
         self.status.set_servers(manager.statuses())
+        from cks_desktop.ui.chat.slash_commands import install_mcp_features
+
+        # Prompts as slash commands, resources to attach (issue 14): over the manager's live connections.
+        self.mcp_composer = install_mcp_features(self.chat_panel.composer, lambda: manager.connections)
 
     def _mcp_changed(self, _event: object) -> None:
         if self.services.mcp is not None:
@@ -402,7 +407,7 @@ class MainWindow(QMainWindow):
             return
         dialog = SettingsDialog(self.services, self.tasks, self)
         dialog.saved.connect(self._settings_saved)
-        self.mcp_bridge.event.connect(dialog.mcp_page.on_status_event)
+        self.mcp_bridge.arrived.connect(dialog.mcp_page.on_status_event)
         dialog.show_page(page, server)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -484,7 +489,9 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._layout_checked:  # the restored split is known only once the window is laid out
             self._layout_checked = True
-            self.layout().activate()
+            layout = self.layout()
+            if layout is not None:
+                layout.activate()
             self.apply_dock_split()
             self._focus_chat_after_switch()
 
@@ -503,7 +510,7 @@ class MainWindow(QMainWindow):
             self.sidebar.setMaximumWidth(RAIL_WIDTH)
             self.resizeDocks([self.sessions_dock], [RAIL_WIDTH], Qt.Orientation.Horizontal)
         else:
-            self.sessions_dock.setTitleBarWidget(None)
+            self.sessions_dock.setTitleBarWidget(None)  # type: ignore[arg-type]  # None: Qt's own title bar again
             self.sidebar.setMaximumWidth(16777215)
             self.sidebar.setMinimumWidth(window_layout.SESSIONS_MIN)
             wanted = self._unfolded_width or window_layout.dock_widths(self.width()).sessions

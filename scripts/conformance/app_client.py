@@ -97,19 +97,16 @@ def server_entry(url: str, scenario: str, secrets: SecretStore) -> dict[str, Any
 
 
 def host_kwargs() -> dict[str, Any]:
-    """The host callbacks a headless ``--yes`` run gives a connection, where the app has them.
+    """The host callbacks a headless ``--yes`` run gives a connection (``cks-desktop mcp call --yes``).
 
     Read from ``McpConnection``'s signature so the adapter follows the app's real API: a
-    parameter the app does not have yet is not passed (and the scenario shows the gap)."""
-    params = inspect.signature(McpConnection.__init__).parameters
-    kwargs: dict[str, Any] = {}
-    if "host" in params:
-        try:
-            from cks_desktop.mcp.host import HeadlessHost  # type: ignore[import-not-found]
-        except ImportError:
-            return kwargs
-        kwargs["host"] = HeadlessHost(yes=True)
-    return kwargs
+    parameter the app does not have is not passed (and the scenario shows the gap)."""
+    if "hooks" not in inspect.signature(McpConnection.__init__).parameters:
+        return {}
+    from cks_desktop.mcp.client_hooks import ClientHooks
+    from cks_desktop.mcp.host import HeadlessHost
+
+    return {"hooks": ClientHooks(host=HeadlessHost(yes=True, note=lambda text: log.info("host: %s", text)))}
 
 
 async def exercise(conn: McpConnection, scenario: str) -> None:

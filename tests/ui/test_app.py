@@ -67,7 +67,7 @@ async def test_bridge_delivers_worker_thread_events_on_the_gui_thread() -> None:
     listeners = []
     bridge.attach(lambda listener: listeners.append(listener) or (lambda: listeners.remove(listener)))
     seen: asyncio.Future[tuple[object, bool]] = asyncio.get_running_loop().create_future()
-    bridge.event.connect(lambda e: seen.done() or seen.set_result((e, threading.current_thread() is
+    bridge.arrived.connect(lambda e: seen.done() or seen.set_result((e, threading.current_thread() is
                                                                    threading.main_thread())))
     worker = threading.Thread(target=lambda: listeners[0]("from a worker"))
     worker.start()

@@ -101,7 +101,8 @@ async def test_import_shows_a_preview_and_the_conflict_choice_is_applied(qtbot, 
         assert "City (1) — new" in box.types_label.text() and "Person (2)" in box.types_label.text()
         assert box.sample_list.count() == 3
         assert box.conflicts_list is not None and box.conflicts_list.count() == 1
-        assert "Person 'Ada' is already in the session" in box.conflicts_list.item(0).text()
+        assert box.conflicts_list.item(0).text().startswith("Ada  ·  Person  —  already in this session")
+        assert "is already in the session" in box.conflicts_list.item(0).toolTip()
         assert "born" in box.conflicts_list.item(0).text()
         assert box.choice() == "skip"  # the default changes nothing already there
         box.choose(choice)

@@ -97,7 +97,7 @@ async def test_the_window_shows_what_a_terminal_writes(qtbot: Any, home: Path, t
         assert view.session_id == sid
 
         # an object added by `tools call` in another process: graph view + glow
-        arrived = signal_future(window.store_bridge.event,
+        arrived = signal_future(window.store_bridge.arrived,
                                 lambda e: isinstance(e, GraphChanged) and e.external and e.session_id == sid)
         proc, done = await written_elsewhere(home, "tools", "call", "add_object", "--session", sid,
                                              "--args", json.dumps({"type": "Person", "name": "Grace Hopper"}))
@@ -109,7 +109,7 @@ async def test_the_window_shows_what_a_terminal_writes(qtbot: Any, home: Path, t
         assert grace in view.state.flashes  # the same glow as for the assistant's writes
 
         # an object added by an MCP host through `mcp serve` (the official SDK client, on its own loop)
-        served = signal_future(window.store_bridge.event,
+        served = signal_future(window.store_bridge.arrived,
                                lambda e: isinstance(e, GraphChanged) and e.external and e.session_id == sid)
         done = await asyncio.to_thread(add_through_mcp_serve, home, sid, tmp_path / "serve.err")
         (event,) = await wait(served)
@@ -130,7 +130,7 @@ async def test_the_window_shows_what_a_terminal_writes(qtbot: Any, home: Path, t
         assert view.model.names[view.model.index[grace]] == "Admiral Hopper"
 
         # a session created from the terminal appears in the sidebar, a rename and a delete follow
-        created = signal_future(window.store_bridge.event,
+        created = signal_future(window.store_bridge.arrived,
                                 lambda e: isinstance(e, SessionEvent) and e.external and e.kind == "created")
         proc, done = await written_elsewhere(home, "sessions", "create", "From the terminal")
         assert proc.returncode == 0, proc.stderr
@@ -139,7 +139,7 @@ async def test_the_window_shows_what_a_terminal_writes(qtbot: Any, home: Path, t
         new_id = proc.stdout.strip()
         assert (new_id, "From the terminal") in window.sidebar._shown()
 
-        gone = signal_future(window.store_bridge.event,
+        gone = signal_future(window.store_bridge.arrived,
                              lambda e: isinstance(e, SessionEvent) and e.external and e.kind == "deleted")
         assert (await written_elsewhere(home, "sessions", "delete", new_id))[0].returncode == 0
         await wait(gone)
@@ -167,7 +167,7 @@ async def test_a_chat_row_reverted_elsewhere_offers_revert_no_more(qtbot: Any, h
                         arguments={}, state=RowState.DONE, change_id=result.change.id, revertable=True)
         controller.model.append(item)
         assert item.can_revert
-        reverted = signal_future(window.store_bridge.event,
+        reverted = signal_future(window.store_bridge.arrived,
                                  lambda e: isinstance(e, GraphChanged) and e.external and e.reverts is not None)
         proc, _ = await written_elsewhere(home, "tools", "call", "revert_change", "--session", session.id,
                                           "--yes", "--args", json.dumps({"change_id": result.change.id}))

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 PATH = "/mcp"
 MAX_SESSIONS = 256
 SESSION_IDLE_TIMEOUT = 30 * 60.0
+SSE_RETRY_MS = 3000  # the retry field of SSE streams (and their priming event): how soon a dropped host reconnects
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TOKEN_HINT = ("send the token as 'Authorization: Bearer TOKEN'; `cks-desktop mcp token` shows it "
               "(Settings → Share with other apps in the window)")
@@ -131,7 +132,7 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
 
     manager = StreamableHTTPSessionManager(
         app=server, event_store=MemoryEventStore(), security_settings=security_settings(host, extra_hosts),
-        session_idle_timeout=SESSION_IDLE_TIMEOUT, max_sessions=MAX_SESSIONS)
+        session_idle_timeout=SESSION_IDLE_TIMEOUT, max_sessions=MAX_SESSIONS, retry_interval=SSE_RETRY_MS)
     endpoint: Any = StreamableHTTPASGIApp(manager)
     middleware = []
     if token is not None:

@@ -81,7 +81,7 @@ class ApprovalDialog(QDialog):
         self.reason_label.setObjectName("approvalReason")
         form.addRow("Why ask:", self.reason_label)
         if request.preview:
-            self.preview_label = _label(request.preview)
+            self.preview_label: QLabel | None = _label(request.preview)
             self.preview_label.setObjectName("approvalPreview")
             form.addRow("This call:", self.preview_label)
         else:

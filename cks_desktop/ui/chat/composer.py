@@ -13,6 +13,8 @@ does not contain is applied on a second Enter, after a sentence saying so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
@@ -133,6 +135,10 @@ class Composer(QWidget):
         layout.addWidget(self.model_hint)
 
         self._running = False
+        # MCP hooks (ui/chat/slash_commands.py): a submit hook that returns True takes the text
+        # (a slash command opens its form); decorators add to the message (attached resources).
+        self.submit_hooks: list[Callable[[str], bool]] = []
+        self.message_decorators: list[Callable[[str], str]] = []
         self._fetched: list[str] = []  # what Fetch models returned for the shown provider
         self._confirm: str | None = None  # a typed name outside the fetched list, Enter once already
         self._syncing = False
@@ -158,6 +164,10 @@ class Composer(QWidget):
         text = self.input.toPlainText().strip()
         if not text:
             return
+        if any(hook(text) for hook in self.submit_hooks):
+            return
+        for decorate in self.message_decorators:
+            text = decorate(text)
         self.input.clear()
         self.sendClicked.emit(text)
 

@@ -221,7 +221,7 @@ class MarkdownView(QTextBrowser):
     def source_text(self) -> str:
         return self._text
 
-    def loadResource(self, type: int, name: QUrl) -> object:  # noqa: A002,N802 (Qt's signature)
+    def loadResource(self, type: int, name: QUrl | str) -> object:  # noqa: A002,N802 (Qt's signature)
         return None  # never fetch anything: no remote images, no local files either
 
     # -- links ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QFileDialog, QMenu
+from PySide6.QtWidgets import QFileDialog, QMenu, QWidget
 
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.ui.graph.dialogs import ask_new_object, ask_relation_type, object_type_choices
@@ -76,7 +76,7 @@ class ViewActions:
     async def add_object_at(self, where: tuple[float, float] | None) -> EditResult | None:
         if self.session_id is None:
             return None
-        answer = await ask_new_object(self, await self._object_types(self.session_id))
+        answer = await ask_new_object(self._as_widget(), await self._object_types(self.session_id))
         if answer is None:
             return None
         type_name, name = answer
@@ -107,7 +107,7 @@ class ViewActions:
     async def connect_nodes(self, source: str, target: str) -> EditResult | None:
         types = self.model.live_rel_types()
         a, b = (self.model.names[self.model.index[x]] for x in (source, target))
-        type_name = await ask_relation_type(self, a, b, types)
+        type_name = await ask_relation_type(self._as_widget(), a, b, types)
         if not type_name:
             return None
         result = await self.editor.add_relation(source, target, type_name)
@@ -148,7 +148,7 @@ class ViewActions:
     async def export_dialog(self, kind: str) -> Path | None:
         from cks_desktop.ui.dialogs import run_dialog
 
-        dialog = QFileDialog(self, f"Export the graph as {kind.upper()}")
+        dialog = QFileDialog(self._as_widget(), f"Export the graph as {kind.upper()}")
         dialog.setObjectName("graphExportDialog")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilter("PNG image (*.png)" if kind == "png" else "SVG drawing (*.svg)")
@@ -174,9 +174,18 @@ class ViewActions:
         self._say(f"Saved {path.name}.")
         return path
 
+    def _as_widget(self) -> QWidget:
+        """The view this mixin is part of, as the parent of its dialogs and menus."""
+        assert isinstance(self, QWidget)  # GraphView is a QWidget
+        return self
+
+    def _leave_focus(self) -> None:
+        self.focus_action.setChecked(False)
+        self._toggle_focus()
+
     # -- context menu --------------------------------------------------------------------------------
     def _context_menu(self, where: QPoint, oid: str | None, wx: float, wy: float) -> None:
-        menu = QMenu(self)
+        menu = QMenu(self._as_widget())
         menu.setObjectName("graphContextMenu")
         if oid is not None:
             sel = list(self.state.selection) or [oid]
@@ -199,7 +208,7 @@ class ViewActions:
             if self.model.pinned:
                 menu.addAction("Unpin all", self._unpin_all)
             if self.state.focused:
-                menu.addAction("Leave focus mode", lambda: (self.focus_action.setChecked(False), self._toggle_focus()))
+                menu.addAction("Leave focus mode", self._leave_focus)
         menu.popup(where)
 
     def _unpin_all(self) -> None:

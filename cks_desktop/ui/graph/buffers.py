@@ -144,7 +144,7 @@ class SceneBuffers:
             poly = self.polys.get(model.ntype[i])
             if poly is None:
                 poly = self.polys[model.ntype[i]] = QPolygonF()
-            self.node_slot[i] = len(poly)
+            self.node_slot[i] = len(poly)  # type: ignore[arg-type]  # QPolygonF is a sequence; the stubs miss it
             poly.append(QPointF(xs[i], ys[i]))
             self.drawn_nodes += 1
         for j in edges:
@@ -180,8 +180,8 @@ class SceneBuffers:
             k = self.node_slot[i]
             if k >= 0:
                 poly = self.polys.get(model.ntype[i])
-                if poly is not None and k < len(poly):
-                    poly[k] = QPointF(PARKED, PARKED)
+                if poly is not None and k < len(poly):  # type: ignore[arg-type]  # as above
+                    poly[k] = QPointF(PARKED, PARKED)  # type: ignore[index]
                 self.node_slot[i] = -1
                 self.drawn_nodes -= 1
                 self.holes += 1
@@ -201,7 +201,7 @@ class SceneBuffers:
             if k < 0:
                 continue
             x, y = xs[i], ys[i]
-            self.polys[model.ntype[i]][k] = QPointF(x, y)
+            self.polys[model.ntype[i]][k] = QPointF(x, y)  # type: ignore[index]  # as above
             for j in model.incident_edges(i):
                 k = self.edge_slot[j]
                 if k >= 0:

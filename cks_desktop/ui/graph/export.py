@@ -41,7 +41,7 @@ def export_png(canvas: GraphCanvas, path: str | Path, scale: float = 2.0) -> Non
     p = QPainter(image)
     _paint(canvas, p, vector=False)
     p.end()
-    if not image.save(str(path), "PNG"):
+    if not image.save(str(path), "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; PySide6 wants str
         raise OSError(f"Could not write {path}.")
 
 

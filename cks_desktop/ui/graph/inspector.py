@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
@@ -128,14 +128,14 @@ class Inspector(QFrame):
         self.ask_button = QPushButton("Ask about this")
         self.ask_button.setObjectName("askAboutButton")
         self.ask_button.setToolTip("Put a reference to this object into the chat input")
-        self.ask_button.clicked.connect(lambda: self.object and self.askAbout.emit(self.object.id))
+        self.ask_button.clicked.connect(lambda: self._emit_for_object(self.askAbout))
         self.focus_button = QPushButton("Focus")
         self.focus_button.setObjectName("inspectorFocus")
         self.focus_button.setToolTip("Show only this object's neighbourhood")
-        self.focus_button.clicked.connect(lambda: self.object and self.focusRequested.emit(self.object.id))
+        self.focus_button.clicked.connect(lambda: self._emit_for_object(self.focusRequested))
         self.pin_button = QPushButton("Pin")
         self.pin_button.setObjectName("inspectorPin")
-        self.pin_button.clicked.connect(lambda: self.object and self.pinToggled.emit(self.object.id))
+        self.pin_button.clicked.connect(lambda: self._emit_for_object(self.pinToggled))
         for b in (self.ask_button, self.focus_button, self.pin_button):
             actions.addWidget(b)
         actions.addStretch(1)
@@ -158,7 +158,9 @@ class Inspector(QFrame):
         self.type_edit.setObjectName("inspectorType")
         self.type_edit.setEditable(True)
         self.type_edit.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.type_edit.lineEdit().editingFinished.connect(self._type_done)
+        line = self.type_edit.lineEdit()
+        assert line is not None  # an editable combo box has its line edit
+        line.editingFinished.connect(self._type_done)
         self.type_edit.activated.connect(lambda _: self._type_done())
         form.addRow("Name", self.name_edit)
         form.addRow("Type", self.type_edit)
@@ -204,8 +206,8 @@ class Inspector(QFrame):
         self.out_list = self._relation_list("inspectorOutgoing")
         self.in_label = _section("Incoming relations")
         self.in_list = self._relation_list("inspectorIncoming")
-        for w in (self.out_label, self.out_list, self.in_label, self.in_list):
-            lay.addWidget(w)
+        for section in (self.out_label, self.out_list, self.in_label, self.in_list):
+            lay.addWidget(section)
         lay.addWidget(_section("History"))
         self.history_list = QListWidget()
         self.history_list.setObjectName("inspectorHistory")
@@ -217,7 +219,7 @@ class Inspector(QFrame):
         self.delete_button = QPushButton("Delete object")
         self.delete_button.setObjectName("inspectorDelete")
         self.delete_button.setToolTip("Delete this object and its relations (Ctrl+Z brings it back)")
-        self.delete_button.clicked.connect(lambda: self.object and self.deleteRequested.emit(self.object.id))
+        self.delete_button.clicked.connect(lambda: self._emit_for_object(self.deleteRequested))
         bottom.addWidget(self.delete_button)
         lay.addLayout(bottom)
         self.status = plain_label()
@@ -409,10 +411,14 @@ class Inspector(QFrame):
         self.new_value.clear()
         self.spawn(self._edit(self.editor.update_object(obj.id, set_properties={key: value})))
 
+    def _emit_for_object(self, signal: SignalInstance) -> None:
+        if self.object is not None:
+            signal.emit(self.object.id)
+
     def _remove_property(self) -> None:
         obj = self.object
         rows = sorted({i.row() for i in self.props.selectedItems()})
-        keys = [self.props.item(r, 0).data(ROLE_ID) for r in rows if self.props.item(r, 0) is not None]
+        keys = [item.data(ROLE_ID) for r in rows if (item := self.props.item(r, 0)) is not None]
         if obj is None or not keys:
             self.status.setText("Select a property to remove.")
             return

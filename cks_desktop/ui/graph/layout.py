@@ -33,7 +33,7 @@ import time
 from array import array
 from collections.abc import Sequence
 from typing import Any
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from cks_desktop.ui.graph.placement import EDGE_LENGTH, normalise
@@ -216,7 +216,7 @@ class LayoutRunner:
     def __init__(self, *, use_process: bool = True) -> None:
         self._pool: ProcessPoolExecutor | None = None
         self._use_process = use_process and _process_context() is not None
-        self._warming = None
+        self._warming: Future[bool] | None = None
         self.last_cpu_s = 0.0  # CPU time of the last layout where it ran (the benchmark reports it)
 
     @property

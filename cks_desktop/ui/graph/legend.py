@@ -95,13 +95,17 @@ class Legend(QFrame):
     def sizeHint(self) -> QSize:  # noqa: N802
         """Its content: the title row, and (unfolded) one line per type, as wide as the longest."""
         margins = self.contentsMargins()
-        lay = self.layout().contentsMargins()
-        head = self.layout().itemAt(0).sizeHint()
+        layout = self.layout()
+        first = layout.itemAt(0) if layout is not None else None
+        if layout is None or first is None:
+            return super().sizeHint()
+        lay = layout.contentsMargins()
+        head = first.sizeHint()
         width = head.width()
         height = head.height()
         if self.list.isVisibleTo(self) and self.list.count():
             rows = sum(self.list.sizeHintForRow(r) for r in range(self.list.count()))
-            height += self.layout().spacing() + rows + 2 * self.list.frameWidth() + 2
+            height += layout.spacing() + rows + 2 * self.list.frameWidth() + 2
             width = max(width, self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 8)
         extra_w = margins.left() + margins.right() + lay.left() + lay.right()
         extra_h = margins.top() + margins.bottom() + lay.top() + lay.bottom()

@@ -14,8 +14,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QWidget
 
+from typing import TYPE_CHECKING
+
 from cks_desktop.ui.graph.render import mix
 from cks_desktop.ui.graph.viewport import Viewport
+
+if TYPE_CHECKING:
+    from cks_desktop.ui.graph.canvas import GraphCanvas
 
 REDRAW_EVERY_S = 0.3
 SIZE = (190, 130)  # px, at most
@@ -23,7 +28,7 @@ MAX_SHARE = 0.25  # of the canvas's width and height, at most
 
 
 class Minimap(QWidget):
-    def __init__(self, canvas: "GraphCanvas") -> None:  # noqa: F821 (import cycle kept out)
+    def __init__(self, canvas: "GraphCanvas") -> None:
         super().__init__(canvas)
         self.setObjectName("graphMinimap")
         self.canvas = canvas

@@ -63,7 +63,7 @@ class GraphModel(Adjacency):
     # -- building ---------------------------------------------------------
     def reset(self, session_id: str | None) -> None:
         self.session_id = session_id
-        self.ids: list[str | None] = []
+        self.ids: list[str | None] = []  # None: a removed object's slot
         self.names: list[str] = []
         self.ntype = array("H")
         self.xs = array("d")
@@ -128,7 +128,7 @@ class GraphModel(Adjacency):
         self.ntype = array("H", [slot_of[t] for t in types])
         for t in types:
             self.type_counts[slot_of[t]] += 1
-        self.index = dict(zip(self.ids, range(n)))
+        self.index = {oid: i for i, oid in enumerate(self.ids) if oid is not None}
         self.alive = bytearray(b"\x01") * n
         self.placed = bytearray(n)
         self.xs = array("d", bytes(8 * n))
@@ -148,7 +148,7 @@ class GraphModel(Adjacency):
         self.src = array("i", [index[r[2]] for r in rels])
         self.dst = array("i", [index[r[3]] for r in rels])
         self.ealive = bytearray(b"\x01") * len(rels)
-        self.rel_index = dict(zip(self.rel_ids, range(len(rels))))
+        self.rel_index = {rid: j for j, rid in enumerate(self.rel_ids) if rid is not None}
         self._live_edges = len(rels)
         self._touch_structure()
         self.position_version += 1

@@ -129,29 +129,29 @@ class OverlayPainter:
         flashing = [(i, state.flash_strength(oid, now)) for i, oid in
                     ((shown(oid), oid) for oid in list(state.flashes)[:MAX_FLASHING]) if i is not None]
         flashing = [(i, k) for i, k in flashing if k > 0]
-        current = [i for i, _ in flashing] + (live or [])[:MAX_FLASHING]
-        if current:
-            edges = [j for i in current[:200] for j in model.incident_edges(i)[:30]]
+        changed = [i for i, _ in flashing] + (live or [])[:MAX_FLASHING]
+        if changed:
+            edges = [j for i in changed[:200] for j in model.incident_edges(i)[:30]]
             self._edges(p, vp, edges, style.edge_near, 1.2)
-            for i in current:
+            for i in changed:
                 self._disc(p, vp, i, style.colour_of(model.type_of(i)))
         glow = QColor(style.flash)
         for i, strength in flashing:
             glow.setAlphaF(0.25 + 0.75 * strength)
             self._ring(p, vp, i, glow, 3.0 + 3.0 * strength, 3.0 + 4.0 * strength)
         for oid in list(state.marked)[:MAX_OVERLAY_ITEMS]:
-            i = shown(oid)
-            if i is not None:
-                self._ring(p, vp, i, style.mark, 3.0, 4.0)
+            k = shown(oid)
+            if k is not None:
+                self._ring(p, vp, k, style.mark, 3.0, 4.0)
         current = state.current_match
         for oid in state.search_matches[:MAX_OVERLAY_ITEMS]:
-            i = shown(oid)
-            if i is not None and oid != current:
-                self._ring(p, vp, i, style.match, 2.5, 3.5)
+            k = shown(oid)
+            if k is not None and oid != current:
+                self._ring(p, vp, k, style.match, 2.5, 3.5)
         for oid in state.path_nodes:
-            i = shown(oid)
-            if i is not None:
-                self._ring(p, vp, i, style.path, 3.0, 3.0)
+            k = shown(oid)
+            if k is not None:
+                self._ring(p, vp, k, style.path, 3.0, 3.0)
         if hover is not None and model.alive[hover]:
             edges = model.incident_edges(hover)[:60]
             self._edges(p, vp, edges, mix(style.selection, style.background, 0.35), 2.0)
@@ -164,16 +164,16 @@ class OverlayPainter:
         for i in selected:
             self._ring(p, vp, i, style.selection, 3.5, 3.5)
         if current is not None:
-            i = shown(current)
-            if i is not None:
-                self._ring(p, vp, i, style.match, 4.0, 6.0)
-                self._label(p, vp, style, i, bold=True)
+            k = shown(current)
+            if k is not None:
+                self._ring(p, vp, k, style.match, 4.0, 6.0)
+                self._label(p, vp, style, k, bold=True)
         for i in selected[:50]:
             self._label(p, vp, style, i, bold=True)
         for oid in state.path_nodes[:100]:
-            i = shown(oid)
-            if i is not None and oid not in state.selection:
-                self._label(p, vp, style, i)
+            k = shown(oid)
+            if k is not None and oid not in state.selection:
+                self._label(p, vp, style, k)
         if hover is not None and model.alive[hover]:
             self._label(p, vp, style, hover, with_type=True)
         p.restore()

@@ -112,9 +112,9 @@ class SpatialGrid:
             return
         for kx in range(kx0, kx1 + 1):
             for ky in range(ky0, ky1 + 1):
-                bucket = cells.get(_pack(kx, ky))
-                if bucket:
-                    yield from bucket
+                found = cells.get(_pack(kx, ky))
+                if found:
+                    yield from found
 
     def nearest(self, x: float, y: float, radius: float, xs: Sequence[float], ys: Sequence[float],
                 accept: Sequence[int] | None = None) -> int | None:

@@ -101,7 +101,7 @@ class GraphView(ViewActions, QWidget):
         if attach_store:
             self._bridge = EventBridge(self)
             self._bridge.attach(store.subscribe)
-            self._bridge.event.connect(self.on_store_event)
+            self._bridge.arrived.connect(self.on_store_event)
         if session_id:
             self.set_session(session_id)
         else:

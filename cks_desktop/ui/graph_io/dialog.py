@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialogButtonBox, QLabel, QListWidget,
                                QRadioButton, QVBoxLayout, QWidget)
 
-from cks_desktop.graph.formats.conflicts import ImportPreview
+from cks_desktop.graph.formats.conflicts import Conflict, ImportPreview
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
 
@@ -32,15 +32,19 @@ def _label(text: str, role: str = "", *, wrap: bool = True) -> QLabel:
     return label
 
 
-def fill_list(widget: QListWidget, rows: list[str], shown: int = SHOWN) -> None:
-    """Rows into a list, at most ``shown`` of them, then one row that counts the others."""
+def fill_list(widget: QListWidget, rows: list[str], shown: int = SHOWN, tips: list[str] | None = None) -> None:
+    """Rows into a list, at most ``shown`` of them, then one row that counts the others;
+    ``tips`` (the full sentences) become the rows' tooltips."""
     widget.clear()
     widget.addItems(rows[:shown])
+    if tips is not None:
+        for i, tip in enumerate(tips[:shown]):
+            widget.item(i).setToolTip(tip)
     if len(rows) > shown:
         widget.addItem(f"… and {len(rows) - shown} more (every one is named if the import is refused)")
 
 
-def _list(object_name: str, rows: list[str], max_rows: int) -> QListWidget:
+def _list(object_name: str, rows: list[str], max_rows: int, tips: list[str] | None = None) -> QListWidget:
     widget = QListWidget()
     widget.setObjectName(object_name)
     widget.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -48,10 +52,13 @@ def _list(object_name: str, rows: list[str], max_rows: int) -> QListWidget:
     widget.setUniformItemSizes(True)
     widget.setWordWrap(False)
     widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-    fill_list(widget, rows)
-    line = widget.fontMetrics().height() + theme.spacing("xs") * 2
-    widget.setMinimumHeight(line * min(max(len(rows), 2), 4) + 8)
-    widget.setMaximumHeight(line * min(max(len(rows), 2), max_rows) + 8)
+    fill_list(widget, rows, tips=tips)
+    # whole rows: as many as there are, up to ``max_rows`` (then it scrolls), never a half row
+    line = widget.sizeHintForRow(0) if widget.count() else widget.fontMetrics().height() + 4
+    frame = widget.frameWidth() * 2 + 2
+    shown = min(max(widget.count(), 1), max_rows)
+    widget.setFixedHeight(line * shown + frame + (widget.horizontalScrollBar().sizeHint().height()
+                                                  if any(len(r) > 90 for r in rows[:SHOWN]) else 0))
     return widget
 
 
@@ -61,6 +68,13 @@ def types_line(types: dict[str, int], new: list[str]) -> str:
     if len(types) > 8:
         parts.append(f"and {counted(len(types) - 8, 'more type')}")
     return ", ".join(parts) if parts else "none"
+
+
+def conflict_row(c: Conflict) -> str:
+    """"Ada · Person — already here; a merge adds or changes: born" (the full sentence is the tooltip)."""
+    what = "already in this session" if c.existing_id is not None else f"repeats {c.earlier_where}"
+    merge = f"; a merge adds or changes: {', '.join(c.changes)}" if c.changes else "; a merge changes nothing"
+    return f"{c.name}  \u00b7  {c.type}  \u2014  {what}{merge}"
 
 
 class ImportPreviewDialog(QDialog):
@@ -94,7 +108,7 @@ class ImportPreviewDialog(QDialog):
         if p.sample:
             more = f" (the first {len(p.sample)})" if p.objects > len(p.sample) else ""
             layout.addWidget(_label(f"Objects{more}", "section"))
-            self.sample_list = _list("importSample", [f"{name}  \u00b7  {type_}" for type_, name in p.sample], 6)
+            self.sample_list = _list("importSample", [f"{name}  \u00b7  {type_}" for type_, name in p.sample], 5)
             layout.addWidget(self.sample_list)
         self.conflicts_list: QListWidget | None = None
         self.group = QButtonGroup(self)
@@ -106,9 +120,9 @@ class ImportPreviewDialog(QDialog):
                           "section")
             head.setObjectName("importConflictsHead")
             layout.addWidget(head)
-            rows = [c.sentence() + (f"  \u2014 a merge changes: {', '.join(c.changes)}" if c.changes else "")
-                    for c in p.conflicts]
-            self.conflicts_list = _list("importConflicts", rows, 8)
+            rows = [conflict_row(c) for c in p.conflicts]
+            self.conflicts_list = _list("importConflicts", rows, 6, tips=[c.sentence() + (f"; a merge adds or changes: {', '.join(c.changes)}" if c.changes else "")
+                                                  for c in p.conflicts])
             layout.addWidget(self.conflicts_list)
             for value, text in CHOICES:
                 button = QRadioButton(text)

@@ -116,12 +116,12 @@ class AgentPage(QWidget):
         chosen = parse_scopes(settings.default_scopes) if settings.default_scopes is not None else DEFAULT_GRANT
         self.scope_boxes: dict[Scope, QCheckBox] = {}
         for i, scope in enumerate(Scope):
-            box = QCheckBox(f"{scope.value} — {SCOPE_WORDS.get(scope.value, scope.value)}")
-            box.setObjectName(f"defaultScope:{scope.value}")
-            box.setChecked(scope in chosen)
-            box.toggled.connect(lambda _v: self.changed.emit())
-            self.scope_boxes[scope] = box
-            scopes_layout.addWidget(box, i // 2, i % 2)
+            scope_box = QCheckBox(f"{scope.value} — {SCOPE_WORDS.get(scope.value, scope.value)}")
+            scope_box.setObjectName(f"defaultScope:{scope.value}")
+            scope_box.setChecked(scope in chosen)
+            scope_box.toggled.connect(lambda _v: self.changed.emit())
+            self.scope_boxes[scope] = scope_box
+            scopes_layout.addWidget(scope_box, i // 2, i % 2)
         scopes_layout.addWidget(note_label(
             "A session's own choice (right-click it → Scopes…) wins; an MCP server can be granted its scopes in "
             "its editor. Reading files also needs an allowed folder below."), (len(Scope) + 1) // 2, 0, 1, 2)

@@ -241,8 +241,8 @@ class McpServerEditor(QDialog):
         count = self.tools_tree.topLevelItemCount()
         if count == 0:
             return self.form.enabled_tools
-        checked = [self.tools_tree.topLevelItem(i).text(0) for i in range(count)
-                   if self.tools_tree.topLevelItem(i).checkState(0) == Qt.CheckState.Checked]
+        items = [item for i in range(count) if (item := self.tools_tree.topLevelItem(i)) is not None]
+        checked = [item.text(0) for item in items if item.checkState(0) == Qt.CheckState.Checked]
         return None if len(checked) == count else checked
 
     def _touch(self, key: str) -> None:

@@ -138,8 +138,9 @@ class McpPage(QWidget):
             self.list.addTopLevelItem(item)
             if state.name == current:
                 self.list.setCurrentItem(item)
-        if self.list.currentItem() is None and self.list.topLevelItemCount():
-            self.list.setCurrentItem(self.list.topLevelItem(0))
+        first = self.list.topLevelItem(0)
+        if self.list.currentItem() is None and first is not None:
+            self.list.setCurrentItem(first)
         self._show_details()
 
     def on_status_event(self, _event: object) -> None:
@@ -151,8 +152,9 @@ class McpPage(QWidget):
 
     def select(self, name: str) -> None:
         for i in range(self.list.topLevelItemCount()):
-            if self.list.topLevelItem(i).text(0) == name:
-                self.list.setCurrentItem(self.list.topLevelItem(i))
+            item = self.list.topLevelItem(i)
+            if item is not None and item.text(0) == name:
+                self.list.setCurrentItem(item)
                 return
 
     def _show_details(self) -> None:

@@ -64,10 +64,13 @@ class PairsTable(QWidget):
 
         key.textChanged.connect(key_edited)
         value.textChanged.connect(lambda _t: self.changed.emit())
-        secret.toggled.connect(lambda on, v=value: (self._style_value(v, on, v.property("ref") or None),
-                                                    self.changed.emit()))
+        secret.toggled.connect(lambda on, v=value: self._secret_toggled(v, on))
         if not pair.key:
             key.setFocus()
+        self.changed.emit()
+
+    def _secret_toggled(self, value: QLineEdit, on: bool) -> None:
+        self._style_value(value, on, value.property("ref") or None)
         self.changed.emit()
 
     @staticmethod

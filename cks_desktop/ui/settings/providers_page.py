@@ -92,7 +92,7 @@ class ProviderForm(QWidget):
             self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
             self.key_edit.setAccessibleName(f"{profile.display_name} API key")
             self.show_key = QCheckBox("Show")
-            self.show_key.toggled.connect(lambda on: self.key_edit.setEchoMode(  # type: ignore[union-attr]
+            self.show_key.toggled.connect(lambda on: self.key_edit.setEchoMode(
                 QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
             self.forget_button = QPushButton("Remove saved key")
             self.forget_button.setAutoDefault(False)

@@ -86,6 +86,8 @@ class GlyphEngine(QIconEngine):
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
         pm = QPixmap(size)
+        if size.isEmpty():  # Qt asks for 0×0 pixmaps at times (a hidden tool button): nothing to paint
+            return pm
         pm.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pm)
         self.paint(painter, QRect(QPoint(0, 0), size), mode, state)

@@ -137,8 +137,8 @@ QCheckBox::indicator:checked, QListView::indicator:checked, QTreeView::indicator
 QTableView::indicator:checked { background: $accent; border-color: $accent; image: url($img_check); }
 QCheckBox::indicator:indeterminate, QListView::indicator:indeterminate,
 QTreeView::indicator:indeterminate { background: $accent; border-color: $accent; image: url($img_dash); }
-QRadioButton::indicator:checked { background: $surface; border: 5px solid $accent; width: 6px; height: 6px;
-    border-radius: 8px; }  /* the border adds to the size: 6 + 2×5 = 16, a round dot, not a square */
+QRadioButton::indicator:checked { background: $surface; border: 5px solid $accent; width: 8px; height: 8px;
+    border-radius: 9px; }  /* the border adds to the size: 8 + 2×5 = 18 like the unchecked 16 + 2×1: round */
 QCheckBox::indicator:disabled, QRadioButton::indicator:disabled { background: $surface_alt; border-color: $border; }
 QCheckBox:disabled, QRadioButton:disabled { color: $disabled_text; }
 
