@@ -21,7 +21,7 @@ from typing import Any
 from cks_desktop.agent.providers import ProviderHolder
 from cks_desktop.agent.turn import stream_turn
 from cks_desktop.llm.assembler import StreamAssembler
-from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.messages import Message, Part, Role, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, ProviderError
 from cks_desktop.mcp.host import SamplingAnswer, SamplingReply, SamplingRequest, ToolUse
 
@@ -37,7 +37,7 @@ def _messages(request: SamplingRequest) -> list[Message]:
     raw = list(getattr(request.params, "messages", None) or [])
     out: list[Message] = []
     for i, turn in enumerate(request.turns):
-        role = "assistant" if turn.role == "assistant" else "user"
+        role: Role = "assistant" if turn.role == "assistant" else "user"
         blocks = raw[i].content_as_list if i < len(raw) else []
         if turn.editable or not blocks:
             out.append(Message(role, [Text(turn.text)]))

@@ -11,6 +11,8 @@
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
     mcp resources NAME | read NAME URI | prompts NAME | prompt NAME PROMPT --args JSON   [--json]
                                             resources and prompts (mcp_resources_cmd.py)
+    mcp login NAME [--no-browser] | logout NAME
+                                            OAuth sign-in to a URL server (mcp_login_cmd.py)
     mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
     mcp serve [--session ID] [--http [HOST:]PORT [--no-auth]] [--yes]
                                             serve the shared sessions (or one) over stdio or HTTP
@@ -121,6 +123,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from cks_desktop.commands.mcp_resources_cmd import add_parsers as add_resource_parsers
 
     add_resource_parsers(msub)
+    from cks_desktop.commands.mcp_login_cmd import add_parsers as add_login_parsers
+
+    add_login_parsers(msub)
 
     q = msub.add_parser("import-claude", help="import the servers of Claude Desktop's config")
     q.add_argument("path", nargs="?", help="claude_desktop_config.json (default: Claude Desktop's own)")
@@ -153,12 +158,13 @@ def _run(args: argparse.Namespace) -> int:
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
+    from cks_desktop.commands.mcp_login_cmd import handlers as login_handlers
     from cks_desktop.commands.mcp_resources_cmd import handlers as resource_handlers
 
     handler = {"list": _list, "show": _show, "add": _add, "remove": _remove, "enable": _enable, "disable": _disable,
                "grant": _grant, "revoke": _revoke,
                "tools": _tools, "call": _call, "import-claude": _import_claude, "serve": _serve,
-               "token": _token, **resource_handlers()}[command]
+               "token": _token, **resource_handlers(), **login_handlers()}[command]
     return handler(args)
 
 
@@ -339,7 +345,8 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
                          hooks=(hooks := _headless_hooks(args, settings, secrets)))
     try:
         if not await conn.start():
-            raise CliError(f"Could not connect to MCP server '{config.name}': {conn.reason}", EXIT_TOOL_ERROR)
+            hint = f" Run: {APP_ID} mcp login {config.name}" if conn.status.value == "needs_auth" else ""
+            raise CliError(f"Could not connect to MCP server '{config.name}': {conn.reason}{hint}", EXIT_TOOL_ERROR)
         name = internal_name(config.name, args.tool)
         if registry.get(name) is None:
             skipped = next((s for s in conn.skipped if s.name == args.tool), None)

@@ -11,7 +11,9 @@ so every provider words the same failure the same way.
 
 Kinds (``ProviderError.kind``): auth, model_not_found, not_found (wrong base
 URL), rate_limited, overloaded, server_error, connection, timeout, stream_cut,
-bad_request, no_tool_support, bad_response, missing_key. ``retryable`` is True
+bad_request, no_tool_support, prompt_too_long (the request is larger than the model's
+context window: the loop compacts and retries once, see agent/context.py), bad_response,
+missing_key. ``retryable`` is True
 where trying again later can help. SDKs are imported lazily here, and only
 from the branch that handles their exceptions.
 """
@@ -155,6 +157,9 @@ def sentence_for(ctx: ErrorContext, kind: str, *, status: int | None = None, mes
         return f"The connection to {ctx.display} broke off in the middle of the answer; try again."
     if kind == "no_tool_support":
         return f"{ctx.model} does not support tools; pick a model that does."
+    if kind == "prompt_too_long":
+        return (f"The conversation is too long for {ctx.model}'s context window{note}, even after "
+                "shortening it; start a new chat or pick a model with a larger window.")
     if kind == "bad_response":
         return f"{s} sent an answer that could not be read{': ' + vendor if vendor else ''}."
     # bad_request and anything unforeseen
@@ -198,6 +203,19 @@ def _mentions_model(ctx: ErrorContext, message: str | None) -> bool:
     return "model" in text or (bool(ctx.model) and ctx.model.lower() in text)
 
 
+# How each vendor says the prompt is larger than the window: Anthropic "prompt is too long: N tokens >
+# M maximum", OpenAI and vLLM "maximum context length is N tokens", OpenAI's code
+# ``context_length_exceeded``, llama.cpp "exceeds the available context size", Gemini "The input token
+# count (N) exceeds the maximum number of tokens allowed (M)", LM Studio "context length ... exceeded".
+_TOO_LONG = re.compile(r"prompt is too long|maximum context length|context_length_exceeded|"
+                       r"exceeds? the available context size|exceeds the maximum number of tokens|"
+                       r"context (?:length|window|size)[^.]{0,40}exceed|too many tokens", re.IGNORECASE)
+
+
+def says_too_long(message: str | None) -> bool:
+    return bool(message) and bool(_TOO_LONG.search(message or ""))
+
+
 def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = None, hint: str | None = None,
                 retry_after: float | None = None, request: tuple[str, str] | None = None) -> ProviderError:
     """An HTTP status (or an in-stream error) with the vendor's type hint and message."""
@@ -206,6 +224,8 @@ def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = 
         kind = "model_not_found"
     if kind == "bad_request" and "does not support tools" in (message or ""):
         kind = "no_tool_support"
+    if kind in ("bad_request", "server_error") and status in (400, 413, None) and says_too_long(message):
+        kind = "prompt_too_long"
     return build(ctx, kind, status=status, message=message, retry_after=retry_after, request=request)
 
 
@@ -330,6 +350,8 @@ def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
         etype, message = _body_error(exc.body)
         code = exc.code or ""
         hint = _OPENAI_CODES.get(code)
+        if code == "context_length_exceeded":
+            hint = "prompt_too_long"
         if exc.status_code in (401, 403):
             hint = "auth"
         return from_status(ctx, exc.status_code, message=message or exc.message, hint=hint,

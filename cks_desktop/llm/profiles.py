@@ -27,6 +27,9 @@ ANTHROPIC = ProviderProfile(
     tool_calling=True,
     native_structured_output=False,  # respond_json's schema becomes one forced tool instead
     parallel_tool_calls=True,
+    # Anthropic's models take 200k tokens (the 1M window of some needs a beta header we do not send).
+    context_windows=(("claude-", 200_000),),
+    default_context_window=200_000,
 )
 
 OLLAMA = ProviderProfile(
@@ -40,6 +43,8 @@ OLLAMA = ProviderProfile(
     tool_calling=True,  # per model: a model without tools answers 400, reported as no_tool_support
     native_structured_output=True,  # ``format=<JSON Schema>``
     parallel_tool_calls=True,
+    # The window is the ``num_ctx`` the adapter sends (see llm/windows.py), not a table.
+    default_context_window=16_384,
 )
 
 OPENAI = ProviderProfile(
@@ -53,6 +58,10 @@ OPENAI = ProviderProfile(
     tool_calling=True,
     native_structured_output=True,  # ``response_format`` json_schema
     parallel_tool_calls=True,
+    context_windows=(("gpt-4.1", 1_047_576), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000), ("gpt-4", 8_192),
+                     ("gpt-5", 400_000), ("gpt-3.5-turbo", 16_385), ("o1", 200_000), ("o3", 200_000),
+                     ("o4-mini", 200_000)),
+    default_context_window=32_768,  # a compatible server that does not say (a setting overrides it)
 )
 
 GEMINI = ProviderProfile(
@@ -65,6 +74,8 @@ GEMINI = ProviderProfile(
     tool_calling=True,
     native_structured_output=True,  # ``response_json_schema``
     parallel_tool_calls=True,
+    context_windows=(("gemini-1.5-pro", 2_097_152), ("gemini-", 1_048_576)),
+    default_context_window=1_048_576,
 )
 
 PROFILES: dict[str, ProviderProfile] = {p.name: p for p in (ANTHROPIC, OLLAMA, OPENAI, GEMINI)}

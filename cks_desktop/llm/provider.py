@@ -43,6 +43,10 @@ class ProviderProfile:
     # Anthropic ``disable_parallel_tool_use``); Ollama's and Gemini's APIs have no such switch.
     parallel_tool_calls: bool = True
     can_list_models: bool = True  # the settings page offers "Fetch models"
+    # Context windows in tokens, read by ``llm/windows.py``: (model-name prefix, tokens), the
+    # longest matching prefix wins; ``default_context_window`` for a model not in the table.
+    context_windows: tuple[tuple[str, int], ...] = ()
+    default_context_window: int = 8_192
 
     @property
     def needs_api_key(self) -> bool:

@@ -162,8 +162,18 @@ class McpConnection:
         self._oauth: OAuthSession | None = None
         self._sign_in: OpenUrl | None = None  # set for one start: the person asked to sign in
         self.sign_in_timeout = 300.0
-        self.step_up_opener: OpenUrl | None = None  # the host can show a browser for a step-up during a call
+        self._step_up_opener: OpenUrl | None = None  # the host can show a browser for a step-up during a call
         self.features = ServerFeatures(self)  # resources and prompts (features.py, resources.py, prompts.py)
+
+    @property
+    def step_up_opener(self) -> OpenUrl | None:
+        return self._step_up_opener
+
+    @step_up_opener.setter
+    def step_up_opener(self, opener: OpenUrl | None) -> None:
+        self._step_up_opener = opener
+        if self._oauth is not None:  # a live connection takes it at once
+            self._oauth.step_up_opener = opener
 
     @property
     def name(self) -> str:
@@ -509,7 +519,7 @@ class McpConnection:
             sink = getattr(run, "on_progress", None)
             call_id = str(getattr(ctx, "call_id", ""))
             report = (lambda p, t, m: sink(call_id, p, t, m)) if sink is not None else None
-            return await self.call_tool(tool_name, arguments, progress=report)
+            return await self.call_tool(tool_name, arguments, report_progress=report)
 
         return handler
 
@@ -655,10 +665,10 @@ class McpConnection:
                                       "scope": challenge.scope if challenge is not None else None})
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], *,
-                        progress: ProgressReport | None = None) -> ToolOutput:
+                        report_progress: ProgressReport | None = None) -> ToolOutput:
         """Call one tool; every failure comes back as an error result. Cancellation propagates.
 
-        ``progress`` hears the server's progress notifications (at most every ``PROGRESS_EVERY`` s,
+        ``report_progress`` hears the server's progress notifications (at most every ``PROGRESS_EVERY`` s,
         and always the one that reaches the total), for the chat row's bar."""
         client = self._client
         if self.status is Status.NEEDS_AUTH:
@@ -675,16 +685,17 @@ class McpConnection:
 
         shown_at = -PROGRESS_EVERY
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             nonlocal progressed, shown_at
             progressed = True
             if not deadline.expired():
                 deadline.reschedule(min(loop.time() + timeout, ceiling))
             now = loop.time()
-            if progress is not None and (now - shown_at >= PROGRESS_EVERY or (total is not None and value >= total)):
+            if report_progress is not None and (now - shown_at >= PROGRESS_EVERY
+                                                or (total is not None and progress >= total)):
                 shown_at = now
                 try:
-                    progress(value, total, message[:300] if isinstance(message, str) else None)
+                    report_progress(progress, total, message[:300] if isinstance(message, str) else None)
                 except Exception:  # a listener's fault must not fail the call
                     log.exception("a progress listener failed")
 

@@ -131,7 +131,7 @@ def _field(name: str, prop: Any, required: bool) -> FormField:
         else:
             made = FormField(kind="string", min_length=_int(prop.get("minLength"), f"{where}'s minLength"),
                              max_length=_int(prop.get("maxLength"), f"{where}'s maxLength"),
-                             fmt=prop.get("format") if isinstance(prop.get("format"), str) else "",
+                             fmt=str(prop["format"]) if isinstance(prop.get("format"), str) else "",
                              has_default=has_default, default=default, **common)
     elif kind_raw in ("number", "integer"):
         made = FormField(kind=kind_raw, minimum=_num(prop.get("minimum"), f"{where}'s minimum"),

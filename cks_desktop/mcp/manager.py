@@ -111,8 +111,18 @@ class McpManager:
         self._closed = False
         # Set by a host that can show a browser (the GUI): a step-up (insufficient_scope) during a
         # call then opens it at once; without one, the call says "Sign in to <server> again".
-        self.step_up_opener: OpenUrl | None = None
+        self._step_up_opener: OpenUrl | None = None
         self.sign_in_timeout = SIGN_IN_TIMEOUT
+
+    @property
+    def step_up_opener(self) -> OpenUrl | None:
+        return self._step_up_opener
+
+    @step_up_opener.setter
+    def step_up_opener(self, opener: OpenUrl | None) -> None:
+        self._step_up_opener = opener
+        for conn in self.connections.values():  # the next connect of each picks it up
+            conn.step_up_opener = opener
 
     # -- configuration -------------------------------------------------------------
     def configs(self) -> dict[str, ServerConfig]:

@@ -362,11 +362,16 @@ class MainWindow(QMainWindow):
             # Imported in a worker thread (the MCP SDK takes ~0.7 s), under the one SDK import lock:
             # a provider SDK imported on another thread at the same time broke pydantic's imports.
             await import_sdk_in_thread("cks_desktop.mcp.manager")
-            manager = self.services.start_mcp()
+            manager = self.services.start_mcp(host=self._mcp_host())
         except Exception as exc:
             log.exception("MCP could not start")
             self.statusBar().showMessage(f"MCP servers could not start: {exc}", 10000)
             return
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        # A server asking for more permissions during a call (OAuth step-up) opens the browser at once.
+        manager.step_up_opener = lambda url: QDesktopServices.openUrl(QUrl(url)) and None
         self.mcp_bridge.attach(manager.subscribe)
         self.mcp_bridge.arrived.connect(self._mcp_changed)
         self.status.set_servers(manager.statuses())
@@ -374,6 +379,14 @@ class MainWindow(QMainWindow):
 
         # Prompts as slash commands, resources to attach (issue 14): over the manager's live connections.
         self.mcp_composer = install_mcp_features(self.chat_panel.composer, lambda: manager.connections)
+
+    def _mcp_host(self) -> object:
+        """What MCP servers ask of the person (elicitation, sampling): dialogs over this window,
+        sampling run with the chat's provider (issue 14)."""
+        from cks_desktop.agent.mcp_sampling import ProviderSampler
+        from cks_desktop.ui.mcp_host.host import GuiMcpHost
+
+        return GuiMcpHost(lambda: self, ProviderSampler(self.services.providers))
 
     def _mcp_changed(self, _event: object) -> None:
         if self.services.mcp is not None:

@@ -20,9 +20,9 @@ from cks_desktop.ui.text import no_mnemonic, plain_tooltip
 
 # the theme token of each server state's light (ui/theme: the colours follow light/dark)
 COLOURS = {"ready": "success", "starting": "warning", "restarting": "warning", "failed": "danger",
-           "stopped": "faint"}
+           "stopped": "faint", "needs_auth": "warning"}
 WORDS = {"ready": "ready", "starting": "starting…", "restarting": "restarting…", "failed": "failed",
-         "stopped": "stopped"}
+         "stopped": "stopped", "needs_auth": "sign in needed"}
 
 
 def dot_icon(colour: QColor | str, size: int = 12) -> QIcon:

@@ -48,7 +48,7 @@ NAME = "conformance"
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the SDK adapter offers the same
 
 
-def context() -> dict[str, Any]:
+def scenario_context() -> dict[str, Any]:
     value = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     return value if isinstance(value, dict) else {}
 
@@ -86,7 +86,7 @@ def server_entry(url: str, scenario: str, secrets: SecretStore) -> dict[str, Any
     entry: dict[str, Any] = {"url": url, "timeout": 30}
     if not scenario.startswith("auth/"):
         return entry
-    ctx = context()
+    ctx = scenario_context()
     oauth: dict[str, Any] = {"clientMetadataUrl": CLIENT_METADATA_URL}
     if ctx.get("client_id"):
         oauth["clientId"] = ctx["client_id"]

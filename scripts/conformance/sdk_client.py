@@ -47,7 +47,7 @@ REDIRECT_URI = "http://127.0.0.1:3000/callback"  # never listened on: the code i
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def context() -> dict[str, Any]:
+def scenario_context() -> dict[str, Any]:
     """The scenario's extra data (client id/secret, a private key), if the suite gave any."""
     raw = os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"
     value = json.loads(raw)
@@ -99,7 +99,8 @@ class HeadlessBrowser:
         return result
 
 
-async def elicit_defaults(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def elicit_defaults(context: ClientRequestContext,
+                          params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
     """Accept a form with the schema's defaults (what ``--yes`` does headless)."""
     content: dict[str, Any] = {}
     if isinstance(params, types.ElicitRequestFormParams):
@@ -151,7 +152,7 @@ async def cross_app_provider(url: str, ctx: dict[str, Any], storage: TokenStorag
 
 
 async def auth_provider(url: str, scenario: str) -> httpx2.Auth:
-    ctx = context()
+    ctx = scenario_context()
     storage = MemoryStorage()
     if scenario == "auth/cross-app-access-complete-flow":
         return await cross_app_provider(url, ctx, storage)

@@ -87,9 +87,11 @@ async def test_default_policy_is_always_and_asks(tmp_path, registry):
     assert await conn.start()
     approver = StaticApprover(Decision.DENY)
     run = Run("s", Caller.MODEL, approver=approver)
-    r = await registry.invoke(ToolCall("c", "mcp:toy:echo", {"text": "x"}), run)
+    r = await registry.invoke(ToolCall("c", "mcp:toy:add", {"a": 1, "b": 2}), run)  # no annotations
     assert r.is_error and "declined" in r.content
     assert approver.requests[0].reason.startswith("Tools of MCP servers run code outside this app")
+    # echo says it is read-only: with no approval set by the person, it asks once per chat (issue 14)
+    assert registry.get("mcp:toy:echo").default_policy is Policy.ONCE
     await conn.stop()
 
 

@@ -234,7 +234,7 @@ class _TerminalBrowser(io.StringIO):
 
 
 @pytest.mark.asyncio
-async def test_cli_login_and_logout(memory_keyring, tmp_path, monkeypatch) -> None:
+async def test_cli_login_and_logout(memory_keyring, tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("CKS_DESKTOP_TEST_KEYRING", "tests.conftest")
     home = tmp_path / "home"
 
@@ -246,7 +246,7 @@ async def test_cli_login_and_logout(memory_keyring, tmp_path, monkeypatch) -> No
         terminal = _TerminalBrowser()
         monkeypatch.setattr(sys, "stdout", terminal)
         assert await asyncio.to_thread(mcp, "call", "remote", "echo", "--args", '{"text": "hi"}') == 1
-        assert "mcp login remote" in terminal.getvalue() or True
+        assert "Sign in to 'remote'" in capsys.readouterr().err
         assert await asyncio.to_thread(mcp, "login", "remote", "--no-browser", "--timeout", "20") == 0
         for t in terminal.threads:
             t.join(10)
@@ -257,3 +257,52 @@ async def test_cli_login_and_logout(memory_keyring, tmp_path, monkeypatch) -> No
         assert not [k for k in memory_keyring.store if k[1].startswith("mcp/remote/oauth/")]
         leaked = [t for t in issued_tokens(tmp_path) if t in data_files_text(home)]
         assert not leaked, leaked
+
+
+@pytest.mark.asyncio
+async def test_a_pre_registered_client_signs_in_with_its_id_and_keychain_secret(settings, registry, run,
+                                                                               memory_keyring, tmp_path) -> None:
+    from cks_desktop.ui.settings.mcp_form import ServerForm
+
+    port = free_port()
+    redirect = f"http://127.0.0.1:{port}/callback"
+    async with oauth_server(tmp_path, OAUTH_PRE_CLIENT=f"desk-1:pre-secret-7731:{redirect}") as url:
+        store = SecretStore(secure=True)
+        form = ServerForm(name="pre", transport="http", url=url, scopes={"net.fetch"}, approval="auto",
+                          oauth_client_id="desk-1", oauth_client_secret="pre-secret-7731")
+        entry = form.to_entry({"oauth": {"callbackPort": port}}, store)
+        assert entry["oauth"] == {"callbackPort": port, "clientId": "desk-1",
+                                  "clientSecret": "keychain:mcp/pre/oauth/clientSecret"}
+        assert memory_keyring.store[(SERVICE, "mcp/pre/oauth/clientSecret")] == "pre-secret-7731"
+        assert ServerForm.from_entry("pre", entry).oauth_secret_ref == "keychain:mcp/pre/oauth/clientSecret"
+        settings.mcp_servers["pre"] = entry
+        settings.save()
+        manager = make_manager(settings, registry, tmp_path)
+        browser = Browser()
+        assert await manager.sign_in("pre", browser), manager.connections["pre"].reason
+        assert "client_id=desk-1" in browser.visits[0]
+        out = await registry.invoke(ToolCall("c1", "mcp:pre:echo", {"text": "pre"}), run)
+        assert out.content == "pre"
+        await manager.aclose()
+        assert (SERVICE, "mcp/pre/oauth/client") not in memory_keyring.store  # built from the settings
+        assert "pre-secret-7731" not in data_files_text(tmp_path / "config", tmp_path / "logs")
+
+
+def test_oauth_settings_are_checked_and_a_clear_secret_moves_to_the_keychain(secret_store) -> None:
+    from cks_desktop.mcp.config import ConfigError, parse_server, protect_entry
+
+    with pytest.raises(ConfigError, match="keychain"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {"clientId": "a", "clientSecret": "plain"}})
+    with pytest.raises(ConfigError, match="not this server's own"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {"clientId": "a",
+                                                            "clientSecret": "keychain:provider:anthropic"}})
+    with pytest.raises(ConfigError, match="callbackPort"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {"callbackPort": 80}})
+    with pytest.raises(ConfigError, match="clientMetadataUrl"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {"clientMetadataUrl": "http://h/c.json"}})
+    assert parse_server("s", {"url": "https://h/mcp", "oauth": False}).oauth is None
+    entry, moved = protect_entry({"url": "https://h/mcp", "oauth": {"clientId": "a", "clientSecret": "xyz-9"}},
+                                 server="s", secrets=secret_store)
+    assert moved == ["OAuth client secret"] and entry["oauth"]["clientSecret"] == "keychain:mcp/s/oauth/clientSecret"
+    assert secret_store.get("mcp/s/oauth/clientSecret") == "xyz-9"
+    assert parse_server("s", entry).oauth.client_secret_ref == "mcp/s/oauth/clientSecret"

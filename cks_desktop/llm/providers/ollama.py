@@ -176,6 +176,15 @@ class OllamaProvider(Adapter):
         yield usage
         yield Finish(normalize_finish(done_reason, ordinal > 0, _FINISH))
 
+    async def reported_context_window(self) -> int | None:
+        """The model's own ``<family>.context_length`` from ``/api/show`` (llm/windows.py caps num_ctx by it)."""
+        shown = await self._client().show(self.config.model)
+        info = getattr(shown, "modelinfo", None) or {}
+        for key, value in info.items():
+            if str(key).endswith(".context_length") and isinstance(value, int) and value > 0:
+                return value
+        return None
+
     async def _list_models(self) -> list[str]:
         listing = await self._client().list()
         return [m.model for m in listing.models if m.model]

@@ -199,6 +199,16 @@ class OpenAICompatProvider(Adapter):
         yield usage
         yield Finish(normalize_finish(finish_reason, finished > 0, _FINISH))
 
+    async def reported_context_window(self) -> int | None:
+        """The window a compatible server reports in its model list (vLLM, LM Studio, OpenRouter,
+        llama.cpp; see llm/windows.py); OpenAI's own list says nothing, so the table answers."""
+        from cks_desktop.llm.windows import reported_in_listing
+
+        async for model in self._client().models.list():
+            if model.id == self.config.model:
+                return reported_in_listing(model.model_dump())
+        return None
+
     async def _list_models(self) -> list[str]:
         return [model.id async for model in self._client().models.list()]
 

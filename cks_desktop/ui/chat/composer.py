@@ -24,6 +24,7 @@ from cks_desktop.ui.labels import plain_label
 
 from cks_desktop.ui import theme
 from cks_desktop.llm.profiles import PROFILES
+from cks_desktop.ui.text import plain_tooltip
 
 
 MIN_LINES = 3
@@ -239,7 +240,7 @@ class Composer(QWidget):
     def _hint(self, text: str) -> None:
         self.model_hint.setText(text)
         self.model_hint.setVisible(bool(text))
-        self.model_box.setToolTip(text or "Model: type a name and press Enter, or pick one from the list")
+        self.model_box.setToolTip(plain_tooltip(text or "Model: type a name and press Enter, or pick one from the list"))
 
     def set_models(self, models: list[str]) -> None:
         """The provider's list (Fetch models): offered in the box, the typed text kept."""

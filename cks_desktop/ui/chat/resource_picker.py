@@ -181,7 +181,7 @@ class ResourcePicker(QDialog):
         for t in f.templates:
             label = t.title or t.name
             rows.append((f"{label} — {t.uri_template} (template)",
-                         " ".join([t.name, t.title or "", t.uri_template, t.description or ""]), t))
+                         " ".join([t.name, t.title or "", t.uri_template, t.description or "", "template"]), t))
         for text, haystack, value in rows:
             if needle and needle not in haystack.lower():
                 continue

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLineEdit
 from cks_desktop.agent.session_settings import (MAX_TOKENS_RANGE, TEMPERATURE_RANGE, SessionSettingsError,
                                                 SessionSettingsStore, default_params)
 from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -53,12 +54,12 @@ class SessionSettingsDialog(QDialog):
         self.temperature = QLineEdit(_number(current.temperature))
         self.temperature.setObjectName("sessionTemperature")
         self.temperature.setPlaceholderText(f"default: {_number(defaults.temperature) or 'the provider’s'}")
-        self.temperature.setToolTip(f"From {TEMPERATURE_RANGE[0]:g} to {TEMPERATURE_RANGE[1]:g}; empty: the default")
+        self.temperature.setToolTip(plain_tooltip(f"From {TEMPERATURE_RANGE[0]:g} to {TEMPERATURE_RANGE[1]:g}; empty: the default"))
         form.addRow("Temperature:", self.temperature)
         self.max_tokens = QLineEdit(_number(current.max_output_tokens))
         self.max_tokens.setObjectName("sessionMaxTokens")
         self.max_tokens.setPlaceholderText(f"default: {_number(defaults.max_output_tokens) or 'the provider’s'}")
-        self.max_tokens.setToolTip(f"From {MAX_TOKENS_RANGE[0]} to {MAX_TOKENS_RANGE[1]:,}; empty: the default")
+        self.max_tokens.setToolTip(plain_tooltip(f"From {MAX_TOKENS_RANGE[0]} to {MAX_TOKENS_RANGE[1]:,}; empty: the default"))
         form.addRow("Max output tokens:", self.max_tokens)
         layout.addLayout(form)
         layout.addWidget(plain_label("Defaults: Settings → Chat & agent. Changes apply from the next message.",

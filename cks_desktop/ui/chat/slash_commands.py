@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QCompleter, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QCompleter, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QPushButton,
                                QVBoxLayout, QWidget)
 
 from cks_desktop.ui.chat.resource_picker import AttachmentBar, CompletingField, Connections, ResourcePicker, plain_label
@@ -137,6 +137,12 @@ class PromptForm(QDialog):
         return filled.text
 
 
+def _popup(completer: QCompleter) -> QAbstractItemView:
+    popup = completer.popup()
+    assert popup is not None  # a QCompleter always makes its popup
+    return popup
+
+
 class _SlashKeys(QObject):
     """While the command list is open, Enter/Tab pick from it instead of sending the message."""
 
@@ -145,12 +151,12 @@ class _SlashKeys(QObject):
         self._completer = completer
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.KeyPress and self._completer.popup().isVisible():
-            key = QKeyEvent(event).key() if not isinstance(event, QKeyEvent) else event.key()
-            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab):
-                index = self._completer.popup().currentIndex()
+        popup = _popup(self._completer)
+        if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress and popup.isVisible():
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab):
+                index = popup.currentIndex()
                 text = index.data() if index.isValid() else self._completer.currentCompletion()
-                self._completer.popup().hide()
+                popup.hide()
                 if text:
                     self._completer.activated.emit(text)
                 return True
@@ -176,7 +182,8 @@ class McpComposerFeatures:
         self.attach_button.setAutoDefault(False)
         self.attach_button.clicked.connect(self.open_picker)
         for i in range(layout.count()):
-            row = layout.itemAt(i).layout()
+            item = layout.itemAt(i)
+            row = item.layout() if item is not None else None
             if isinstance(row, QHBoxLayout) and row.indexOf(composer.send_button) >= 0:
                 row.insertWidget(row.indexOf(composer.send_button), self.attach_button)
                 break
@@ -196,17 +203,17 @@ class McpComposerFeatures:
     def _typed(self) -> None:
         text = self.composer.input.toPlainText()
         if not text.startswith("/") or any(ch.isspace() for ch in text):
-            self.completer.popup().hide()
+            _popup(self.completer).hide()
             return
         commands = [c.text for c in slash_commands(self.connections())]
         self.model.setStringList(commands)
         self.completer.setCompletionPrefix(text)
         if self.completer.completionCount():
             rect = self.composer.input.cursorRect()
-            rect.setWidth(max(240, self.completer.popup().sizeHintForColumn(0) + 24))
+            rect.setWidth(max(240, _popup(self.completer).sizeHintForColumn(0) + 24))
             self.completer.complete(rect)
         else:
-            self.completer.popup().hide()
+            _popup(self.completer).hide()
 
     def _command_chosen(self, text: str) -> None:
         self.composer.input.setPlainText(text)

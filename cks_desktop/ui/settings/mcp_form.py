@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
 OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-              "scopes", "approval", "enabledTools", "timeout", "inheritEnv")
+              "scopes", "approval", "enabledTools", "timeout", "inheritEnv", "oauth")
 PLACEHOLDER = "secret-placeholder"
 
 
@@ -52,6 +52,12 @@ class ServerForm:
     enabled_tools: list[str] | None = None
     inherit_env: bool = False  # pass the app's environment (never provider keys); off by default
     original_name: str | None = None  # None: a new server
+    # OAuth of a URL server (mcp/oauth.py): a client registered by hand; its secret goes to the keychain
+    oauth_client_id: str = ""
+    oauth_client_secret: str = ""  # typed; empty with ``oauth_secret_ref`` = keep the stored one
+    oauth_secret_ref: str | None = None
+    oauth_scope: str = ""
+    oauth_other: Any = None  # the entry's other "oauth" keys (callbackPort, ...), or False, kept as they were
 
     @classmethod
     def from_entry(cls, name: str, raw: dict[str, Any]) -> "ServerForm":
@@ -65,7 +71,7 @@ class ServerForm:
                    env=pairs(config.env), headers=pairs(config.headers), scopes={s.value for s in config.scopes},
                    approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
                    enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
-                   inherit_env=config.inherit_env, original_name=name)
+                   inherit_env=config.inherit_env, original_name=name, **_oauth_fields(raw.get("oauth")))
 
     # -- checking --------------------------------------------------------------------
     def args(self) -> list[str]:
@@ -151,6 +157,9 @@ class ServerForm:
             headers = self._values(self.headers, "headers", secrets)
             if headers:
                 entry["headers"] = headers
+            oauth = self._oauth(secrets)
+            if oauth is not None:
+                entry["oauth"] = oauth
         entry["enabled"] = self.enabled
         entry["scopes"] = sorted(self.scopes)
         entry["approval"] = self.approval
@@ -163,9 +172,27 @@ class ServerForm:
             entry, _ = protect_entry(entry, server=self.name.strip(), secrets=secrets)
         return entry
 
+    def _oauth(self, secrets: "SecretStore | None") -> Any:
+        """The ``oauth`` key: the pre-registered client typed here over the entry's other OAuth keys."""
+        if self.oauth_other is False and not self.oauth_client_id.strip():
+            return False
+        out: dict[str, Any] = dict(self.oauth_other) if isinstance(self.oauth_other, dict) else {}
+        for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip())):
+            if value:
+                out[key] = value
+        if self.oauth_client_secret:
+            name = self.name.strip()
+            out["clientSecret"] = (store_secret(secrets, name, "oauth", "clientSecret", self.oauth_client_secret)
+                                   if secrets is not None else f"keychain:mcp/{name}/oauth/clientSecret")
+        elif self.oauth_secret_ref and self.oauth_client_id.strip():
+            out["clientSecret"] = self.oauth_secret_ref
+        return out or None
+
     def to_entry(self, base: dict[str, Any] | None, secrets: "SecretStore | None") -> dict[str, Any]:
         """``base`` with the form's keys replaced (unknown keys kept)."""
         entry = {k: v for k, v in (base or {}).items() if k not in OWNED_KEYS}
+        if self.oauth_other is None and base and "oauth" in base:  # a form not made from ``base``
+            self.oauth_other = _oauth_fields(base["oauth"])["oauth_other"]
         entry.update(self.owned(secrets))
         return entry
 
@@ -184,6 +211,15 @@ class ServerForm:
             entry["headers"] = plain(self.headers)
         entry.pop("enabledTools", None)  # list every tool, to choose from
         return parse_server(self.name.strip() or "test", entry)
+
+
+def _oauth_fields(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        return {"oauth_other": raw if raw is False else None}
+    secret = raw.get("clientSecret")
+    return {"oauth_client_id": str(raw.get("clientId") or ""), "oauth_scope": str(raw.get("scope") or ""),
+            "oauth_secret_ref": secret if is_secret_ref(secret or "") else None,
+            "oauth_other": {k: v for k, v in raw.items() if k not in ("clientId", "clientSecret", "scope")}}
 
 
 def suggests_secret(key: str) -> bool:

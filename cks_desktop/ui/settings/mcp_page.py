@@ -71,6 +71,11 @@ class McpPage(QWidget):
         self.log_label = note_label()
         self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details_layout.addWidget(self.log_label)
+        # The server's handshake instructions (issue 14): what the model reads about it, quoted as data.
+        self.instructions_label = note_label()
+        self.instructions_label.setObjectName("mcpInstructions")
+        self.instructions_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        details_layout.addWidget(self.instructions_label)
         self.stderr_view = QPlainTextEdit()
         self.stderr_view.setObjectName("mcpStderr")
         self.stderr_view.setAccessibleName("The server's recent error output")
@@ -89,6 +94,8 @@ class McpPage(QWidget):
         self.toggle_button = self._button("Disable", "mcpToggle", buttons)
         self.restart_button = self._button("Restart", "mcpRestart", buttons)
         self.remove_button = self._button("Remove…", "mcpRemove", buttons)
+        self.sign_in_button = self._button("Sign in", "mcpSignIn", buttons)  # OAuth (mcp/oauth.py)
+        self.sign_out_button = self._button("Sign out", "mcpSignOut", buttons)
         buttons.addStretch(1)
         self.import_button = self._button("Import from Claude Desktop…", "mcpImport", buttons)
         layout.addLayout(buttons)
@@ -98,6 +105,9 @@ class McpPage(QWidget):
         self.toggle_button.clicked.connect(lambda: self.tasks.spawn(self.toggle(self.current()), name="mcp-toggle"))
         self.restart_button.clicked.connect(lambda: self.tasks.spawn(self.restart(self.current()), name="mcp-restart"))
         self.remove_button.clicked.connect(lambda: self.tasks.spawn(self.remove(self.current()), name="mcp-remove"))
+        self.sign_in_button.clicked.connect(lambda: self.tasks.spawn(self.sign_in(self.current()), name="mcp-sign-in"))
+        self.sign_out_button.clicked.connect(
+            lambda: self.tasks.spawn(self.sign_out(self.current()), name="mcp-sign-out"))
         self.import_button.clicked.connect(lambda: self.tasks.spawn(self.import_claude(), name="mcp-import"))
         self.list.currentItemChanged.connect(lambda *_: self._show_details())
         self.list.itemDoubleClicked.connect(lambda item, _col: self.open_editor(item.text(0)))
@@ -162,10 +172,15 @@ class McpPage(QWidget):
         has = item is not None
         for button in (self.edit_button, self.toggle_button, self.restart_button, self.remove_button):
             button.setEnabled(has)
+        remote = has and getattr(item.data(0, Qt.ItemDataRole.UserRole), "transport", "") == "http"
+        for button in (self.sign_in_button, self.sign_out_button):
+            button.setVisible(remote)
+            button.setEnabled(remote and self.services.mcp is not None)
         if item is None:
             self.reason_label.setText("No MCP servers yet. Add one, or import the ones Claude Desktop uses."
                                       if not self.list.topLevelItemCount() else "")
             self.log_label.setText("")
+            self.instructions_label.setText("")
             self.stderr_view.setPlainText("")
             return
         state = item.data(0, Qt.ItemDataRole.UserRole)
@@ -177,6 +192,12 @@ class McpPage(QWidget):
         manager = self.services.mcp
         if manager is not None:
             self.log_label.setText(f"Log file: {manager.log_path(state.name)}")
+            conn = manager.connections.get(state.name)
+            text = (conn.instructions or "") if conn is not None else ""
+            from cks_desktop.untrusted_text import reveal
+
+            self.instructions_label.setText(f"Instructions from the server (the model reads them as data): "
+                                            f"{reveal(text[:2000])}" if text else "")
             self.stderr_view.setPlainText("\n".join(manager.stderr_tail(state.name, TAIL_LINES)))
             bar = self.stderr_view.verticalScrollBar()
             bar.setValue(bar.maximum())
@@ -237,6 +258,22 @@ class McpPage(QWidget):
             self.reason_label.setText(str(exc))
             return False
         return True
+
+    async def sign_in(self, name: str) -> None:
+        """Connect with the browser step allowed: the system browser shows the authorization page."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        if name and self.services.mcp is not None:
+            await self.services.mcp.sign_in(name, lambda url: QDesktopServices.openUrl(QUrl(url)) and None)
+            self.refresh()
+
+    async def sign_out(self, name: str) -> None:
+        if name and self.services.mcp is not None:
+            had = await self.services.mcp.sign_out(name)
+            self.refresh()
+            if had:
+                self.reason_label.setText(f"{name}: signed out; its tokens were removed from the keychain.")
 
     async def restart(self, name: str) -> None:
         if name and self.services.mcp is not None:

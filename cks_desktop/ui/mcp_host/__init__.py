@@ -1,0 +1,1 @@
+"""The window's answers to what MCP servers ask of the person (elicitation, sampling)."""
