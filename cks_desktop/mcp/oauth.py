@@ -280,7 +280,8 @@ class GatedAuth(httpx2.Auth):
         status = f" answered HTTP {response.status_code}" if response is not None and response.request is request \
             else ""
         location = response.headers.get("location") if response is not None else None
-        elsewhere = f", redirecting to {location[:120]}" if location and 300 <= response.status_code < 400 else ""
+        redirected = response is not None and location is not None and 300 <= response.status_code < 400
+        elsewhere = f", redirecting to {location[:120]}" if redirected and location else ""
         return f"Signing in to '{name}' failed: {what} (last step: {where}{status}{elsewhere})."
 
 

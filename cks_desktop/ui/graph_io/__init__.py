@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import ApplyResult
@@ -103,7 +104,7 @@ class GraphIO(QObject):
         action = QAction(text, self.window)
         action.setObjectName(name)
         action.setShortcut(QKeySequence(keys))
-        action.setToolTip(tip)
+        action.setToolTip(plain_tooltip(tip))
         action.setStatusTip(tip)
         theme.bind_icon(action, icon)
         return action

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialog
 from cks_desktop.graph.formats.conflicts import Conflict, ImportPreview
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
+from cks_desktop.ui.text import plain_tooltip
 
 SHOWN = 500  # rows a list shows (the rest is counted in its last row)
 CHOICES = (("skip", "Skip them: keep what is there, add only what is new"),
@@ -39,7 +40,7 @@ def fill_list(widget: QListWidget, rows: list[str], shown: int = SHOWN, tips: li
     widget.addItems(rows[:shown])
     if tips is not None:
         for i, tip in enumerate(tips[:shown]):
-            widget.item(i).setToolTip(tip)
+            widget.item(i).setToolTip(plain_tooltip(tip))
     if len(rows) > shown:
         widget.addItem(f"… and {len(rows) - shown} more (every one is named if the import is refused)")
 

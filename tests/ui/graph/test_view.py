@@ -291,12 +291,13 @@ async def test_connect_by_dragging_and_add_object_via_dialog(store, registry, se
 async def _dialog(view: GraphView, name: str):
     from PySide6.QtWidgets import QDialog
 
-    for _ in range(200):
+    deadline = asyncio.get_running_loop().time() + 10  # bounded in time, not in loop turns (a busy machine)
+    while asyncio.get_running_loop().time() < deadline:
         found = [w for w in QApplication.topLevelWidgets() + view.findChildren(QDialog)
                  if w.objectName() == name and w.isVisible()]
         if found:
             return found[0]
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
     raise AssertionError(f"{name} did not open")
 
 
