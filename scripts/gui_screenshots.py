@@ -1,41 +1,136 @@
-"""Take the GUI screenshots in docs/screenshots/ (run under a real X server).
+"""Take the GUI screenshots in docs/screenshots/: every scene in light and dark, at 1280×800 and 1024×700.
 
-    xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb \
-        .venv/bin/python scripts/gui_screenshots.py [--out docs/screenshots]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/gui_screenshots.py [--out docs/screenshots]
+        [--only chat,approval] [--no-optimise]
 
-The real window, in a throwaway data folder, talks to the fake Anthropic
-server from ``tests/fakes`` (real SDK, real HTTP) and to an in-process MCP
-server, so the pictures show what a person sees without any API key:
-``empty.png`` (first start, no provider), ``approval.png`` (an approval
-dialog over the window), ``chat.png`` (a chat with expanded tool rows) and
-``settings-mcp.png`` (the MCP servers page with a ready and a failed server).
-The whole screen is grabbed, so dialogs appear as they do on a desktop.
+The real window, in a throwaway data folder, talks to the fake Anthropic server from
+``tests/fakes`` (real SDK, real HTTP) and to an in-process MCP server, so the pictures show
+what a person sees without any API key. Files are named ``<scene>-<light|dark>-<W>x<H>.png``:
+
+- ``first-start``: a fresh data folder, no provider — the empty state;
+- ``approval``: the approval dialog over the window (the model asks to change the graph);
+- ``chat``: a chat with expanded tool rows (built-in and MCP) and a code block;
+- ``graph-inspector``: the graph with the inspector open on an object;
+- ``session-settings``: Chat → Session settings… (instructions, model parameters);
+- ``import-preview``: File → Import graph…'s preview, with conflicts;
+- ``settings-mcp``: Settings → MCP servers with a ready and a failed server.
+
+Each picture is the window grabbed with ``QWidget.grab()`` (works offscreen, no X server);
+a dialog is grabbed on its own and drawn centred over the window's grab, where a desktop
+shows it. The PNGs are squeezed with ``optipng`` when it is on the PATH (lossless).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+SIZES = ((1280, 800), (1024, 700))
+SCHEMES = ("light", "dark")
+SCENES = ("first-start", "approval", "chat", "graph-inspector", "session-settings", "import-preview",
+          "settings-mcp")
 
-def grab(path: Path) -> None:
-    from PySide6.QtGui import QGuiApplication
+QUESTION = ("Marie Curie worked in Paris with her husband Pierre Curie. Put them in the graph, "
+            "and check my notes about them.")
+ANSWER = ("Done. The graph now holds **Marie Curie**, **Pierre Curie** and **Paris**:\n\n"
+          "- Marie Curie *married_to* Pierre Curie\n- Marie Curie *worked_in* Paris\n\n"
+          "To list her relations from a script:\n\n"
+          "```python\nfrom cks_desktop.graph.store import GraphStore\n\n"
+          "store = GraphStore.open(\"graph.sqlite3\")\n"
+          "for rel in store.relations_of(session, \"Marie Curie\"):\n"
+          "    print(rel.type, rel.target)  # married_to, worked_in\n```\n\n"
+          "Pierre Curie taught at the Sorbonne; your notes mention the Curies twice.")
+OPERATIONS = [
+    {"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m",
+     "properties": {"born": 1867, "field": "physics, chemistry",
+                    "observations": ["Nobel Prize in Physics 1903", "Nobel Prize in Chemistry 1911"]}},
+    {"op": "add_object", "type": "Person", "name": "Pierre Curie", "label": "$p", "properties": {"born": 1859}},
+    {"op": "add_object", "type": "City", "name": "Paris", "label": "$c"},
+    {"op": "add_object", "type": "Element", "name": "Radium", "label": "$r"},
+    {"op": "add_object", "type": "Element", "name": "Polonium", "label": "$po"},
+    {"op": "add_object", "type": "Institution", "name": "Sorbonne", "label": "$s"},
+    {"op": "add_relation", "source": "$m", "target": "$p", "type": "married_to"},
+    {"op": "add_relation", "source": "$m", "target": "$c", "type": "worked_in"},
+    {"op": "add_relation", "source": "$m", "target": "$r", "type": "discovered"},
+    {"op": "add_relation", "source": "$m", "target": "$po", "type": "discovered"},
+    {"op": "add_relation", "source": "$p", "target": "$s", "type": "taught_at"},
+    {"op": "add_relation", "source": "$m", "target": "$s", "type": "taught_at"},
+]
+IMPORTED = [  # what File → Import graph… reads: two objects already there (conflicts), four new
+    ("Person", "Marie Curie", {"born": 1867, "nationality": "Polish, French"}),
+    ("City", "Paris", {}),
+    ("Person", "Irène Joliot-Curie", {"born": 1897}),
+    ("Person", "Frédéric Joliot-Curie", {"born": 1900}),
+    ("Element", "Thorium", {}),
+    ("City", "Warsaw", {}),
+]
 
-    QGuiApplication.primaryScreen().grabWindow(0).save(str(path))
-    print(f"saved {path}")
+
+class Shooter:
+    """Grabs one scene in every scheme and size; a dialog is drawn over the window's grab."""
+
+    def __init__(self, window: Any, out: Path, only: set[str]) -> None:
+        self.window, self.out, self.only = window, out, only
+        self.saved: list[Path] = []
+
+    def wanted(self, scene: str) -> bool:
+        return not self.only or scene in self.only
+
+    async def shoot(self, scene: str, dialog: Any = None, before_grab: Any = None) -> None:
+        from cks_desktop.ui import theme
+
+        if not self.wanted(scene):
+            return
+        for scheme in SCHEMES:
+            theme.manager().set_mode(scheme)
+            for w, h in SIZES:
+                self.window.resize(w, h)
+                await settle(0.5)
+                if before_grab is not None:
+                    before_grab()
+                    await settle(0.3)
+                path = self.out / f"{scene}-{scheme}-{w}x{h}.png"
+                compose(self.window, dialog).save(str(path))
+                self.saved.append(path)
+                print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", flush=True)
+
+
+def compose(window: Any, dialog: Any = None) -> Any:
+    """The window's grab, with ``dialog`` (if any) centred over it, as a desktop shows a modal."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QColor, QPainter
+
+    picture = window.grab()
+    if dialog is None or not dialog.isVisible():
+        return picture
+    top = dialog.grab()
+    painter = QPainter(picture)
+    painter.fillRect(picture.rect(), QColor(0, 0, 0, 60))  # the window behind a modal, dimmed a little
+    x = max(0, (picture.width() - top.width()) // 2)
+    y = max(0, (picture.height() - top.height()) // 2)
+    painter.setPen(QColor(0, 0, 0, 90))
+    painter.drawRect(x - 1, y - 1, top.width() + 1, top.height() + 1)  # the frame a window manager draws
+    painter.drawPixmap(QPoint(x, y), top)
+    painter.end()
+    return picture
 
 
 async def settle(seconds: float = 0.3) -> None:
-    await asyncio.sleep(seconds)  # let the window paint before the grab (a script, not a test)
+    await asyncio.sleep(seconds)  # let the window lay out and paint before the grab (a script, not a test)
 
 
-def notes_server():
+def notes_server() -> Any:
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("notes")
@@ -43,38 +138,53 @@ def notes_server():
     @server.tool(annotations={"readOnlyHint": True})
     async def search_notes(query: str) -> str:
         """Search the person's notes."""
-        return f"2 notes mention {query}."
+        return json.dumps([{"title": f"{query} — lecture notes", "lines": 12},
+                           {"title": f"{query} family letters", "lines": 4}])
 
     return server
 
 
-async def run(out: Path, home: Path) -> None:
-    from PySide6.QtCore import Qt
+def fit_dialog(dialog: Any, window: Any) -> None:
+    """A dialog no bigger than the window it belongs to (what a person's screen allows)."""
+    hint = dialog.sizeHint()
+    dialog.resize(min(max(hint.width(), dialog.width()), window.width() - 48),
+                  min(max(hint.height(), dialog.height()), window.height() - 48))
+
+
+async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
+    from PySide6.QtWidgets import QApplication
 
     from cks_desktop.paths import resolve
-    from cks_desktop.secrets import SecretStore
-    from cks_desktop.ui.main_window import MainWindow
     from cks_desktop.runtime import AppServices
+    from cks_desktop.secrets import SecretStore
+    from cks_desktop.ui import theme
+    from cks_desktop.ui.main_window import MainWindow
     from cks_desktop.ui.settings.dialog import SettingsDialog
     from tests.fakes.providers import make_fake, provider_for
     from tests.fakes.script import ScriptedCall, Turn, text_turn
 
+    theme.install(QApplication.instance(), "light")
     out.mkdir(parents=True, exist_ok=True)
     with make_fake("anthropic") as fake:
         services = AppServices.open(resolve(home), secrets=SecretStore(secure=False),
                                     provider_factory=lambda *_a: provider_for(fake, model="claude-sonnet-4-5"))
         window = MainWindow(services)
-        window.resize(1280, 800)
+        window.resize(*SIZES[0])
         window.show()
+        shots = Shooter(window, out, only)
         await window._probe_ollama()  # what start_background does first on a machine without a provider
         await settle(0.8)
-        grab(out / "empty.png")
+        await shots.shoot("first-start")
 
         services.settings.default_provider = "anthropic"
         services.settings.mcp_servers.update({
             "notes": {"command": "notes-server", "protocol": "legacy", "approval": "auto"},
             "github": {"command": "npx-missing", "args": ["-y", "@modelcontextprotocol/server-github"]},
         })
+        from cks_desktop.tools.scopes import server_identity
+
+        notes = services.settings.mcp_servers["notes"]  # its tool may run: granted in every chat
+        services.settings.set_server_grant("notes", ["code.execute"], server_identity(notes))
         services.settings.data["agent"]["tool_policies"]["evolve_knowledge"] = "always"
         services.apply_tool_policies()
         services.start_mcp(targets={"notes": notes_server()}, login_path=_no_path)
@@ -82,72 +192,127 @@ async def run(out: Path, home: Path) -> None:
         await window.start_background()
         await asyncio.wait_for(services.mcp_start, 60)
 
-        operations = [
-            {"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m",
-             "properties": {"born": 1867, "field": "physics, chemistry"}},
-            {"op": "add_object", "type": "Person", "name": "Pierre Curie", "label": "$p",
-             "properties": {"born": 1859}},
-            {"op": "add_object", "type": "City", "name": "Paris", "label": "$c"},
-            {"op": "add_relation", "source": "$m", "target": "$p", "type": "married_to"},
-            {"op": "add_relation", "source": "$m", "target": "$c", "type": "worked_in"},
-        ]
         fake.queue(
-            Turn(text=["I'll add the two scientists and the city, then look for your notes."],
-                 tool_calls=[ScriptedCall("evolve_knowledge", {"operations": operations})]),
+            Turn(text=["I'll add the two scientists, their elements and places, then look in your notes."],
+                 tool_calls=[ScriptedCall("evolve_knowledge", {"operations": OPERATIONS})]),
             Turn(tool_calls=[ScriptedCall("mcp__notes__search_notes", {"query": "Curie"}),
-                             ScriptedCall("get_object", {"ref": "Irène Joliot-Curie"})]),
-            text_turn("Done. The graph now holds **Marie Curie**, **Pierre Curie** and **Paris**:\n\n"
-                      "- Marie Curie *married_to* Pierre Curie\n- Marie Curie *worked_in* Paris\n\n"
-                      "Irène Joliot-Curie is not in the graph yet; your notes mention the Curies twice. "
-                      "See [the Nobel page](https://www.nobelprize.org/prizes/physics/1903/)."),
+                             ScriptedCall("get_object", {"ref": "Pierre Curie"})]),
+            text_turn(ANSWER),
         )
         window.sessions.create("Reading list")
+        window.sessions.create("Solar system")
         curie = window.sessions.create("Curie family")
         window.sidebar.select(curie.id)
+        panel = window.chat_panel
 
         opened: asyncio.Future = asyncio.get_running_loop().create_future()
         window.approvalDialogOpened.connect(lambda d: opened.done() or opened.set_result(d))
-        window.chat_panel.composer.input.setPlainText(
-            "Marie Curie worked in Paris with her husband Pierre Curie. Put them in the graph, "
-            "and check my notes about them.")
-        window.chat_panel.composer.submit()
-        task = window.chat_panel.controller.task
+        panel.composer.input.setPlainText(QUESTION)
+        panel.composer.submit()
+        task = panel.controller.task
         dialog = await asyncio.wait_for(opened, 30)
         await settle(0.6)
-        grab(out / "approval.png")
+        await shots.shoot("approval", dialog, before_grab=lambda: fit_dialog(dialog, window))
         dialog.allow_run_button.click()
         await asyncio.wait_for(task, 60)
-        view = window.chat_panel.view
+        await settle(0.5)
+
+        view = panel.view
         view.flush()
         for row in view.rows():
-            if row.item.name != "evolve_knowledge":  # the short ones, to keep the whole chat in view
+            if row.item.name != "evolve_knowledge":  # the short ones, so the code block stays in view too
                 row.set_expanded(True)
-        window.chat_panel.composer.input.setPlainText("Who else worked with them?")
-        await settle(0.6)
-        view.verticalScrollBar().setValue(0)
-        await settle(0.4)
-        grab(out / "chat.png")
-        window.chat_panel.composer.input.clear()
 
-        window.open_settings("mcp", "github")
-        settings = window.findChild(SettingsDialog)
-        settings.resize(900, 620)
-        await settle(0.8)
-        grab(out / "settings-mcp.png")
-        settings.reject()
+        def chat_to_top() -> None:
+            view.flush()
+            view.verticalScrollBar().setValue(int(view.verticalScrollBar().maximum() * 0.35))
+
+        await shots.shoot("chat", before_grab=chat_to_top)
+
+        canvas = window.graph_view.canvas
+        marie = services.store.resolve(curie.id, "Marie Curie")
+
+        def inspect() -> None:
+            canvas.fit()
+            window.graph_view._activated(marie.id)
+
+        await shots.shoot("graph-inspector", before_grab=inspect)
+        window.graph_view._close_inspector()
+
+        if shots.wanted("session-settings"):
+            services.store.set_session_instructions(
+                curie.id, "Answer in English. Prefer primary sources, and name them. "
+                          "Use the type Person for people and Institution for universities.")
+            box = panel.open_session_settings()
+            await settle(0.5)
+            await shots.shoot("session-settings", box, before_grab=lambda: fit_dialog(box, window))
+            box.reject()
+
+        if shots.wanted("import-preview"):
+            source = window.sessions.create("Joliot-Curie letters")
+            ops: list[dict[str, Any]] = [
+                {"op": "add_object", "type": t, "name": n, "label": f"$o{i}", "properties": p}
+                for i, (t, n, p) in enumerate(IMPORTED)]
+            ops += [{"op": "add_relation", "source": "$o2", "target": "$o3", "type": "married_to"},
+                    {"op": "add_relation", "source": "$o0", "target": "$o2", "type": "parent_of"},
+                    {"op": "add_relation", "source": "$o0", "target": "$o5", "type": "born_in"}]
+            services.store.apply(source.id, ops, "setup")
+            path = home / "joliot-curie.json"
+            path.write_text(services.store.export(source.id, "json"), encoding="utf-8")
+            window.sidebar.select(curie.id)
+            await settle(0.3)
+            preview: asyncio.Future = asyncio.get_running_loop().create_future()
+
+            def opened_box(box: Any) -> None:
+                if not preview.done():
+                    preview.set_result(box)
+
+            window.graph_io.dialogOpened.connect(opened_box)
+            importing = asyncio.ensure_future(window.graph_io.import_file(path))
+            box = await asyncio.wait_for(preview, 30)
+            await settle(0.4)
+            await shots.shoot("import-preview", box, before_grab=lambda: fit_dialog(box, window))
+            box.reject()
+            await asyncio.wait_for(importing, 10)
+
+        if shots.wanted("settings-mcp"):
+            window.open_settings("mcp", "github")
+            settings = window.findChild(SettingsDialog)
+            settings.resize(900, 620)
+            await settle(0.8)
+            await shots.shoot("settings-mcp", settings, before_grab=lambda: fit_dialog(settings, window))
+            settings.reject()
         await window.shutdown()
         window.deleteLater()
-        del Qt
+        return shots.saved
 
 
 async def _no_path() -> str | None:
     return None
 
 
+def optimise(paths: list[Path]) -> None:
+    """Lossless PNG squeezing with optipng when it is installed (it is not a dependency)."""
+    tool = shutil.which("optipng")
+    if tool is None or not paths:
+        print("optipng not found: the PNGs are left as Qt wrote them")
+        return
+    before = sum(p.stat().st_size for p in paths)
+    subprocess.run([tool, "-quiet", "-o2", "-strip", "all", *map(str, paths)], check=True)
+    after = sum(p.stat().st_size for p in paths)
+    print(f"optipng: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--only", default="", help=f"comma-separated scenes out of: {', '.join(SCENES)}")
+    parser.add_argument("--no-optimise", action="store_true")
     args = parser.parse_args()
+    only = {s for s in args.only.split(",") if s}
+    if unknown := only - set(SCENES):
+        parser.error(f"unknown scene(s): {', '.join(sorted(unknown))}")
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
     from cks_desktop.ui.event_loop import AppEventLoop
@@ -157,7 +322,9 @@ def main() -> int:
     app.setApplicationDisplayName("CKS Desktop")
     with tempfile.TemporaryDirectory(prefix="cks-shots-") as home:
         with asyncio.Runner(loop_factory=lambda: AppEventLoop(app)) as runner:
-            runner.run(run(args.out, Path(home)))
+            saved = runner.run(run(args.out, Path(home), only))
+    if not args.no_optimise:
+        optimise(saved)
     return 0
 
 

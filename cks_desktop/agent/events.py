@@ -70,6 +70,7 @@ class Notice(str, enum.Enum):
 
     ITERATION_LIMIT = "iteration_limit"  # the turn used its model turns; "Continue" offers more
     REPEATED_FAILURE = "repeated_failure"  # the same call failed three times in a row
+    SUMMARY = "summary"  # earlier messages were summarised to fit the context window (agent/context.py)
 
     def __str__(self) -> str:
         return self.value
@@ -197,6 +198,24 @@ class IterationLimit:
 
 
 @dataclass(frozen=True)
+class ContextUsage:
+    """How full the next request is, before it is sent (issue 16: the composer's meter).
+
+    ``tokens`` is the estimate for the request as sent, ``budget`` what it may use (the
+    window minus the answer's room and a margin); the counts say what was compacted.
+    """
+
+    tokens: int
+    window: int
+    budget: int
+    stubbed: int = 0  # old tool results sent as stubs
+    cut: int = 0  # parts shortened with a notice
+    summarised: int = 0  # transcript messages a summary stands for
+    dropped: int = 0  # earlier messages left out entirely (nothing else fitted)
+    type: Literal["context_usage"] = "context_usage"
+
+
+@dataclass(frozen=True)
 class Finished:
     reason: FinishReason
     iterations: int = 0  # model turns used
@@ -206,7 +225,7 @@ class Finished:
 AgentEvent = (
     TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ToolCallProgress | ApprovalRequested
     | ApprovalResolved
-    | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | Finished
+    | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | ContextUsage | Finished
 )
 EventListener = Callable[[AgentEvent], None]
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.agent import context as ctx
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.prompt import build_system_prompt
 from cks_desktop.agent.turn import stream_turn
@@ -34,6 +35,7 @@ from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm.events import ToolCallDone
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, Provider, ProviderError
+from cks_desktop.llm.windows import window_for
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry, model_schema
@@ -126,6 +128,9 @@ class _Chat:
     streak: int = 0
     tripped: _CallOutcome | None = None
     iterations: int = 0
+    budget: int | None = None  # tighter request budget after a "prompt too long" (agent/context.py)
+    retried_too_long: bool = False
+    summary_failed: bool = False
 
     def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
              notice: ev.Notice | None = None, mark: "Mark | None" = None) -> None:
@@ -339,16 +344,29 @@ async def ai_chat(
         chat.iterations += 1
         emit(ev.TurnStarted(chat.iterations))
         turn = StreamAssembler()
+        request: ctx.Fitted | None = None
         try:
-            await stream_turn(provider, chat.messages, tools, system_prompt, turn,
+            request = await _prepare(chat, provider, tools, system_prompt, params)
+            await stream_turn(provider, request.messages, tools, system_prompt, turn,
                               lambda text: emit(ev.TextDelta(text)),
                               lambda call_id, wire, size: _preparing(chat, registry, wire_back, call_id, wire, size),
-                              params)
+                              params, prepared=True)
+            if turn.usage is not None and turn.usage.input_tokens:
+                ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
         except asyncio.CancelledError:
             _end_partial(chat, turn.text, stopped=True)
             chat.finish("cancelled")
             raise
         except ProviderError as exc:
+            if exc.kind == "prompt_too_long" and not chat.retried_too_long and not turn.text and request:
+                # One compaction and one retry: trust the estimate less and aim well below it.
+                log.info("the provider said the prompt was too long (estimate %d tokens); compacting",
+                         request.tokens)
+                chat.retried_too_long = True
+                ctx.estimator_for(provider).tighten()
+                chat.budget = max(256, min(request.budget, request.tokens) * 7 // 10)
+                chat.iterations -= 1
+                continue
             _end_partial(chat, turn.text)
             emit(ev.ErrorEvent(exc.message, exc.kind))
             chat.record_error(exc.message)
@@ -406,6 +424,38 @@ async def ai_chat(
     _notice(chat, text, ev.Notice.ITERATION_LIMIT)
     chat.finish("limit")
     return chat.messages
+
+
+async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system: str | None,
+                   params: GenerationParams | None) -> ctx.Fitted:
+    """The request of the next model turn, within the model's window (agent/context.py): stubs, then a
+    summary saved as a visible notice row, then cuts. Emits ``ContextUsage`` for the composer's meter."""
+    window = await window_for(provider)
+    estimator = ctx.estimator_for(provider)
+    answer = (params.max_output_tokens if params is not None and params.max_output_tokens
+              else int(getattr(getattr(provider, "config", None), "max_tokens", 4096) or 4096))
+
+    def fitted(allow_summary: bool) -> ctx.Fitted:
+        return ctx.fit(chat.messages, system=system, tools=tools, window=window, answer_tokens=answer,
+                       estimator=estimator, allow_summary=allow_summary, budget=chat.budget)
+
+    request = fitted(not chat.summary_failed)
+    if request.summary_needed:
+        try:
+            body = await ctx.summarise(provider, request.older, window=window, estimator=estimator)
+        except ProviderError as exc:  # the cut request below still goes out; the person is not stuck
+            log.warning("summarising earlier messages failed: %s", exc.message)
+            body = ""
+        if body:
+            message = ctx.summary_message(body, request.summarised)
+            chat.emit(ev.AssistantMessage(message, notice=ev.Notice.SUMMARY))
+            chat.save([message], notice=ev.Notice.SUMMARY)
+            request = fitted(False)
+        else:
+            chat.summary_failed = True
+    chat.emit(ev.ContextUsage(request.tokens, window, request.budget, request.stubbed, request.cut,
+                              request.summarised, request.dropped))
+    return request
 
 
 def _end_partial(chat: _Chat, text: str, *, stopped: bool = False) -> None:

@@ -66,7 +66,7 @@ class Mark(str, enum.Enum):
 
 
 _LEGACY_NOTICE = 1  # what builds before issue 12 stored for any notice
-_NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3}
+_NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3, Notice.SUMMARY: 6}
 _NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
 _MARK_CODES: dict[Mark, int] = {Mark.STOPPED: 4, Mark.ERROR: 5}
 _MARKS_BY_CODE = {code: mark for mark, code in _MARK_CODES.items()}

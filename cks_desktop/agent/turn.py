@@ -62,10 +62,13 @@ class _Progress:
 async def stream_turn(provider: Any, messages: list[Message], tools: list[ToolDef], system: str | None,
                       assembler: StreamAssembler, on_text: Callable[[str], None],
                       on_call: CallListener | None = None,
-                      params: GenerationParams | None = None) -> StreamAssembler:
-    """Consume one provider stream; ProviderError and CancelledError propagate (the stream is closed)."""
+                      params: GenerationParams | None = None, *, prepared: bool = False) -> StreamAssembler:
+    """Consume one provider stream; ProviderError and CancelledError propagate (the stream is closed).
+
+    ``prepared``: ``messages`` is already the request's view (``agent/context.fit`` built it
+    from ``request_messages``), so it is sent as it is."""
     extra: dict[str, Any] = {"params": params} if params is not None and not params.empty else {}
-    stream = provider.stream(request_messages(messages), tools, system=system, **extra)
+    stream = provider.stream(messages if prepared else request_messages(messages), tools, system=system, **extra)
     progress = _Progress(on_call)
     closing = contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
     async with closing:

@@ -325,7 +325,7 @@ class TextPrinter:
                     print(f"cks-desktop: {CONTINUE_HINT}", file=self.err, flush=True)
             case ev.TurnStarted() | ev.ToolCallPreparing() | ev.ToolCallProgress() | ev.ApprovalRequested() \
                     | ev.ApprovalResolved() \
-                    | ev.IterationLimit():
+                    | ev.IterationLimit() | ev.ContextUsage():
                 pass  # approvals are answered by --yes; a call's → line comes when it runs; the limit: below
             case _:
                 assert_never(event)

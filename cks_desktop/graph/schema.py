@@ -172,12 +172,34 @@ CREATE TABLE session_params (
 ) WITHOUT ROWID;
 """
 
+# Issue 17: documents added to a session (tables owned by cks_desktop/documents/store.py).
+# ``id`` is the sha256 of the file's bytes (content-addressed: the same file twice is one row);
+# ``page_starts`` is a JSON list of the character offset where each page begins in ``text``
+# (empty for formats without pages), so provenance can map a character span to a page.
+_V5_DOCUMENTS = """
+CREATE TABLE documents (
+    n           INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    id          TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    media_type  TEXT NOT NULL,
+    source      TEXT NOT NULL DEFAULT '',
+    added_at    TEXT NOT NULL,
+    reader      TEXT NOT NULL DEFAULT '',
+    text        TEXT NOT NULL,
+    page_starts TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (session_id, id)
+);
+"""
+
 # Append-only. user_version N means the first N steps have run.
 MIGRATIONS: list[Migration] = [
     Migration("sessions, objects, relations, types, changes, full-text index", _V1),
     Migration("chat transcript", _V2_TRANSCRIPT),
     Migration("graph view positions", _V3_VIEW_POSITIONS),
     Migration("session model parameters", _V4_SESSION_PARAMS),
+    Migration("documents in a session", _V5_DOCUMENTS),
 ]
 
 

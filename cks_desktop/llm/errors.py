@@ -224,7 +224,8 @@ def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = 
         kind = "model_not_found"
     if kind == "bad_request" and "does not support tools" in (message or ""):
         kind = "no_tool_support"
-    if kind in ("bad_request", "server_error") and status in (400, 413, None) and says_too_long(message):
+    if kind in ("bad_request", "server_error") and (status == 413 or (status in (400, None)
+                                                                       and says_too_long(message))):
         kind = "prompt_too_long"
     return build(ctx, kind, status=status, message=message, retry_after=retry_after, request=request)
 

@@ -46,7 +46,7 @@ class ProviderProfile:
     # Context windows in tokens, read by ``llm/windows.py``: (model-name prefix, tokens), the
     # longest matching prefix wins; ``default_context_window`` for a model not in the table.
     context_windows: tuple[tuple[str, int], ...] = ()
-    default_context_window: int = 8_192
+    default_context_window: int = 128_000
 
     @property
     def needs_api_key(self) -> bool:

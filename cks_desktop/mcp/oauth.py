@@ -130,6 +130,7 @@ class OAuthSession:
         self.challenge: Challenge | None = None
         self.signed_in = False  # a flow completed during this session
         self.error: str | None = None  # the sentence of the last failed flow
+        self.flow_started = False  # a sign-in runs the browser step once; a failed one is not retried
         self.storage = KeychainTokenStorage(config.name, secrets, config.oauth)
         self._callback: LoopbackCallback | None = None
         self._opener: OpenUrl | None = None
@@ -185,8 +186,8 @@ class OAuthSession:
 
     def may_run_flow(self, challenge: Challenge) -> bool:
         if challenge.step_up:
-            return self.step_up_opener is not None or (self.interactive and not self.signed_in)
-        return self.interactive and not self.signed_in
+            return self.step_up_opener is not None or (self.interactive and not self.flow_started)
+        return self.interactive and not self.flow_started and not self.signed_in
 
     async def _redirect(self, url: str) -> None:
         """The SDK's redirect handler: show the person the authorization page."""
@@ -245,6 +246,7 @@ class GatedAuth(httpx2.Auth):
                             if not session.may_run_flow(challenge):
                                 session.challenge = challenge
                                 return
+                            session.flow_started = True
                         else:
                             session.challenge = None
                     stored = session.storage.stored
@@ -274,15 +276,32 @@ class GatedAuth(httpx2.Auth):
         elif isinstance(exc, ValidationError):
             what = "the authorization server's answer is not valid OAuth metadata or a valid token response"
         else:
-            what = str(exc).split(": {", 1)[0]  # never a whole response body (it may hold a token)
-            what = what[:300]
+            what = _plain(str(exc))
         where = f"{request.method} {request.url.copy_with(query=None)}"
-        status = f" answered HTTP {response.status_code}" if response is not None and response.request is request \
+        status = f", HTTP {response.status_code}" if response is not None and response.request is request \
             else ""
         location = response.headers.get("location") if response is not None else None
         redirected = response is not None and location is not None and 300 <= response.status_code < 400
         elsewhere = f", redirecting to {location[:120]}" if redirected and location else ""
-        return f"Signing in to '{name}' failed: {what} (last step: {where}{status}{elsewhere})."
+        return f"Signing in to '{name}' failed: {what} (last request: {where}{status}{elsewhere})."
+
+
+_KNOWN = (
+    ("State parameter mismatch", "the browser's answer does not belong to this sign-in (its state differs)"),
+    ("Authorization response iss mismatch",
+     "the browser's answer names another authorization server than the one asked (issuer mismatch)"),
+    ("No authorization code received", "the browser's answer carries no authorization code"),
+    ("Invalid token response", "the authorization server's token answer could not be read"),
+)
+
+
+def _plain(message: str) -> str:
+    """The SDK's message in words a person can act on; never a response body (it may hold a token)."""
+    message = (message.strip().splitlines() or [""])[0]
+    for start, sentence in _KNOWN:
+        if message.startswith(start):
+            return sentence
+    return message.split(": {", 1)[0].split(": <", 1)[0][:300]
 
 
 def uses_oauth(config: ServerConfig) -> bool:

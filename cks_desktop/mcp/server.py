@@ -138,7 +138,7 @@ def _server_class() -> type:
     (the streamable-HTTP manager asks for the defaults; the 2025 era reads them)."""
     from mcp.server.lowlevel.server import NotificationOptions, Server
 
-    class GraphServer(Server):  # type: ignore[type-arg]
+    class GraphServer(Server):
         def create_initialization_options(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
             options = notification_options or NotificationOptions(resources_changed=True)
             return super().create_initialization_options(options, *args, **kwargs)
@@ -198,15 +198,15 @@ def build_server(registry: "ToolRegistry", run: Run | None = None, *, serving: S
             listing = {"sessions": [{"id": s.id, "title": s.title, **scope.store.counts(s.id)}
                                     for s in scope.sessions()]}
             return text_result(json.dumps(listing, ensure_ascii=False, indent=2), structured=listing)
+        session: "Session | None" = None
         if shared:
             try:
-                session: "Session | None" = scope.resolve(arguments.pop(SESSION_ARGUMENT, None))
+                session = scope.resolve(arguments.pop(SESSION_ARGUMENT, None))
             except ScopeError as exc:
                 await serving.logbook.send(ctx, key, "warning", f"refused {params.name}: {exc}")
                 return text_result(str(exc), error=True)
             target = scope.run_for(session.id)
         else:
-            session = None
             target = scope.run_for(scope.pinned or "")
         call = ToolCall(id=str(ctx.request_id), name=params.name, arguments=arguments)
         result = await registry.invoke(call, target)
@@ -215,7 +215,7 @@ def build_server(registry: "ToolRegistry", run: Run | None = None, *, serving: S
         if not result.is_error and structured is None and spec is not None and output_schema(spec) is not None:
             structured = {"result": result.structured if result.structured is not None else result.content}
         await serving.logbook.send(
-            ctx, key, "info" if not result.is_error else "warning",
+            ctx, key, "warning" if result.is_error else "info",
             f"{result.name} in {session.title if session else target.session_id}: {result.outcome.value}"
             + (f" ({result.duration_ms:.0f} ms)" if result.duration_ms is not None else ""),
             tool=result.name, session_id=target.session_id, outcome=result.outcome.value, change_id=result.change_id)
@@ -263,7 +263,7 @@ def build_server(registry: "ToolRegistry", run: Run | None = None, *, serving: S
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
     server.middleware.append(serving.clients.middleware())
     _ = MCPError  # handlers raise it for protocol errors (resources, prompts, subscriptions)
-    return server
+    return server  # type: ignore[no-any-return]
 
 
 def open_session(store: "GraphStore", session_id: str | None) -> "Session":

@@ -173,9 +173,9 @@ async def test_a_sign_in_nobody_completes_ends_in_one_sentence(settings, registr
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode, expected", [
-    ("garbage", "Signing in to 'remote' failed"),
-    ("elsewhere", "Signing in to 'remote' failed"),
-    ("bad_token", "Signing in to 'remote' failed"),
+    ("garbage", "Signing in to 'remote' failed: the browser's answer names another authorization server"),
+    ("elsewhere", "Signing in to 'remote' failed: the browser's answer names another authorization server"),
+    ("bad_token", "Signing in to 'remote' failed: the authorization server's token answer could not be read"),
 ])
 async def test_a_broken_authorization_server_ends_in_one_sentence(settings, registry, memory_keyring, tmp_path,
                                                                   mode, expected) -> None:
@@ -187,7 +187,8 @@ async def test_a_broken_authorization_server_ends_in_one_sentence(settings, regi
         assert not ok
         assert conn.status is Status.NEEDS_AUTH, conn.reason
         assert conn.reason.startswith(expected), conn.reason
-        assert "\n" not in conn.reason and "Traceback" not in conn.reason
+        assert "\n" not in conn.reason and "Traceback" not in conn.reason and "last request:" in conn.reason
+        assert not [t for t in issued_tokens(tmp_path) if t in conn.reason]
         await manager.aclose()
 
 

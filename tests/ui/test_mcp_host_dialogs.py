@@ -112,27 +112,24 @@ async def test_url_mode_opens_the_browser_only_after_the_person_agrees(qtbot, mo
     opened: list[str] = []
 
     monkeypatch.setattr(ElicitationDialog, "browser", staticmethod(lambda url: opened.append(url.toString())))
-    try:
-        request = ElicitationRequest("bank", "Connect your account.", "url", url="https://example.com/connect")
-        dialog = ElicitationDialog(request)
-        qtbot.addWidget(dialog)
-        done = asyncio.ensure_future(run_dialog(dialog))
-        await asyncio.sleep(0)
-        assert "https://example.com/connect" in dialog.findChild(QLabel, "elicitationUrl").text()
-        assert opened == []  # shown, not opened
-        qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
-        await asyncio.wait_for(done, 5)
-        assert opened == ["https://example.com/connect"] and dialog.answer().action == "accept"
+    request = ElicitationRequest("bank", "Connect your account.", "url", url="https://example.com/connect")
+    dialog = ElicitationDialog(request)
+    qtbot.addWidget(dialog)
+    done = asyncio.ensure_future(run_dialog(dialog))
+    await asyncio.sleep(0)
+    assert "https://example.com/connect" in dialog.findChild(QLabel, "elicitationUrl").text()
+    assert opened == []  # shown, not opened
+    qtbot.mouseClick(dialog.open_button, Qt.MouseButton.LeftButton)
+    await asyncio.wait_for(done, 5)
+    assert opened == ["https://example.com/connect"] and dialog.answer().action == "accept"
 
-        declined = ElicitationDialog(request)
-        qtbot.addWidget(declined)
-        done = asyncio.ensure_future(run_dialog(declined))
-        await asyncio.sleep(0)
-        qtbot.mouseClick(declined.decline_button, Qt.MouseButton.LeftButton)
-        await asyncio.wait_for(done, 5)
-        assert opened == ["https://example.com/connect"] and declined.answer().action == "decline"
-    finally:
-        pass
+    declined = ElicitationDialog(request)
+    qtbot.addWidget(declined)
+    done = asyncio.ensure_future(run_dialog(declined))
+    await asyncio.sleep(0)
+    qtbot.mouseClick(declined.decline_button, Qt.MouseButton.LeftButton)
+    await asyncio.wait_for(done, 5)
+    assert opened == ["https://example.com/connect"] and declined.answer().action == "decline"
 
 
 def sampling_request(**kw: Any) -> SamplingRequest:
@@ -224,3 +221,25 @@ async def wait_for(predicate, timeout: float = 5.0) -> None:
         if loop.time() > deadline:
             raise AssertionError("timed out")
         await asyncio.sleep(0.01)
+
+
+def test_the_tool_row_shows_progress_while_running(qtbot):
+    from cks_desktop.ui.chat.model import RowState, ToolItem
+    from cks_desktop.ui.chat.tool_row import ToolCallRow
+
+    item = ToolItem(call_id="c1", name="mcp:everything:slow", display_name="everything · slow",
+                    source="mcp:everything", arguments={}, state=RowState.RUNNING)
+    row = ToolCallRow(item)
+    qtbot.addWidget(row)
+    row.show()
+    assert row.progress_bar.isHidden()  # no report yet
+    item.progress = (2.0, 4.0, "copying files")
+    row.refresh()
+    assert not row.progress_bar.isHidden() and row.progress_bar.value() == 500
+    assert "copying files" in row.progress_label.full_text() and "50%" in row.progress_label.full_text()
+    item.progress = (3.0, None, "")
+    row.refresh()
+    assert row.progress_bar.maximum() == 0  # total unknown: a busy bar
+    item.state = RowState.DONE
+    row.refresh()
+    assert row.progress_bar.isHidden()  # the bar goes with the run

@@ -29,7 +29,7 @@ class Logbook:
     def __init__(self) -> None:
         self._levels: dict[str, str] = {}  # connection key → the level its client set
 
-    async def set_level(self, key: str, level: str) -> types.EmptyResult:
+    async def set_level(self, key: str, level: types.LoggingLevel) -> types.EmptyResult:
         self._levels[key] = level
         return types.EmptyResult()
 
@@ -42,7 +42,7 @@ class Logbook:
         floor = self._levels.get(key, DEFAULT_LEVEL)
         return LEVELS.index(level) >= LEVELS.index(floor)
 
-    async def send(self, ctx: Any, key: str, level: str, message: str, **data: Any) -> None:
+    async def send(self, ctx: Any, key: str, level: types.LoggingLevel, message: str, **data: Any) -> None:
         """Send one log message about the request ``ctx`` (never raises: logging is advice)."""
         if ctx is None or ctx.request_id is None or not self.wants(ctx, key, level):
             return

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QAbstractItemView, QCompleter, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QCompleter, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QToolButton,
                                QVBoxLayout, QWidget)
 
+from cks_desktop.ui import theme
 from cks_desktop.ui.chat.resource_picker import AttachmentBar, CompletingField, Connections, ResourcePicker, plain_label
 
 if TYPE_CHECKING:
@@ -175,11 +176,14 @@ class McpComposerFeatures:
         layout = composer.layout()
         assert isinstance(layout, QVBoxLayout)
         layout.insertWidget(0, self.bar)
-        self.attach_button = QPushButton("Attach…")
+        self.attach_button = QToolButton()  # an icon: the composer's row is narrow (see composer.py)
+        self.attach_button.setText("Attach…")
+        self.attach_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self.attach_button.setAutoRaise(True)
+        theme.bind_icon(self.attach_button, "paperclip")
         self.attach_button.setObjectName("attachResourceButton")
         self.attach_button.setAccessibleName("Attach an MCP resource")
-        self.attach_button.setToolTip("Attach a resource of an MCP server to the next message")
-        self.attach_button.setAutoDefault(False)
+        self.attach_button.setToolTip("Attach… a resource of an MCP server to the next message")
         self.attach_button.clicked.connect(self.open_picker)
         for i in range(layout.count()):
             item = layout.itemAt(i)

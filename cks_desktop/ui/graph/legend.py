@@ -81,6 +81,7 @@ class Legend(QFrame):
         layout.addWidget(self.list, 1)
         self._updating = False
         self._shown: list[tuple[str, int, bool, str]] = []
+        self.hide()  # until there is a type to list (``set_types``)
 
     def set_folded(self, folded: bool) -> None:
         """Show only the title row (the card stays where it is, a line high)."""
@@ -129,6 +130,7 @@ class Legend(QFrame):
             self._updating = False
         self.show_all.setEnabled(bool(hidden))
         self.show_all.setVisible(bool(hidden))  # only when there is something to show again
+        self.setVisible(bool(rows))  # an empty graph shows its call to action, not an empty card
         self.updateGeometry()  # the card follows its rows (``stage.py`` listens)
 
     def _changed(self, item: QListWidgetItem) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QListWidget, QStackedWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QListWidget, QScrollArea,
+                               QStackedWidget, QVBoxLayout, QWidget)
 
 from cks_desktop.ui.settings.agent_page import AgentPage
 from cks_desktop.ui.settings.mcp_page import McpPage
@@ -49,7 +49,15 @@ class SettingsDialog(QDialog):
         self.providers_page = ProvidersPage(services.settings, services.secrets, tasks)
         self.agent_page = AgentPage(services.settings, services.registry)
         self.mcp_page = McpPage(services, tasks)
-        for key, page in zip(PAGES, (self.providers_page, self.agent_page, self.mcp_page)):
+        # Chat & agent is taller (about 760 px) than a 1024×700 or 1280×800 screen leaves a dialog:
+        # it scrolls, so the dialog's Save and Cancel stay on the screen.
+        agent_scroll = QScrollArea()
+        agent_scroll.setObjectName("agentPageScroll")
+        agent_scroll.setWidgetResizable(True)
+        agent_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        agent_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        agent_scroll.setWidget(self.agent_page)
+        for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page)):
             self.nav.addItem(TITLES[key])
             self.stack.addWidget(page)
         body.addWidget(self.nav)

@@ -154,7 +154,7 @@ def _wrap(app: Any) -> Any:
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path.startswith("/.well-known/") or (MODE == "bad_token" and path == "/token"):
-            if MODE in ("garbage", "bad_token"):
+            if MODE == "garbage" or (MODE == "bad_token" and path == "/token"):
                 await _reply(send, 200, b"<html>this is not metadata</html>", b"application/json")
                 return
             if MODE == "elsewhere":
