@@ -41,7 +41,7 @@ from pydantic import ValidationError
 from cks_desktop import APP_ID
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.oauth_callback import CALLBACK_PATH, LoopbackCallback, SignInError
-from cks_desktop.mcp.oauth_storage import KeychainTokenStorage
+from cks_desktop.mcp.oauth_storage import KeychainTokenStorage, pre_registered_auth_method
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
@@ -197,6 +197,11 @@ class OAuthSession:
         if self._callback is None:  # a step-up during a call: the registered port again
             self._callback = LoopbackCallback(self.config.name, port=self._port(), timeout=self.timeout)
             await self._callback.__aenter__()
+        if self.provider is not None:  # the metadata is known now, before the token request
+            info, meta = self.provider.context.client_info, self.provider.context.oauth_metadata
+            if info is not None and info.client_secret and self.config.oauth and self.config.oauth.client_id:
+                supported = meta.token_endpoint_auth_methods_supported if meta is not None else None
+                info.token_endpoint_auth_method = pre_registered_auth_method(supported)
         result = opener(url)
         if inspect.isawaitable(result):
             await result

@@ -47,6 +47,15 @@ def oauth_entries(server: str) -> list[str]:
     return [oauth_entry(server, w) for w in (TOKENS, CLIENT)]
 
 
+def pre_registered_auth_method(supported: list[str] | None) -> str:
+    """How a pre-registered client with a secret authenticates at the token endpoint.
+
+    ``client_secret_post`` where the authorization server lists it, else ``client_secret_basic``:
+    the one RFC 6749 section 2.3.1 makes every server support, and RFC 8414's default when the
+    metadata lists nothing."""
+    return "client_secret_post" if supported and "client_secret_post" in supported else "client_secret_basic"
+
+
 class KeychainTokenStorage:
     """Tokens and client information of one server, in the keychain (``secrets.py``).
 

@@ -43,7 +43,7 @@ async def test_text_only(registry, stub_store) -> None:
     out, rec = await chat(provider, registry, stub_store)
     assert [m.role for m in out] == ["user", "assistant"]
     assert out[-1].text == "Hello!" and rec.text() == "Hello!"
-    assert rec.types() == ["turn_started", "text_delta", "text_delta", "text_delta", "assistant_message",
+    assert rec.types() == ["turn_started", "context_usage", "text_delta", "text_delta", "text_delta", "assistant_message",
                            "finished"]
     assert rec.finished().reason == "stop" and rec.finished().iterations == 1
 

@@ -307,3 +307,12 @@ def test_oauth_settings_are_checked_and_a_clear_secret_moves_to_the_keychain(sec
     assert moved == ["OAuth client secret"] and entry["oauth"]["clientSecret"] == "keychain:mcp/s/oauth/clientSecret"
     assert secret_store.get("mcp/s/oauth/clientSecret") == "xyz-9"
     assert parse_server("s", entry).oauth.client_secret_ref == "mcp/s/oauth/clientSecret"
+
+
+def test_a_pre_registered_secret_uses_what_the_authorization_server_supports() -> None:
+    """The conformance suite's pre-registration server takes only client_secret_basic."""
+    from cks_desktop.mcp.oauth_storage import pre_registered_auth_method
+
+    assert pre_registered_auth_method(["client_secret_basic"]) == "client_secret_basic"
+    assert pre_registered_auth_method(["client_secret_post", "client_secret_basic"]) == "client_secret_post"
+    assert pre_registered_auth_method(None) == "client_secret_basic"  # RFC 8414's default

@@ -117,7 +117,7 @@ class Composer(QWidget):
         self.model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         # The chat dock is about 330 px wide at 1280×800: the provider keeps a readable name and
         # the model box takes the rest; Fetch models (and the MCP Attach) are icon buttons.
-        self.provider_box.setMinimumContentsLength(8)
+        self.provider_box.setMinimumContentsLength(9)
         self.provider_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         bottom.addWidget(self.provider_box)
         bottom.addWidget(self.model_box, 1)
@@ -200,6 +200,9 @@ class Composer(QWidget):
             self.model_box.clear()
             self.model_box.addItems(known)
             self.model_box.setEditText(model)
+            edit = self.model_box.lineEdit()
+            if edit is not None:
+                edit.setCursorPosition(0)  # a narrow box shows the name's start ("claude-son…"), not its tail
             self._shown = (name, model)
             self._confirm = None
         finally:

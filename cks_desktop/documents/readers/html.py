@@ -1,0 +1,112 @@
+"""HTML: the readable text only, parsed with the standard library's ``html.parser``.
+
+Never a browser engine: nothing is rendered, no script runs, no resource is fetched (an
+``<img src=http://…>`` is a tag we skip, not a request). Dropped with everything inside them:
+``script``, ``style``, ``template``, ``noscript``, ``head`` (its ``title`` is kept as the first
+line), ``svg``, ``math``, ``iframe``, ``object``, ``canvas``. Block elements end a line; runs of
+whitespace collapse outside ``pre``. ``html.parser`` is a tokenizer, not a tree builder, so a
+document nested a million levels deep costs time proportional to its size and no recursion.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.readers.text import decode, normalise_newlines
+
+_SKIP = frozenset({"script", "style", "template", "noscript", "head", "svg", "math", "iframe", "object",
+                   "canvas", "embed", "audio", "video", "select", "button"})
+_BLOCK = frozenset({"p", "div", "br", "hr", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5",
+                    "h6", "tr", "table", "section", "article", "header", "footer", "nav", "aside", "main",
+                    "blockquote", "pre", "figure", "figcaption", "form", "fieldset", "address", "details",
+                    "summary", "body", "html", "caption", "thead", "tbody", "tfoot"})
+_CELL = frozenset({"td", "th"})
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+                   "track", "wbr", "param"})
+_SPACES = re.compile(r"[ \t\n\r\f\v]+")
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.IGNORECASE)
+
+
+class _TextOnly(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.title: list[str] = []
+        self._skip: list[str] = []  # open elements whose content is dropped
+        self._in_title = False
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title" and not self._skip_inside_head():
+            self._in_title = True
+            return
+        if tag in _SKIP:
+            if tag not in _VOID:
+                self._skip.append(tag)
+            return
+        if self._skip:
+            return
+        if tag == "pre":
+            self._pre += 1
+        if tag in _BLOCK:
+            self.out.append("\n")
+        elif tag in _CELL:
+            self.out.append("\t")
+
+    def _skip_inside_head(self) -> bool:
+        """True when a skipped element other than ``head`` is open (``<head><title>`` is kept)."""
+        return any(t != "head" for t in self._skip)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self._skip and tag in _BLOCK:
+            self.out.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+            return
+        if self._skip:
+            if tag in self._skip:
+                while self._skip and self._skip.pop() != tag:
+                    pass
+            return
+        if tag == "pre" and self._pre:
+            self._pre -= 1
+        if tag in _BLOCK:
+            self.out.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title.append(data)
+        elif not self._skip:
+            self.out.append(data if self._pre else _SPACES.sub(" ", data))
+
+
+def _tidy(text: str) -> str:
+    lines = [line.strip(" ") for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _decode_html(data: bytes, name: str) -> str:
+    match = _CHARSET.search(data[:4096])
+    if match:
+        try:
+            return data.decode(match.group(1).decode("ascii"))
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return decode(data, name)
+
+
+def html_text(markup: str) -> str:
+    parser = _TextOnly()
+    parser.feed(markup)
+    parser.close()
+    title = _SPACES.sub(" ", "".join(parser.title)).strip()
+    body = _tidy("".join(parser.out))
+    return f"{title}\n\n{body}".strip() if title and not body.startswith(title) else body
+
+
+def read(data: bytes, name: str) -> Extracted:
+    return Extracted(html_text(normalise_newlines(_decode_html(data, name))))
