@@ -35,7 +35,7 @@ from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm.events import ToolCallDone
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, Provider, ProviderError
-from cks_desktop.llm.windows import window_for
+from cks_desktop.llm.windows import known_window_for, needs_lookup, window_for
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry, model_schema
@@ -430,7 +430,7 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
                    params: GenerationParams | None) -> ctx.Fitted:
     """The request of the next model turn, within the model's window (agent/context.py): stubs, then a
     summary saved as a visible notice row, then cuts. Emits ``ContextUsage`` for the composer's meter."""
-    window = await window_for(provider)
+    window = known_window_for(provider)
     estimator = ctx.estimator_for(provider)
     answer = (params.max_output_tokens if params is not None and params.max_output_tokens
               else int(getattr(getattr(provider, "config", None), "max_tokens", 4096) or 4096))
@@ -440,6 +440,11 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
                        estimator=estimator, allow_summary=allow_summary, budget=chat.budget)
 
     request = fitted(not chat.summary_failed)
+    if needs_lookup(provider, request.tokens):  # a long chat: ask the server once what its window is
+        found = await window_for(provider)
+        if found != window:
+            window = found
+            request = fitted(not chat.summary_failed)
     if request.summary_needed:
         try:
             body = await ctx.summarise(provider, request.older, window=window, estimator=estimator)

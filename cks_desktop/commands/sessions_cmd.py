@@ -205,7 +205,12 @@ def _export(args: argparse.Namespace) -> int:
     from cks_desktop.settings import atomic_write_text
 
     with store_for(args) as store:
-        data = store.export(args.session_id, args.format)
+        if args.format == "json":  # the session's documents travel with its graph (documents/exchange.py)
+            from cks_desktop.documents.exchange import export_json
+
+            data = export_json(store, args.session_id)
+        else:
+            data = store.export(args.session_id, args.format)
     if args.output:
         target = Path(args.output).expanduser()
         try:
@@ -244,14 +249,22 @@ def _import(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
     with store_for(args) as store:
         store.get_session(args.session_id)
-        result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN, on_conflict=args.on_conflict)
+        documents = 0
+        if args.format == "json":  # with the documents section, if any (documents/exchange.py)
+            from cks_desktop.documents.exchange import import_json
+
+            result, documents = import_json(store, args.session_id, text, CLI_ORIGIN, on_conflict=args.on_conflict)
+        else:
+            result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN,
+                                       on_conflict=args.on_conflict)
     change_id = result.change.id if result.change else None
     if args.json:
         print_json({"session_id": args.session_id, "change_id": change_id, "summary": result.summary,
-                    "counts": dict(result.counts)})
+                    "counts": dict(result.counts), "documents_added": documents})
     else:
         print(f"Imported into {args.session_id}: {result.summary or 'nothing new'}"
-              + (f" (change {change_id})." if change_id else "."))
+              + (f" (change {change_id})" if change_id else "")
+              + (f", and {counted(documents, 'document')}." if documents else "."))
     return 0
 
 

@@ -14,7 +14,8 @@ The answer, first match wins:
 
 ``window_for`` is async because of (2)/(3); its result is cached per provider object,
 so a chat asks the server at most once. A failed or slow lookup (2 s) falls back to
-the table, never to an error.
+the table, never to an error. The loop asks only once a request reaches an eighth of the known
+window (``needs_lookup``): a short chat never sends the extra request.
 """
 
 from __future__ import annotations
@@ -48,12 +49,36 @@ def known_window(profile: Any, model: str, options: dict[str, Any] | None = None
         return _positive(opts.get("num_ctx")) or int(profile.default_context_window)
     name = (model or "").lower()
     best: tuple[int, int] | None = None
-    for prefix, tokens in getattr(profile, "context_windows", ()):
+    for prefix, tokens in profile.context_windows:
         if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
             best = (len(prefix), tokens)
     if best is not None:
         return best[1]
-    return int(getattr(profile, "default_context_window", 8_192))
+    return int(profile.default_context_window)
+
+
+def looked_up(provider: Any) -> int | None:
+    """The window ``window_for`` found for ``provider`` before, if it was asked."""
+    try:
+        return _CACHE.get(provider)
+    except TypeError:
+        return None
+
+
+def known_window_for(provider: Any) -> int:
+    """The window without asking the server (or what an earlier lookup found)."""
+    found = looked_up(provider)
+    if found is not None:
+        return found
+    config = provider.config
+    return known_window(provider.profile, config.model, config.options or {})
+
+
+def needs_lookup(provider: Any, tokens: int) -> bool:
+    """Worth asking the server: the request reached half the known window, and no lookup yet."""
+    options = provider.config.options or {}
+    return (looked_up(provider) is None and not _positive(options.get("context_window"))
+            and hasattr(provider, "reported_context_window") and tokens * 8 >= known_window_for(provider))
 
 
 async def window_for(provider: Any) -> int:

@@ -62,12 +62,18 @@ class FakeAnthropic(FakeServer):
         if not self.is_generation(request):
             out.json(404, {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}})
             return
-        turn = self.next_turn()
+        body = request.body or {}
+        model = str(body.get("model", self.default_model))
+        too_long = self.over_window(request)
+        if too_long is not None:  # what the API answers, without consuming a turn
+            out.json(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
+                           f"prompt is too long: {too_long} tokens > {self.context_window} maximum"},
+                           "request_id": "req_fake"})
+            return
+        turn = self.next_turn(body)
         if turn is None:
             self.out_of_turns(out)
             return
-        body = request.body or {}
-        model = str(body.get("model", self.default_model))
         if turn.status is not None:
             headers = {"request-id": "req_fake"}
             if turn.retry_after is not None:
@@ -81,7 +87,8 @@ class FakeAnthropic(FakeServer):
         out.send(_sse("message_start", {"type": "message_start", "message": {
             "id": "msg_fake" + secrets.token_hex(6), "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": turn.input_tokens, "output_tokens": 1}}}))
+            "usage": {"input_tokens": self.usage_tokens(body, turn.input_tokens),
+                      "output_tokens": 1}}}))
         out.send(_sse("ping", {"type": "ping"}))
         choice = body.get("tool_choice") or {}
         forced = choice.get("name") if choice.get("type") == "tool" else None

@@ -58,19 +58,28 @@ class FakeOpenAI(FakeServer):
     def handle(self, request: RecordedRequest, out: Responder) -> None:
         if request.method == "GET" and request.path == "/v1/models":
             out.json(200, {"object": "list", "data": [
-                {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"}
+                {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake",
+                 # what vLLM/OpenRouter-style servers add (issue 16): only when the fake has a window
+                 **({"context_length": self.context_window} if self.context_window else {})}
                 for m in (self.default_model, "gpt-other")]})
             return
         if not self.is_generation(request):
             out.json(404, {"error": {"message": "Unknown request URL", "type": "invalid_request_error",
                                      "param": None, "code": "unknown_url"}})
             return
-        turn = self.next_turn()
+        body = request.body or {}
+        model = str(body.get("model", self.default_model))
+        too_long = self.over_window(request)
+        if too_long is not None:  # what the API answers, without consuming a turn
+            out.json(400, {"error": {"message": f"This model's maximum context length is {self.context_window} "
+                                     f"tokens. However, your messages resulted in {too_long} tokens. Please "
+                                     "reduce the length of the messages.", "type": "invalid_request_error",
+                                     "param": "messages", "code": "context_length_exceeded"}})
+            return
+        turn = self.next_turn(body)
         if turn is None:
             self.out_of_turns(out)
             return
-        body = request.body or {}
-        model = str(body.get("model", self.default_model))
         if turn.status is not None:
             headers = {"x-request-id": "req_fake"}
             if turn.retry_after is not None:
@@ -117,7 +126,7 @@ class FakeOpenAI(FakeServer):
         finish = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
         out.send(chunk({}, finish))
         if (body.get("stream_options") or {}).get("include_usage"):
-            usage = {"prompt_tokens": turn.input_tokens, "completion_tokens": turn.output_tokens,
+            usage = {"prompt_tokens": self.usage_tokens(body, turn.input_tokens), "completion_tokens": turn.output_tokens,
                      "total_tokens": turn.input_tokens + turn.output_tokens}
             out.send("data: " + json.dumps({"id": ident, "object": "chat.completion.chunk", "created": created,
                                             "model": model, "choices": [], "usage": usage}) + "\n\n")

@@ -26,6 +26,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -163,12 +164,20 @@ class FakeServer:
 
     name = "fake"
     default_model = "fake-model"
+    # A model with a small context window (issue 16): set ``context_window`` (tokens) and a
+    # generation request larger than it gets the provider's real "prompt too long" error; its
+    # size is counted as the JSON of its messages, system prompt and tools at
+    # ``chars_per_token``, kept in ``prompt_sizes``, and reported as the answer's input tokens.
+    context_window: int | None = None
+    chars_per_token: float = 4.0
 
     def __init__(self, *, chunk_delay: float = 0.0) -> None:
         self.chunk_delay = chunk_delay
         self.turns: deque[Turn] = deque()
         self.requests: list[RecordedRequest] = []
         self.problems: list[str] = []
+        self.prompt_sizes: list[int] = []
+        self.side_turn: Callable[[Any], Turn | None] | None = None
         self.lock = threading.Lock()
         self.closing = threading.Event()
         self.stalled = threading.Event()  # set when a response reaches its stall point
@@ -221,7 +230,31 @@ class FakeServer:
             self.turns.extend(turns)
         return self
 
-    def next_turn(self) -> Turn | None:
+    def prompt_tokens(self, body: Any) -> int:
+        body = body if isinstance(body, dict) else {}
+        keys = ("messages", "system", "tools", "contents", "systemInstruction", "system_instruction")
+        text = json.dumps([body.get(k) for k in keys], ensure_ascii=False)
+        return int(len(text) / self.chars_per_token)
+
+    def over_window(self, request: RecordedRequest) -> int | None:
+        """The prompt's tokens when this fake has a window and the prompt is larger; else None.
+        Records every generation request's size in ``prompt_sizes``."""
+        if self.context_window is None:
+            return None
+        tokens = self.prompt_tokens(request.body)
+        with self.lock:
+            self.prompt_sizes.append(tokens)
+        return tokens if tokens > self.context_window else None
+
+    def usage_tokens(self, body: Any, scripted: int) -> int:
+        return self.prompt_tokens(body) if self.context_window is not None else scripted
+
+    def next_turn(self, body: Any = None) -> Turn | None:
+        """The next queued turn; or, for a request ``side_turn`` answers (a summary request,
+        say), that answer, without consuming the queue."""
+        side = self.side_turn(body) if self.side_turn is not None and body is not None else None
+        if side is not None:
+            return side
         with self.lock:
             return self.turns.popleft() if self.turns else None
 

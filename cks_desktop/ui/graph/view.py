@@ -22,7 +22,7 @@ from collections.abc import Coroutine, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolBar, QToolButton, QVBoxLayout, QWidget
 
@@ -59,6 +59,7 @@ TOOLBAR_ICONS = {
 }
 _ACTING_FOR: ContextVar[str | None] = ContextVar("graph_view_acting_for", default=None)
 MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
+WARM_LAYOUT_AFTER_MS = 500  # after the first paint; see GraphView.__init__
 EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
               "or double-click here to add an object.")
 
@@ -80,7 +81,14 @@ class GraphView(ViewActions, QWidget):
         self.editor = GraphEditor(registry)
         self.editor.on_stack_changed = lambda: self._update_actions() if hasattr(self, "redo_action") else None
         self.runner = runner or LayoutRunner()
-        self.runner.warm()
+        # The layout worker (a process importing igraph) starts once the window is up: started
+        # here it cost the first start about 0.1 s of spawning, and its imports then competed
+        # with the window's for the CPU. A layout asked for before then starts it itself.
+        self._warm_timer = QTimer(self)
+        self._warm_timer.setSingleShot(True)
+        self._warm_timer.setInterval(WARM_LAYOUT_AFTER_MS)
+        self._warm_timer.timeout.connect(self.runner.warm)
+        self._warm_timer.start()
         if positions is None and hasattr(store, "transaction"):
             positions = PositionStore.for_store(store)
         self.canvas = GraphCanvas(self.model, self.state)
@@ -319,6 +327,7 @@ class GraphView(ViewActions, QWidget):
             self._bridge.detach()
         await self.sync.flush()
         await self.tasks.cancel_all()
+        self._warm_timer.stop()
         self.runner.close()
 
     def _object_ids(self, ids: Iterable[str]) -> list[str]:

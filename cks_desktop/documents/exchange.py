@@ -1,0 +1,104 @@
+"""Documents in a cks-graph JSON export: a top-level ``"documents"`` list beside the graph.
+
+Why a section, not format version 2: cks-graph version 1 readers (this app's, and every
+earlier release's) ignore unknown top-level keys, so an export with documents still imports
+everywhere, as the graph alone; and a file without the key is exactly today's version 1. The
+provenance work (issue 17 §3) will need version 2 for evidence on objects; this section reads
+the same under it.
+
+Each entry: ``{"id" (sha256 of the original bytes), "name", "size", "media_type", "source",
+"added_at", "reader", "text", "page_starts"}``. The original bytes are not kept (the store keeps
+the extracted text, which is what provenance points at), so the id is carried, not recomputed.
+
+Import: the section is checked first (every bad entry named, nothing written), then the graph
+is imported (one change), then the documents are added in one transaction (deduplicated:
+re-importing adds nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.documents.model import ReadDocument
+from cks_desktop.graph.errors import StoreError
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import ApplyResult, GraphStore
+
+KEY = "documents"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def export_json(store: "GraphStore", session_id: str) -> str:
+    """The session's cks-graph JSON export, with its documents (no key when it has none)."""
+    from cks_desktop.documents.store import DocumentStore
+
+    data = store.export(session_id, "json")
+    docs = DocumentStore(store).all_with_text(session_id)
+    if not docs:
+        return data
+    head = data.rstrip()
+    if not head.endswith("}"):
+        raise StoreError("The graph export has an unexpected shape; documents cannot be added to it.")
+    entries = [{k: v for k, v in d.to_json(with_text=True).items() if k not in ("characters", "pages")}
+               for d in docs]
+    section = json.dumps(entries, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    return f'{head[:-1].rstrip()},\n  "{KEY}": {section}\n}}\n'
+
+
+def _fail(where: str, why: str) -> StoreError:
+    return StoreError(f"Nothing was imported: {where} {why}.")
+
+
+def _entry(i: int, item: Any) -> ReadDocument:
+    where = f"document {i}"
+    if not isinstance(item, dict):
+        raise _fail(where, "is not a JSON object")
+    doc_id = item.get("id")
+    if not isinstance(doc_id, str) or not _SHA256.fullmatch(doc_id):
+        raise _fail(where, "has no valid id (the sha256 of the file, 64 hex digits)")
+    strings = {k: item.get(k, "") for k in ("name", "media_type", "source", "added_at", "reader", "text")}
+    for key, value in strings.items():
+        if not isinstance(value, str):
+            raise _fail(where, f"has a {key} that is not text")
+    if not strings["name"].strip() or not strings["text"]:
+        raise _fail(where, "needs a name and a text")
+    size = item.get("size", 0)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise _fail(where, "has a size that is not a whole number of bytes")
+    starts = item.get("page_starts", [])
+    if (not isinstance(starts, list) or any(not isinstance(s, int) or isinstance(s, bool) for s in starts)
+            or starts != sorted(starts) or any(s < 0 or s > len(strings["text"]) for s in starts)):
+        raise _fail(where, "has page_starts that are not ascending offsets into its text")
+    return ReadDocument(sha256=doc_id, name=strings["name"], size=size, media_type=strings["media_type"] or
+                        "text/plain", source=strings["source"], reader=strings["reader"], text=strings["text"],
+                        page_starts=tuple(starts))
+
+
+def parse_documents(data: str) -> list[ReadDocument]:
+    """The documents section of a cks-graph JSON text (empty when there is none); bad → StoreError."""
+    if f'"{KEY}"' not in data:
+        return []
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return []  # the graph import gives the sentence for JSON that does not parse
+    section = doc.get(KEY) if isinstance(doc, dict) else None
+    if section is None:
+        return []
+    if not isinstance(section, list):
+        raise StoreError(f'Nothing was imported: "{KEY}" must be a list.')
+    return [_entry(i, item) for i, item in enumerate(section)]
+
+
+def import_json(store: "GraphStore", session_id: str, data: str, origin: str,
+                on_conflict: str | None = None) -> tuple["ApplyResult", int]:
+    """Import the graph and its documents; returns the graph's result and how many documents were new."""
+    from cks_desktop.documents.store import DocumentStore
+
+    docs = parse_documents(data)
+    result = store.import_data(session_id, "json", data, origin, on_conflict=on_conflict)
+    added = DocumentStore(store).add(session_id, docs).added if docs else []
+    return result, len(added)
