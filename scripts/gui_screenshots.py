@@ -223,11 +223,12 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             if row.item.name != "evolve_knowledge":  # the short ones, so the code block stays in view too
                 row.set_expanded(True)
 
-        def chat_to_top() -> None:
+        def chat_to_end() -> None:  # the answer with its code block, the expanded rows above it
             view.flush()
-            view.verticalScrollBar().setValue(int(view.verticalScrollBar().maximum() * 0.35))
+            window.graph_view.canvas.fit()
+            view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
 
-        await shots.shoot("chat", before_grab=chat_to_top)
+        await shots.shoot("chat", before_grab=chat_to_end)
 
         canvas = window.graph_view.canvas
         marie = services.store.resolve(curie.id, "Marie Curie")

@@ -142,6 +142,9 @@ class MainWindow(QMainWindow):
         self.new_session_action = self._action(file_menu, "&New session", self.sidebar.create_session,
                                                "Ctrl+N", "newSessionAction")
         file_menu.addSeparator()
+        from cks_desktop.ui import documents as documents_ui
+
+        self.documents = documents_ui.install(self, file_menu)  # Add documents… (and drops on the window)
         self.graph_io = graph_io.install(self, file_menu)  # Import graph… / Export graph…
         self.export_chat_action = self._action(file_menu, "Export &chat…", self.chat_panel.export_chat, None,
                                                "exportChatAction")  # Markdown or JSON, tool calls included

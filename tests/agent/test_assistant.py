@@ -192,8 +192,9 @@ def test_mcp_serve_is_composed_by_the_runtime_with_the_host_toolset(tmp_path: Pa
         host = AppServices.build(paths, settings, store, secrets=SecretStore(secure=False), toolset="host")
         chat = AppServices.build(paths, settings, store, secrets=SecretStore(secure=False))
         assert chat.registry.get("construct_knowledge") is not None
+        # A host brings its own model (no construct_knowledge) and cannot reach our MCP servers.
         assert {s.name for s in host.registry.specs()} == {s.name for s in chat.registry.specs()} - {
-            "construct_knowledge"}
+            "construct_knowledge", "read_mcp_resource"}
         session = store.create_session("Served").id
         run = host.host_run(session)
         assert run.session_id == session and run.caller is Caller.MCP_CLIENT

@@ -24,6 +24,7 @@ from cks_desktop.ui.labels import plain_label
 
 from cks_desktop.ui import theme
 from cks_desktop.llm.profiles import PROFILES
+from cks_desktop.plural import counted
 from cks_desktop.ui.text import plain_tooltip
 
 
@@ -236,7 +237,7 @@ class Composer(QWidget):
         if problem is None and not chosen and self._fetched and model not in self._fetched \
                 and self._confirm != model:
             self._confirm = model
-            problem = (f"{model} is not among the {len(self._fetched)} models the provider listed; "
+            problem = (f"{model} is not among the {counted(len(self._fetched), 'model')} the provider listed; "
                        "press Enter again to use it anyway.")
         if problem is not None:
             self._hint(problem)

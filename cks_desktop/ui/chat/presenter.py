@@ -67,6 +67,9 @@ class ChatPresenter:
         # A finished row that a call still being written may fold into, with the state it shows
         # once the call turns out to be a different one: (row, call id, saved state).
         self._candidate: tuple[ToolItem, str, RowState] | None = None
+        # The last ``ContextUsage`` (issue 16) and who wants each one (the composer's meter).
+        self.context_usage: ev.ContextUsage | None = None
+        self.context_listeners: list[Callable[[ev.ContextUsage], None]] = []
 
     # -- live events --------------------------------------------------------
     def add_user(self, text: str) -> None:
@@ -153,6 +156,10 @@ class ChatPresenter:
                 self._on_error(event)
             case ev.IterationLimit():
                 self._on_iteration_limit(event)
+            case ev.ContextUsage():  # how full the context is (issue 16): the composer's meter reads it
+                self.context_usage = event
+                for listener in list(self.context_listeners):
+                    listener(event)
             case ev.Finished():
                 self._on_finished(event)
             case _:

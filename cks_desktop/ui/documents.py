@@ -1,0 +1,177 @@
+"""File → Add documents… and dropping files onto the window: documents into the current session.
+
+Reading runs on a worker thread (a PDF of hundreds of pages takes seconds; the event loop never
+waits on it); the store writes all readable files of one request in one transaction. Each file
+that cannot be read is named with its one sentence in a message box opened with ``open()``
+(never ``exec()``); the others are added. The file dialog is window-modal, also ``open()``ed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtGui import QAction, QDropEvent, QKeySequence
+from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
+
+from cks_desktop.plural import counted
+
+if TYPE_CHECKING:
+    from cks_desktop.documents.store import AddResult
+    from cks_desktop.ui.main_window import MainWindow
+
+FILTER = "Documents (*.txt *.md *.markdown *.html *.htm *.pdf *.docx)"
+
+
+class DocumentIntake(QObject):
+    """The window's way in for documents; one per window."""
+
+    dialogOpened = Signal(object)  # the file dialog or the problems box, once open
+    added = Signal(object, object)  # (AddResult, list of refusal sentences)
+    failed = Signal(str)
+
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.window = window
+        self.action = QAction("Add &documents…", window)
+        self.action.setObjectName("addDocumentsAction")
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        tip = "Add text, Markdown, HTML, PDF or Word files to this session (or drop them onto the window)"
+        self.action.setToolTip(tip)
+        self.action.setStatusTip(tip)
+        self.action.triggered.connect(lambda *_: window.tasks.spawn(self.add_via_dialog(), name="add-documents"))
+        window.setAcceptDrops(True)
+        window.installEventFilter(self)
+
+    def install(self, file_menu: QMenu, before: QAction | None = None) -> None:
+        if before is not None:
+            file_menu.insertAction(before, self.action)
+        else:
+            file_menu.addAction(self.action)
+
+    # -- drag and drop ----------------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.window and event.type() in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
+            if isinstance(event, QDropEvent) and self._local_files(event):  # QDragMoveEvent/EnterEvent are drops
+                event.acceptProposedAction()
+                return True
+        if watched is self.window and event.type() == QEvent.Type.Drop:
+            assert isinstance(event, QDropEvent)
+            paths = self._local_files(event)
+            if paths:
+                event.acceptProposedAction()
+                self.window.tasks.spawn(self.add_paths(paths), name="drop-documents")
+                return True
+        return super().eventFilter(watched, event)
+
+    @staticmethod
+    def _local_files(event: Any) -> list[Path]:
+        mime = event.mimeData()
+        if mime is None or not mime.hasUrls():
+            return []
+        return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile()]
+
+    # -- adding -----------------------------------------------------------------------------
+    async def _run(self, dialog: QDialog) -> int:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def finished(code: int) -> None:
+            if not future.done():
+                future.set_result(int(code))
+
+        dialog.finished.connect(finished)
+        try:
+            dialog.open()
+            self.dialogOpened.emit(dialog)
+            return await future
+        except asyncio.CancelledError:
+            if dialog.isVisible():
+                dialog.reject()
+            raise
+        finally:
+            dialog.finished.disconnect(finished)
+
+    async def add_via_dialog(self) -> "AddResult | None":
+        if not self.window.current_session:
+            self._fail("Open a session first.")
+            return None
+        dialog = QFileDialog(self.window, "Add documents to this session")
+        dialog.setObjectName("addDocumentsFileDialog")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.setNameFilters([FILTER, "All files (*)"])
+        try:
+            if not await self._run(dialog) or not dialog.selectedFiles():
+                return None
+            paths = [Path(p) for p in dialog.selectedFiles()]
+        finally:
+            dialog.deleteLater()
+        return await self.add_paths(paths)
+
+    async def add_paths(self, paths: list[Path]) -> "AddResult | None":
+        """Read ``paths`` on a worker, add the readable ones (one transaction), report the rest."""
+        from cks_desktop.documents.errors import UnreadableDocument
+        from cks_desktop.documents.readers import max_file_bytes, read_path
+        from cks_desktop.documents.store import DocumentStore
+        from cks_desktop.graph.errors import StoreError
+
+        sid = self.window.current_session
+        if not sid:
+            self._fail("Open a session first.")
+            return None
+        store = self.window.services.store
+        limit = max_file_bytes(self.window.services.settings.data)
+
+        def work() -> tuple["AddResult", list[str]]:
+            read, refused = [], []
+            for path in paths:
+                try:
+                    read.append(read_path(path, limit))
+                except UnreadableDocument as exc:
+                    refused.append(str(exc))
+            return DocumentStore(store).add(sid, read), refused
+
+        self._say(f"Reading {counted(len(paths), 'file')}…")
+        try:
+            result, refused = await asyncio.to_thread(work)
+        except StoreError as exc:
+            self._fail(f"Nothing was added: {exc}")
+            return None
+        parts = []
+        if result.added:
+            parts.append(f"Added {counted(len(result.added), 'document')}")
+        if result.already:
+            parts.append(f"{counted(len(result.already), 'document')} already in the session")
+        if refused:
+            parts.append(f"{counted(len(refused), 'file')} could not be read")
+        self._say("; ".join(parts) + ".")
+        self.added.emit(result, refused)
+        if refused:
+            await self._show_refused(refused)
+        return result
+
+    async def _show_refused(self, refused: list[str]) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Some files were not added",
+                          "These files could not be read and were not added:", QMessageBox.StandardButton.Ok,
+                          self.window)
+        box.setObjectName("documentsRefusedBox")
+        box.setInformativeText("\n".join(refused))
+        try:
+            await self._run(box)
+        finally:
+            box.deleteLater()
+
+    def _say(self, text: str) -> None:
+        self.window.graph_view._say(text)
+
+    def _fail(self, text: str) -> None:
+        self._say(text)
+        self.failed.emit(text)
+
+
+def install(window: "MainWindow", file_menu: QMenu, before: QAction | None = None) -> DocumentIntake:
+    intake = DocumentIntake(window)
+    intake.install(file_menu, before)
+    return intake
