@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout,
-                               QGridLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton, QScrollArea,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
+                               QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit,
+                               QPushButton, QScrollArea,
                                QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.mcp.config import ConfigError, rename_secrets
+from cks_desktop.mcp.config import LOG_LEVELS, ConfigError, rename_secrets
 from cks_desktop.tools.scopes import server_identity
 from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.mcp_form import ServerForm
@@ -32,6 +33,8 @@ from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
+
+SAMPLING_WORDS = (("ask", "ask me each time"), ("allow", "allow without asking"), ("off", "never"))
 
 HINTS = (("read_only_hint", "read-only"), ("destructive_hint", "destructive"), ("idempotent_hint", "idempotent"),
          ("open_world_hint", "open world"))
@@ -176,6 +179,7 @@ class McpServerEditor(QDialog):
         self.enabled_box.setChecked(self.form.enabled)
         rules_form.addRow(self.enabled_box)
         layout.addWidget(rules)
+        layout.addWidget(self._requests_group())
 
         tools = QGroupBox("Tools")
         tools_layout = QVBoxLayout(tools)
@@ -223,6 +227,57 @@ class McpServerEditor(QDialog):
         self.test_button.clicked.connect(lambda: self.tasks.spawn(self.test_connection(), name="mcp-probe"))
         self._transport_changed(initial=True)
 
+    def _requests_group(self) -> QGroupBox:
+        """What the server may ask of the app: its log level, sampling, and extra root folders
+        (the ``logLevel`` / ``sampling`` / ``roots`` keys of mcp/config.py)."""
+        group = QGroupBox("What the server may ask")
+        form = QFormLayout(group)
+        self.log_level_box = QComboBox()
+        self.log_level_box.setObjectName("mcpLogLevel")
+        for level in LOG_LEVELS:
+            self.log_level_box.addItem(level, level)
+        self.log_level_box.setCurrentIndex(max(0, self.log_level_box.findData(self.form.log_level)))
+        self.log_level_box.setToolTip("The least severe message the server should send to its log view.")
+        form.addRow("Log level:", self.log_level_box)
+        self.sampling_box = QComboBox()
+        self.sampling_box.setObjectName("mcpSampling")
+        for value, words in SAMPLING_WORDS:
+            self.sampling_box.addItem(f"{value} — {words}", value)
+        self.sampling_box.setCurrentIndex(max(0, self.sampling_box.findData(self.form.sampling)))
+        self.sampling_box.setToolTip("Whether the server may ask your model for a completion, and whether "
+                                     "you see the request first.")
+        form.addRow("Use my model:", self.sampling_box)
+        self.roots_edit = QPlainTextEdit("\n".join(self.form.roots))
+        self.roots_edit.setObjectName("mcpRoots")
+        self.roots_edit.setPlaceholderText("one folder per line (besides the folders you allowed)")
+        self.roots_edit.setFixedHeight(72)
+        add_root = QPushButton("Add folder…")
+        add_root.setObjectName("mcpAddRoot")
+        add_root.setAutoDefault(False)
+        add_root.clicked.connect(self.pick_root)
+        roots_row = QHBoxLayout()
+        roots_row.addWidget(self.roots_edit, 1)
+        roots_row.addWidget(add_root, 0, Qt.AlignmentFlag.AlignTop)
+        form.addRow("Extra roots:", roots_row)
+        return group
+
+    def pick_root(self) -> None:
+        """A folder chooser opened with open() (never exec()): the chosen folder is appended."""
+        dialog = QFileDialog(self, "Extra root folder")
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(self.add_root)
+        self.root_dialog = dialog
+        dialog.open()
+
+    def add_root(self, folder: str) -> None:
+        roots = self.roots()
+        if folder and folder not in roots:
+            self.roots_edit.setPlainText("\n".join([*roots, folder]))
+
+    def roots(self) -> list[str]:
+        return [line.strip() for line in self.roots_edit.toPlainText().splitlines() if line.strip()]
+
     # -- form ⇄ widgets ---------------------------------------------------------------
     def _transport_changed(self, *_args: Any, initial: bool = False) -> None:
         transport = self.transport_box.currentData()
@@ -253,6 +308,9 @@ class McpServerEditor(QDialog):
         form.timeout = float(self.timeout_spin.value())
         form.enabled = self.enabled_box.isChecked()
         form.enabled_tools = self._enabled_tools()
+        form.log_level = self.log_level_box.currentData()
+        form.sampling = self.sampling_box.currentData()
+        form.roots = self.roots()
         return form
 
     def _enabled_tools(self) -> list[str] | None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
 OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-              "scopes", "approval", "enabledTools", "timeout", "inheritEnv", "oauth")
+              "scopes", "approval", "enabledTools", "timeout", "inheritEnv", "oauth", "sampling", "logLevel", "roots")
 PLACEHOLDER = "secret-placeholder"
 
 
@@ -58,6 +58,11 @@ class ServerForm:
     oauth_secret_ref: str | None = None
     oauth_scope: str = ""
     oauth_other: Any = None  # the entry's other "oauth" keys (callbackPort, ...), or False, kept as they were
+    # Server-to-client features (mcp/client_hooks.py); written only when not the default, so an
+    # untouched entry keeps the file as it was.
+    log_level: str = "info"
+    sampling: str = "ask"
+    roots: list[str] = field(default_factory=list)
 
     @classmethod
     def from_entry(cls, name: str, raw: dict[str, Any]) -> "ServerForm":
@@ -71,7 +76,8 @@ class ServerForm:
                    env=pairs(config.env), headers=pairs(config.headers), scopes={s.value for s in config.scopes},
                    approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
                    enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
-                   inherit_env=config.inherit_env, original_name=name, **_oauth_fields(raw.get("oauth")))
+                   inherit_env=config.inherit_env, original_name=name, log_level=config.log_level,
+                   sampling=config.sampling, roots=list(config.roots), **_oauth_fields(raw.get("oauth")))
 
     # -- checking --------------------------------------------------------------------
     def args(self) -> list[str]:
@@ -166,6 +172,13 @@ class ServerForm:
         entry["timeout"] = self.timeout
         if self.enabled_tools is not None:
             entry["enabledTools"] = list(self.enabled_tools)
+        if self.log_level != "info":
+            entry["logLevel"] = self.log_level
+        if self.sampling != "ask":
+            entry["sampling"] = self.sampling
+        roots = [r.strip() for r in self.roots if r.strip()]
+        if roots:
+            entry["roots"] = roots
         if secrets is not None:
             # Secrets typed where no secret toggle exists (``--api-key sk-…`` in the arguments, a token
             # in the URL, a credential-shaped env value) go to the keychain too.
