@@ -27,11 +27,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from cks_desktop.tools.builtin.refs import apply_ops, blocking
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, Scope, ToolError, ToolSpec
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
+    from cks_desktop.tools.registry import ToolRegistry
 
 CHUNK_CHARS = 6000
 MAX_TEXT_CHARS = 200_000
@@ -225,7 +229,7 @@ def _prompt(chunk: str, index: int, total: int, batch: _Batch, types: str, instr
     return "\n\n".join(parts)
 
 
-async def _ask(provider: Any, prompt: str) -> dict[str, Any]:
+async def _ask(provider: "Provider", prompt: str) -> dict[str, Any]:
     from cks_desktop.llm.messages import Message
     from cks_desktop.llm.provider import ProviderError
     from cks_desktop.llm.structured import StructuredOutputError, respond_json
@@ -306,6 +310,6 @@ CONSTRUCT_KNOWLEDGE = ToolSpec(
 )
 
 
-def register_agent_tools(registry: Any) -> None:
+def register_agent_tools(registry: "ToolRegistry") -> None:
     """Add the tools that need a model (they live above ``tools``, beside the loop)."""
     registry.register(CONSTRUCT_KNOWLEDGE, replace=True)

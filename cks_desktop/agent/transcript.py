@@ -47,11 +47,14 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.events import CallState, Notice
 from cks_desktop.graph.sqlite_util import bare_connection_access
 from cks_desktop.llm.messages import Message, ToolResultPart
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
 
 INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
 
@@ -155,7 +158,7 @@ class TranscriptStore:
         self._transaction = write
 
     @classmethod
-    def for_store(cls, store: Any) -> "TranscriptStore":
+    def for_store(cls, store: "GraphStore") -> "TranscriptStore":
         return cls(store.connection_lock, store.transaction)
 
     @classmethod

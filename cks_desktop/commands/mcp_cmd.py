@@ -52,6 +52,7 @@ from cks_desktop.commands.common import (
 from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
     from cks_desktop.mcp.config import ServerConfig
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
@@ -668,7 +669,7 @@ def _serve(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _exists(store: Any, session_id: str) -> bool:
+def _exists(store: "GraphStore", session_id: str) -> bool:
     from cks_desktop.graph.errors import StoreError
 
     try:

@@ -16,6 +16,7 @@ from cks_desktop.tools.approval import Approver, Decision, StaticApprover
 from cks_desktop.tools.types import ALL_SCOPES, Caller, Scope
 
 if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.tools.registry import ToolRegistry
 
@@ -34,7 +35,7 @@ class Run:
     allowed_folders: tuple[Path, ...] = ()
     # A handle on the session's LLM provider for tools that call a model
     # (construct_knowledge); None where no provider is configured.
-    llm: Any = None
+    llm: "Provider | None" = None
     # Hears a running call's progress (call id, progress, total or None, message or None): the
     # chat loop turns it into ``ToolCallProgress`` events; None where nobody shows progress.
     on_progress: Callable[[str, float, float | None, str | None], None] | None = None

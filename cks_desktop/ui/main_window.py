@@ -37,6 +37,7 @@ from cks_desktop.ui import graph_io
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
+from cks_desktop.ui.text import open_in_browser
 from cks_desktop.ui.theme.menu import ThemeMenu
 from cks_desktop.ui.theme.window import decorate as decorate_menus
 from cks_desktop.ui.theme.credits import credits_text
@@ -65,6 +66,8 @@ class MainWindow(QMainWindow):
         self.approver = GuiApprover(dialog_presenter(lambda: self, self._session_title,
                                                      on_open=self.approvalDialogOpened.emit))
         self.controllers: dict[str, ChatController] = {}
+        # Settings → Share with other apps: served in this window's background; "this app asks too" asks here
+        self.share_service = services.share_service(app_approver=self.approver)
 
         # core events → GUI thread
         self.store_bridge = EventBridge(self)
@@ -374,7 +377,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtGui import QDesktopServices
 
         # A server asking for more permissions during a call (OAuth step-up) opens the browser at once.
-        manager.step_up_opener = lambda url: QDesktopServices.openUrl(QUrl(url)) and None
+        manager.step_up_opener = open_in_browser
         self.mcp_bridge.attach(manager.subscribe)
         self.mcp_bridge.arrived.connect(self._mcp_changed)
         self.status.set_servers(manager.statuses())
@@ -421,7 +424,7 @@ class MainWindow(QMainWindow):
             existing.show_page(page, server)
             existing.raise_()
             return
-        dialog = SettingsDialog(self.services, self.tasks, self)
+        dialog = SettingsDialog(self.services, self.tasks, self, share=self.share_service)
         dialog.saved.connect(self._settings_saved)
         self.mcp_bridge.arrived.connect(dialog.mcp_page.on_status_event)
         dialog.show_page(page, server)
@@ -570,6 +573,7 @@ class MainWindow(QMainWindow):
         self.settings_watcher.close()
         self.save_layout()
         self.approver.deny_all()
+        await self.share_service.stop()  # hosts' connections close before the store does
         running = [c.task for c in self.controllers.values() if c.task is not None and not c.task.done()]
         for controller in self.controllers.values():
             controller.stop()

@@ -94,3 +94,11 @@ def plain_tooltip(text: str) -> str:
 def no_mnemonic(text: str) -> str:
     """Button and action text where ``&`` is a character, not a keyboard-shortcut marker."""
     return text.replace("&", "&&")
+
+
+def open_in_browser(url: str) -> None:
+    """Open a sign-in page in the system browser (the OAuth flow's opener; the person asked for it)."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    QDesktopServices.openUrl(QUrl(url))

@@ -160,7 +160,7 @@ class GraphCanvas(QWidget):
         x0, y0, x1, y1 = self.viewport.world_rect()
         return x0 <= bounds[0] and y0 <= bounds[1] and x1 >= bounds[2] and y1 >= bounds[3]
 
-    def fit(self, indices: list[int] | None = None, *, max_scale: float = 1.5) -> None:
+    def fit(self, indices: list[int] | None = None, *, max_scale: float = FIT_MAX_SCALE) -> None:
         """Fit into the part of the canvas not covered by the inspector sheet (``covered_right``)."""
         bounds = self.model.bounds(indices) if indices is not None else self.graph_bounds()
         vp = self.viewport
@@ -250,6 +250,7 @@ class GraphCanvas(QWidget):
                 else:
                     self.frames.start(vp, self.devicePixelRatioF(), key, self.style_, self.graph_bounds())
         mask = self.state.visible_mask(self.model)
+        self.overlay.base_edge_labels = self.renderer.placed_edge_labels  # each edge label drawn once
         self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask,
                            live=self._drag_nodes if self._mode == "drag" else None)
         self._paint_gesture(p)

@@ -10,13 +10,13 @@ whatever the zoom).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
 from cks_desktop.ui.graph.model import GraphModel
-from cks_desktop.ui.graph.render import Style, mix, node_diameter
+from cks_desktop.ui.graph.render import Occupancy, Style, mix, node_diameter
 from cks_desktop.ui.graph.viewport import Viewport
 from cks_desktop.ui.graph.viewstate import ViewState
 
@@ -31,6 +31,10 @@ class OverlayPainter:
         self.font = QFont()
         self.bold = QFont(self.font)
         self.bold.setBold(True)
+        # relations whose label the base frame drew (set by the canvas before each paint), and
+        # those this overlay drew in its last paint: together, each edge's label is drawn once
+        self.base_edge_labels: Container[int] = frozenset()
+        self.placed_edge_labels: dict[int, QRectF] = {}
 
     def _ring(self, p: QPainter, vp: Viewport, i: int, colour: QColor, width: float, grow: float) -> None:
         sx, sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
@@ -87,10 +91,16 @@ class OverlayPainter:
         p.drawPath(path)
 
     def _edge_types(self, p: QPainter, vp: Viewport, style: Style, edges: Iterable[int]) -> None:
+        """The hovered node's relation types, each edge once: an edge whose label the base frame
+        already shows (``base_edge_labels``) is not labelled again, and two labels here never
+        overlap (the second is left out: the lines are highlighted anyway)."""
         model = self.model
         p.setFont(self.font)
         fm = QFontMetricsF(self.font)
+        taken = Occupancy()
         for j in edges:
+            if j in self.base_edge_labels or j in self.placed_edge_labels:
+                continue
             a, b = model.src[j], model.dst[j]
             ax, ay = vp.to_screen(model.xs[a], model.ys[a])
             bx, by = vp.to_screen(model.xs[b], model.ys[b])
@@ -99,6 +109,10 @@ class OverlayPainter:
             text = model.rel_type_of(j)
             w = fm.horizontalAdvance(text)
             rect = QRectF((ax + bx) / 2 - w / 2 - 3, (ay + by) / 2 - fm.height() / 2, w + 6, fm.height())
+            if not taken.free(rect):
+                continue
+            taken.take(rect)
+            self.placed_edge_labels[j] = rect
             bg = QColor(style.background)
             bg.setAlpha(220)
             p.fillRect(rect, bg)
@@ -111,6 +125,7 @@ class OverlayPainter:
         catches up with them a moment later)."""
         model, state = self.model, self.state
         index = model.index
+        self.placed_edge_labels = {}
         p.save()
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)

@@ -177,6 +177,10 @@ class FrameRenderer:
         # Text layout is the slow part of a label (3-4x drawing it): keep it laid out.
         self._texts: dict[tuple[str, bool], QStaticText] = {}
         self.last_detail = choose_detail(1.0, 0, 0)
+        # what the last frame placed, in frame coordinates: the node labels' rectangles and the
+        # relations whose label it drew (the overlay does not draw those again)
+        self.placed_labels: list[QRectF] = []
+        self.placed_edge_labels: dict[int, QRectF] = {}
 
     def static_text(self, text: str, *, edge: bool = False) -> QStaticText:
         key = (text, edge)
@@ -250,15 +254,21 @@ class FrameRenderer:
         else:
             yield from self._nodes(p, style, detail, on_screen)
         p.restore()
+        # replaced only now: while a frame is drawn in pieces, the one on screen is the old one
+        self.placed_labels, self.placed_edge_labels = [], {}
         if on_screen is not None and (detail.labels or detail.edge_labels):
             yield
             p.save()
             p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
             p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            if detail.edge_labels:
-                self._edge_labels(p, vp, style, on_screen)
+            # node labels first (they matter more), then relation labels in what is still free:
+            # one occupancy grid for both, so no two labels overlap
+            taken = self.occupancy(vp, detail, on_screen)
             if detail.labels:
-                self._labels(p, vp, style, detail, on_screen, vector=vector, inside=inside)
+                self.placed_labels = self._labels(p, vp, style, detail, on_screen, vector=vector,
+                                                  inside=inside, occupied=taken)
+            if detail.edge_labels:
+                self.placed_edge_labels = self._edge_labels(p, vp, style, on_screen, occupied=taken)
             p.restore()
 
     def _near_edges(self, p: QPainter, style: Style, on_screen: list[int]) -> None:
@@ -360,26 +370,22 @@ class FrameRenderer:
                 p.drawEllipse(QPointF(xs[i], ys[i]), r, r)
 
     def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int],
-                vector: bool = False, inside: QRectF | None = None) -> None:
-        """Names beside the nodes, best connected first; a label that would overlap one
-        already drawn is skipped (hover or select the node to read it). Near the edge of
-        ``inside`` (the part of the frame on screen) a side that keeps it whole is preferred."""
+                vector: bool = False, inside: QRectF | None = None,
+                occupied: Occupancy | None = None) -> list[QRectF]:
+        """Names beside the nodes, most important first (degree); a label that would overlap
+        one already placed (or a disc) tries the next of eight spots around its node, and is
+        skipped if none is free (hover or select the node to read it). Near the edge of
+        ``inside`` (the part of the frame on screen) a spot that keeps it whole is preferred.
+        Returns the rectangles drawn (frame coordinates), so tests can check no two overlap."""
         model = self.model
         p.setFont(self.font)
         halo = QColor(style.background)
         halo.setAlpha(210)
         off = detail.node_px / 2 + 3
         xs, ys, names = model.xs, model.ys, model.names
-        cell = 8.0
-        taken: set[tuple[int, int]] = set()
-        r = detail.node_px / 2
-        for i in on_screen:  # discs are taken too: a label must not hide a node
-            sx, sy = vp.to_screen(xs[i], ys[i])
-            for cx in range(int((sx - r * 0.7) // cell), int((sx + r * 0.7) // cell) + 1):
-                for cy in range(int((sy - r * 0.7) // cell), int((sy + r * 0.7) // cell) + 1):
-                    taken.add((cx, cy))
+        taken = occupied if occupied is not None else self.occupancy(vp, detail, on_screen)
         order = sorted(on_screen, key=lambda i: -len(model.incident_edges(i)))
-        pad = 2.0
+        placed: list[QRectF] = []
         for i in order:
             sx, sy = vp.to_screen(xs[i], ys[i])
             text = names[i]
@@ -388,32 +394,53 @@ class FrameRenderer:
             st = self.static_text(text)
             size = st.size()
             w, h = size.width(), size.height()
-            # right of the node, then left, below, above: the first spot that is free wins
+            d = off * 0.7
+            # right of the node, then left, below, above, then the four diagonals: the first free spot wins
             spots = [(sx + off, sy - h / 2), (sx - off - w, sy - h / 2),
-                     (sx - w / 2, sy + off - 1), (sx - w / 2, sy - off - h + 1)]
+                     (sx - w / 2, sy + off - 1), (sx - w / 2, sy - off - h + 1),
+                     (sx + d, sy + d - 1), (sx + d, sy - d - h + 1),
+                     (sx - d - w, sy + d - 1), (sx - d - w, sy - d - h + 1)]
             if inside is not None and inside.contains(QPointF(sx, sy)):
                 # on screen: a label cut by the widget's edge reads worse than none (hover shows it)
                 spots = [(x, y) for x, y in spots if inside.contains(QRectF(x, y, w, h))]
             for lx, ly in spots:
-                cells = [(cx, cy) for cx in range(int((lx + pad) // cell), int((lx + w - pad) // cell) + 1)
-                         for cy in range(int((ly + pad) // cell), int((ly + h - pad) // cell) + 1)]
-                if not any(c in taken for c in cells):
+                rect = QRectF(lx - 2, ly, w + 4, h)
+                if taken.free(rect):
                     break
             else:
                 continue
-            taken.update(cells)
-            p.fillRect(QRectF(lx - 2, ly, w + 4, h), halo)
+            taken.take(rect)
+            placed.append(rect)
+            p.fillRect(rect, halo)
             p.setPen(style.text)
             if vector:
                 p.drawText(QRectF(lx, ly, w + 2, h), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
             else:
                 p.drawStaticText(QPointF(lx, ly), st)
+        return placed
 
-    def _edge_labels(self, p: QPainter, vp: Viewport, style: Style, on_screen: list[int]) -> None:
+    def occupancy(self, vp: Viewport, detail: Detail, on_screen: list[int]) -> "Occupancy":
+        """A grid of the screen with the discs already taken: a label must not hide a node."""
+        taken = Occupancy()
+        r = detail.node_px / 2 * 0.7
+        xs, ys = self.model.xs, self.model.ys
+        for i in on_screen:
+            sx, sy = vp.to_screen(xs[i], ys[i])
+            taken.take(QRectF(sx - r, sy - r, 2 * r, 2 * r), pad=0.0)
+        return taken
+
+    def _edge_labels(self, p: QPainter, vp: Viewport, style: Style, on_screen: list[int],
+                     occupied: Occupancy | None = None) -> dict[int, QRectF]:
+        """A relation's type at the middle of its line, once per edge, only where it overlaps
+        no node, node label or other relation label (parallel edges share one spot: one label)."""
         model = self.model
         p.setFont(self.edge_font)
-        p.setPen(mix(style.text, style.background, 0.35))
+        halo = QColor(style.background)
+        halo.setAlpha(200)
+        colour = mix(style.text, style.background, 0.35)
         xs, ys = model.xs, model.ys
+        taken = occupied if occupied is not None else Occupancy()
+        placed: dict[int, QRectF] = {}
         for j in self._visible_edges(on_screen)[:MAX_EDGE_LABELS]:
             a, b = model.src[j], model.dst[j]
             ax, ay = vp.to_screen(xs[a], ys[a])
@@ -422,4 +449,40 @@ class FrameRenderer:
                 continue
             st = self.static_text(model.rel_type_of(j), edge=True)
             size = st.size()
-            p.drawStaticText(QPointF((ax + bx) / 2 - size.width() / 2, (ay + by) / 2 - size.height() - 1), st)
+            w, h = size.width(), size.height()
+            mx, my = (ax + bx) / 2, (ay + by) / 2
+            for lx, ly in ((mx - w / 2, my - h - 1), (mx - w / 2, my + 1)):
+                rect = QRectF(lx - 2, ly, w + 4, h)
+                if taken.free(rect):
+                    break
+            else:
+                continue
+            taken.take(rect)
+            placed[j] = rect
+            p.fillRect(rect, halo)
+            p.setPen(colour)
+            p.drawStaticText(QPointF(lx, ly), st)
+        return placed
+
+
+class Occupancy:
+    """Which cells of the screen a label or disc already covers: a set of 8 px cells, so
+    asking "is this rectangle free?" costs a few set look-ups, whatever the number of labels."""
+
+    CELL = 8.0
+    PAD = 2.0  # labels may touch by this much (their halos), not overlap their text
+
+    def __init__(self) -> None:
+        self.cells: set[tuple[int, int]] = set()
+
+    def _cells(self, rect: QRectF, pad: float) -> list[tuple[int, int]]:
+        c = self.CELL
+        return [(cx, cy) for cx in range(int((rect.left() + pad) // c), int((rect.right() - pad) // c) + 1)
+                for cy in range(int((rect.top() + pad) // c), int((rect.bottom() - pad) // c) + 1)]
+
+    def free(self, rect: QRectF) -> bool:
+        cells = self.cells
+        return not any(k in cells for k in self._cells(rect, self.PAD))
+
+    def take(self, rect: QRectF, pad: float | None = None) -> None:
+        self.cells.update(self._cells(rect, self.PAD if pad is None else pad))

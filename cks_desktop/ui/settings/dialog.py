@@ -20,20 +20,23 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFrame, QHBoxLayout, Q
 from cks_desktop.ui.settings.agent_page import AgentPage
 from cks_desktop.ui.settings.mcp_page import McpPage
 from cks_desktop.ui.settings.providers_page import ProvidersPage
+from cks_desktop.ui.settings.share_page import SharePage
 from cks_desktop.ui.settings.widgets import error_label, note_label
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
+    from cks_desktop.mcp.serving.service import ShareService
     from cks_desktop.runtime import AppServices
 
-PAGES = ("providers", "agent", "mcp")
-TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers"}
+PAGES = ("providers", "agent", "mcp", "share")
+TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers", "share": "Share with other apps"}
 
 
 class SettingsDialog(QDialog):
     saved = Signal()
 
-    def __init__(self, services: "AppServices", tasks: TaskTracker, parent: QWidget | None = None) -> None:
+    def __init__(self, services: "AppServices", tasks: TaskTracker, parent: QWidget | None = None, *,
+                 share: "ShareService | None" = None) -> None:
         super().__init__(parent)
         self.services = services
         self.setObjectName("settingsDialog")
@@ -49,6 +52,14 @@ class SettingsDialog(QDialog):
         self.providers_page = ProvidersPage(services.settings, services.secrets, tasks)
         self.agent_page = AgentPage(services.settings, services.registry)
         self.mcp_page = McpPage(services, tasks)
+        # the window's ShareService (it outlives this dialog); a dialog of its own otherwise
+        self.share_page = SharePage(share if share is not None else services.share_service(), services.store, tasks)
+        share_scroll = QScrollArea()
+        share_scroll.setObjectName("sharePageScroll")
+        share_scroll.setWidgetResizable(True)
+        share_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        share_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        share_scroll.setWidget(self.share_page)
         # Chat & agent is taller (about 760 px) than a 1024×700 or 1280×800 screen leaves a dialog:
         # it scrolls, so the dialog's Save and Cancel stay on the screen.
         agent_scroll = QScrollArea()
@@ -57,7 +68,7 @@ class SettingsDialog(QDialog):
         agent_scroll.setFrameShape(QFrame.Shape.NoFrame)
         agent_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         agent_scroll.setWidget(self.agent_page)
-        for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page)):
+        for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page, share_scroll)):
             self.nav.addItem(TITLES[key])
             self.stack.addWidget(page)
         body.addWidget(self.nav)
@@ -84,6 +95,7 @@ class SettingsDialog(QDialog):
         layout.addLayout(footer)
         self.applied_changes: list[str] = []
         self.mcp_page.applied.connect(self._mcp_applied)
+        self.share_page.applied.connect(self._mcp_applied)
 
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.currentRowChanged.connect(lambda _row: self._update_applied_note())

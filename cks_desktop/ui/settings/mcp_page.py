@@ -29,7 +29,7 @@ from cks_desktop.ui.settings.mcp_form import ServerForm
 from cks_desktop.ui.settings.widgets import note_label
 from cks_desktop.ui.status import COLOURS, WORDS, dot_icon
 from cks_desktop.ui.tasks import TaskTracker
-from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.text import open_in_browser, plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
@@ -172,7 +172,7 @@ class McpPage(QWidget):
         has = item is not None
         for button in (self.edit_button, self.toggle_button, self.restart_button, self.remove_button):
             button.setEnabled(has)
-        remote = has and getattr(item.data(0, Qt.ItemDataRole.UserRole), "transport", "") == "http"
+        remote = item is not None and getattr(item.data(0, Qt.ItemDataRole.UserRole), "transport", "") == "http"
         for button in (self.sign_in_button, self.sign_out_button):
             button.setVisible(remote)
             button.setEnabled(remote and self.services.mcp is not None)
@@ -261,11 +261,8 @@ class McpPage(QWidget):
 
     async def sign_in(self, name: str) -> None:
         """Connect with the browser step allowed: the system browser shows the authorization page."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         if name and self.services.mcp is not None:
-            await self.services.mcp.sign_in(name, lambda url: QDesktopServices.openUrl(QUrl(url)) and None)
+            await self.services.mcp.sign_in(name, open_in_browser)
             self.refresh()
 
     async def sign_out(self, name: str) -> None:

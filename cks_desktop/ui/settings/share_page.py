@@ -217,6 +217,7 @@ class SharePage(QWidget):
         self.url.setText(self.service.url or "Not serving: Start to get a URL.")
         theme.set_role(self.url, "" if running else "muted")
         self.status.setText("Serving" if running else "Stopped")
+        theme.set_role(self.status, "success" if running else "muted")
         self.token.setText(self.service.token or "")
         self.token.setPlaceholderText("shown while serving")
         for button in (self.copy_url, self.copy_token, self.show_token):
