@@ -35,11 +35,14 @@ import json
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import MIN_PART, request_messages, shorten
 from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.tools.wire_names import to_wire
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
 
 START_CHARS_PER_TOKEN = 3.0  # conservative before the first usage report (English prose is ~4)
 MESSAGE_OVERHEAD = 6  # tokens a message costs beyond its text (role, separators)
@@ -112,7 +115,7 @@ class Estimator:
 _ESTIMATORS: dict[tuple[str, str, str], Estimator] = {}
 
 
-def estimator_for(provider: Any) -> Estimator:
+def estimator_for(provider: "Provider") -> Estimator:
     """One estimator per provider family, server and model, for the life of the process."""
     config = getattr(provider, "config", None)
     key = (str(getattr(config, "name", "")), str(getattr(config, "base_url", "")), str(getattr(config, "model", "")))
@@ -343,7 +346,7 @@ def summary_request(older: Sequence[Message], *, window: int, estimator: Estimat
     return fitted.messages
 
 
-async def summarise(provider: Any, older: Sequence[Message], *, window: int, estimator: Estimator) -> str:
+async def summarise(provider: "Provider", older: Sequence[Message], *, window: int, estimator: Estimator) -> str:
     """The model's summary of ``older`` (no tools offered); ProviderError and Stop propagate."""
     import contextlib
 
@@ -354,8 +357,7 @@ async def summarise(provider: Any, older: Sequence[Message], *, window: int, est
     stream = provider.stream(messages, [], system=SUMMARY_SYSTEM,
                              params=GenerationParams(max_output_tokens=SUMMARY_MAX_TOKENS))
     pieces: list[str] = []
-    closing = contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
-    async with closing:
+    async with contextlib.aclosing(stream):
         async for event in stream:
             if isinstance(event, TextDelta):
                 pieces.append(event.text)

@@ -43,6 +43,7 @@ from cks_desktop.tools.types import ALL_SCOPES, Caller, Outcome, Scope, ToolCall
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
     from cks_desktop.agent.transcript import Mark, TranscriptStore
 
 log = logging.getLogger(__name__)
@@ -293,7 +294,7 @@ async def ai_chat(
     *,
     provider: Provider,
     registry: ToolRegistry,
-    store: Any,
+    store: "GraphStore",
     approver: Approver,
     on_event: ev.EventListener | None = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
@@ -483,7 +484,7 @@ def _preparing(chat: _Chat, registry: ToolRegistry, wire_back: Mapping[str, str]
                                    spec.source if spec else "unknown", size))
 
 
-def _build_prompt(store: Any, session_id: str, instructions: str | None, tool_names: list[str],
+def _build_prompt(store: "GraphStore", session_id: str, instructions: str | None, tool_names: list[str],
                   server_instructions: Mapping[str, str] | None = None) -> str:
     title = ""
     try:

@@ -29,7 +29,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +117,7 @@ def data_block(*, title: str = "", object_types: Iterable[dict[str, Any]] = (),
     return f"{DATA_NOTICE}\n{DATA_BEGIN}\n{text[:MAX_DATA_CHARS]}\n{DATA_END}"
 
 
-def graph_summary(store: Any, session_id: str, *, title: str = "") -> str:
+def graph_summary(store: "GraphStore", session_id: str, *, title: str = "") -> str:
     """Counts (our own words and numbers) and the quoted data block; a store failure degrades."""
     try:
         counts = store.counts(session_id)
@@ -160,7 +163,7 @@ def servers_block(server_instructions: Mapping[str, str]) -> str:
     return f"{SERVERS_NOTICE}\n{SERVERS_BEGIN}\n{_dump(data)}\n{SERVERS_END}"
 
 
-def build_system_prompt(store: Any, session_id: str, *, title: str = "", instructions: str = "",
+def build_system_prompt(store: "GraphStore", session_id: str, *, title: str = "", instructions: str = "",
                         tool_names: Iterable[str] = (),
                         server_instructions: Mapping[str, str] | None = None) -> str:
     names = set(tool_names)

@@ -21,13 +21,16 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import request_messages
 from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm.events import TextDelta, ToolCallDelta, ToolCallStart
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import GenerationParams
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
 
 PREPARING_EVERY_S = 0.1  # at most one "arguments so far" report per call in this time
 
@@ -59,7 +62,7 @@ class _Progress:
             self._on_call(call[0], call[1], call[2])
 
 
-async def stream_turn(provider: Any, messages: list[Message], tools: list[ToolDef], system: str | None,
+async def stream_turn(provider: "Provider", messages: list[Message], tools: list[ToolDef], system: str | None,
                       assembler: StreamAssembler, on_text: Callable[[str], None],
                       on_call: CallListener | None = None,
                       params: GenerationParams | None = None, *, prepared: bool = False) -> StreamAssembler:
@@ -70,8 +73,7 @@ async def stream_turn(provider: Any, messages: list[Message], tools: list[ToolDe
     extra: dict[str, Any] = {"params": params} if params is not None and not params.empty else {}
     stream = provider.stream(messages if prepared else request_messages(messages), tools, system=system, **extra)
     progress = _Progress(on_call)
-    closing = contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream)
-    async with closing:
+    async with contextlib.aclosing(stream):
         async for event in stream:
             assembler.feed(event)
             if isinstance(event, TextDelta):

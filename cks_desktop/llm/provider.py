@@ -7,7 +7,7 @@ for every failure the person should read, and lets ``CancelledError`` through.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -113,7 +113,7 @@ class Provider(Protocol):
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
                response_schema: dict[str, Any] | None = None,
-               params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]: ...
+               params: GenerationParams | None = None) -> AsyncGenerator[StreamEvent, None]: ...
 
     async def list_models(self) -> list[str]: ...
 

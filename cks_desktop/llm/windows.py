@@ -23,7 +23,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from typing import Any
+from typing import Any, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
 
 log = logging.getLogger(__name__)
 LOOKUP_TIMEOUT_S = 2.0
@@ -57,7 +60,7 @@ def known_window(profile: Any, model: str, options: dict[str, Any] | None = None
     return int(profile.default_context_window)
 
 
-def looked_up(provider: Any) -> int | None:
+def looked_up(provider: "Provider") -> int | None:
     """The window ``window_for`` found for ``provider`` before, if it was asked."""
     try:
         return _CACHE.get(provider)
@@ -65,7 +68,7 @@ def looked_up(provider: Any) -> int | None:
         return None
 
 
-def known_window_for(provider: Any) -> int:
+def known_window_for(provider: "Provider") -> int:
     """The window without asking the server (or what an earlier lookup found)."""
     found = looked_up(provider)
     if found is not None:
@@ -81,7 +84,7 @@ def needs_lookup(provider: Any, tokens: int) -> bool:
             and hasattr(provider, "reported_context_window") and tokens * 8 >= known_window_for(provider))
 
 
-async def window_for(provider: Any) -> int:
+async def window_for(provider: "Provider") -> int:
     """The window of ``provider``'s configured model in tokens (cached per provider object)."""
     try:
         cached = _CACHE.get(provider)
@@ -106,7 +109,7 @@ async def window_for(provider: Any) -> int:
     return window
 
 
-async def _reported(provider: Any) -> int | None:
+async def _reported(provider: "Provider") -> int | None:
     ask = getattr(provider, "reported_context_window", None)
     if ask is None:
         return None
@@ -119,7 +122,7 @@ async def _reported(provider: Any) -> int | None:
         return None
 
 
-def config_name(provider: Any) -> str:
+def config_name(provider: "Provider") -> str:
     config = getattr(provider, "config", None)
     return f"{getattr(config, 'name', '?')}/{getattr(config, 'model', '?')}"
 

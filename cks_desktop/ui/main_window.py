@@ -234,6 +234,9 @@ class MainWindow(QMainWindow):
         self.store_bridge.arrived.connect(self.graph_view.on_store_event)
         self.store_bridge.arrived.connect(self._chats_follow_store)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
+        self.graph_view.assistantRequested.connect(self.chat_panel.focus_input)  # the empty graph's actions
+        self.graph_view.importRequested.connect(
+            lambda: getattr(getattr(self, "graph_io", None), "import_action", None) and self.graph_io.import_action.trigger())
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
@@ -385,6 +388,10 @@ class MainWindow(QMainWindow):
 
         # Prompts as slash commands, resources to attach (issue 14): over the manager's live connections.
         self.mcp_composer = install_mcp_features(self.chat_panel.composer, lambda: manager.connections)
+        from cks_desktop.ui.chat.tool_actions import install_chat_actions
+
+        # A tool row's "Sign in to <server>" and its resource links' Open / Attach (issue 14).
+        self.mcp_row_actions = install_chat_actions(self.chat_panel.view, manager, self.mcp_composer.bar, self)
 
     def _mcp_host(self) -> object:
         """What MCP servers ask of the person (elicitation, sampling): dialogs over this window,

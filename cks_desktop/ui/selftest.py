@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
@@ -48,11 +48,11 @@ class SelfTestProvider:
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
                response_schema: dict[str, Any] | None = None,
-               params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]:
+               params: GenerationParams | None = None) -> AsyncGenerator[StreamEvent, None]:
         self.turns += 1
         return self._first(tools) if self.turns == 1 else self._second()
 
-    async def _first(self, tools: list[ToolDef]) -> AsyncIterator[StreamEvent]:
+    async def _first(self, tools: list[ToolDef]) -> AsyncGenerator[StreamEvent, None]:
         name = next((t.name for t in tools if t.name == "add_object"), "add_object")
         arguments = json.dumps({"type": "Check", "name": OBJECT_NAME, "properties": {"source": "self-test"}})
         for chunk in ("Adding ", "a test object."):
@@ -64,7 +64,7 @@ class SelfTestProvider:
         yield Usage(1, 1)
         yield Finish("tool_calls")
 
-    async def _second(self) -> AsyncIterator[StreamEvent]:
+    async def _second(self) -> AsyncGenerator[StreamEvent, None]:
         await asyncio.sleep(0)
         yield TextDelta(CLOSING)
         yield Usage(1, 1)

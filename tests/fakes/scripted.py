@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +73,7 @@ class ScriptedProvider:
         self.closed = True
 
     def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
-               response_schema: dict[str, Any] | None = None, params: Any = None) -> AsyncIterator[StreamEvent]:
+               response_schema: dict[str, Any] | None = None, params: Any = None) -> AsyncGenerator[StreamEvent, None]:
         self.params.append(params)
         self.requests.append(Request([Message(m.role, list(m.parts)) for m in messages], list(tools), system,
                                      response_schema))
@@ -81,7 +81,7 @@ class ScriptedProvider:
             raise AssertionError("ScriptedProvider ran out of turns")
         return self._play(self.turns.pop(0))
 
-    async def _play(self, turn: Turn) -> AsyncIterator[StreamEvent]:
+    async def _play(self, turn: Turn) -> AsyncGenerator[StreamEvent, None]:
         await asyncio.sleep(0)  # a real stream yields to the loop before its first byte
         if turn.status is not None and turn.status >= 400:
             kind, text = _STATUS_KINDS.get(turn.status, ("server_error", f"HTTP {turn.status}."))

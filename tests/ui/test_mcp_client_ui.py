@@ -6,6 +6,7 @@ Real parts: the real editor and settings file on a real data directory.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -73,3 +74,73 @@ def test_add_folder_opens_a_window_modal_chooser(qtbot, services) -> None:
     chooser.fileSelected.emit("/tmp/picked")
     chooser.reject()
     assert editor.roots() == ["/tmp/picked"]
+
+
+# -- (2) the chat's "Sign in to <server>" on a call that needs it, with Cancel ------------------------------
+def _row_for(view, call_id: str):
+    from cks_desktop.ui.chat.tool_row import ToolCallRow
+
+    return next(r for r in view.findChildren(ToolCallRow) if r.item.call_id == call_id)
+
+
+@pytest.mark.asyncio
+async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbot, memory_keyring, tmp_path) -> None:
+    from cks_desktop.agent import events as ev
+    from cks_desktop.mcp.connection import Status
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.registry import ToolRegistry
+    from cks_desktop.tools.types import Outcome, ToolResult
+    from cks_desktop.ui.chat.chat_view import ChatView
+    from cks_desktop.ui.chat.model import ChatModel
+    from cks_desktop.ui.chat.presenter import ChatPresenter
+    from cks_desktop.ui.chat.resource_picker import AttachmentBar
+    from cks_desktop.ui.chat.tool_actions import install_chat_actions
+    from tests.mcp.test_oauth import Browser, make_manager, oauth_server
+    from tests.ui.helpers import wait
+
+    async with oauth_server(tmp_path) as url:
+        settings = Settings.load(tmp_path / "config" / "settings.json")
+        settings.mcp_servers["remote"] = {"url": url, "approval": "auto"}
+        settings.save()
+        manager = make_manager(settings, ToolRegistry(None), tmp_path)  # type: ignore[arg-type]
+        try:
+            await manager.start_all()
+            conn = manager.connections["remote"]
+            assert conn.status is Status.NEEDS_AUTH, conn.reason
+            out = await conn.call_tool("echo", {"text": "x"})  # the real refusal, with its structured mark
+            model = ChatModel()
+            view = ChatView(model)
+            qtbot.addWidget(view)
+            view.show()
+            actions = install_chat_actions(view, manager, AttachmentBar(), view)
+            presenter = ChatPresenter(model, lambda name, source: False)
+            presenter.handle(ev.ToolCallStarted("c1", "mcp:remote:echo", "remote · echo", {"text": "x"},
+                                                "mcp:remote"))
+            presenter.handle(ev.ToolCallFinished("c1", ToolResult("c1", out.content, Outcome.ERROR,
+                                                                  structured=out.structured), 3))
+            qtbot.waitUntil(lambda: _row_for(view, "c1").actions is not None, timeout=5000)
+            row = _row_for(view, "c1")
+            strip = row.actions
+            assert strip.sign_in_button.text() == "Sign in to remote" and strip.sign_in_button.isVisibleTo(row)
+            assert not strip.cancel_button.isVisibleTo(row)
+
+            # Nobody completes the browser step: Cancel ends the wait in one sentence.
+            visits: list[str] = []
+            actions.open_url = visits.append
+            strip.sign_in_button.click()
+            qtbot.waitUntil(lambda: bool(visits), timeout=15000)
+            assert strip.cancel_button.isVisibleTo(row) and not strip.sign_in_button.isEnabled()
+            assert "browser" in strip.note.text()
+            strip.cancel_button.click()
+            await wait(asyncio.gather(*actions.tasks))
+            assert strip.sign_in_button.isEnabled() and not strip.cancel_button.isVisibleTo(row)
+            assert conn.status is not Status.READY and strip.note.text()
+
+            # A browser that approves: the server becomes ready, the strip says so.
+            actions.open_url = Browser()
+            strip.sign_in_button.click()
+            await wait(asyncio.gather(*actions.tasks))
+            assert manager.connections["remote"].status is Status.READY
+            assert strip.note.text() == "Signed in to remote. Ask again to use its tools."
+        finally:
+            await manager.aclose()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ class Adapter:
 
     async def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
                      response_schema: dict[str, Any] | None = None,
-                     params: GenerationParams | None = None) -> AsyncIterator[StreamEvent]:
+                     params: GenerationParams | None = None) -> AsyncGenerator[StreamEvent, None]:
         state = StreamState(params=params)
         finished = False
         events = self._events(messages, tools, system, response_schema, state)

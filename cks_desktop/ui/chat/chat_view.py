@@ -38,6 +38,7 @@ SIDE_MARGIN = 12
 
 class ChatView(QScrollArea):
     revertRequested = Signal(object)  # ToolItem
+    toolActionRequested = Signal(object, str, str, str)  # tool_actions.ToolRowActions, action, server, argument
     rowActivated = Signal(object)  # ToolItem
     retryRequested = Signal(object)  # MessageItem (unanswered)
     editRequested = Signal(object)  # MessageItem (the person's last message): Edit and resend
@@ -123,6 +124,7 @@ class ChatView(QScrollArea):
         if isinstance(item, ToolItem):
             row = ToolCallRow(item)
             row.revertRequested.connect(self.revertRequested)
+            row.actionRequested.connect(self.toolActionRequested)
             row.activated.connect(self.rowActivated)
             row.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             row.customContextMenuRequested.connect(lambda pos, r=row: self.show_menu(r.item, r.mapToGlobal(pos)))

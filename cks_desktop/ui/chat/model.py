@@ -87,6 +87,8 @@ class ToolItem:
     repeat_ids: list[str] = field(default_factory=list)  # the call ids folded in (after this row's own)
     # While RUNNING: the server's last progress report (done, total or None, message); see tool_row's bar.
     progress: tuple[float, float | None, str] | None = None
+    # A call refused for want of an OAuth sign-in (structured "needs_sign_in"): the server to sign in to.
+    sign_in_server: str | None = None
 
     def same_call(self, name: str, arguments: dict[str, Any] | None) -> bool:
         """Another call of the same tool with the same arguments, which may fold into this row:

@@ -319,6 +319,9 @@ class ChatPresenter:
         item.duration_ms = event.duration_ms  # the same number the transcript keeps for this row
         item.result = event.result.content
         item.change_id = event.change_id
+        structured = event.result.structured  # mcp/connection.py: a call that needs a sign-in says so
+        needs = structured.get("needs_sign_in") if isinstance(structured, dict) else None
+        item.sign_in_server = needs if isinstance(needs, str) and needs else None
         self.model.changed(item)
 
     def _on_error(self, event: ev.ErrorEvent) -> None:

@@ -36,6 +36,7 @@ from cks_desktop.ui.chat import style
 from cks_desktop.ui.chat.code_block import LINE_CHUNK, CodeBlock, displayable  # noqa: F401 (re-exported)
 from cks_desktop.ui.chat.model import STATE_WORDS, RowState, ToolItem
 from cks_desktop.ui.chat.summary import full_summary, tool_summary
+from cks_desktop.ui.chat.tool_actions import ToolRowActions, needs_actions
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import format_duration, plain_tooltip, pretty_json
 from cks_desktop.untrusted_text import reveal
@@ -110,6 +111,7 @@ class ToolCallRow(QFrame):
     revertRequested = Signal(object)  # the ToolItem
     toggled = Signal(bool)
     activated = Signal(object)  # the ToolItem: the header was clicked (show its objects in the graph)
+    actionRequested = Signal(object, str, str, str)  # tool_actions: Sign in / Open / Attach of a finished call
 
     def __init__(self, item: ToolItem, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -127,6 +129,7 @@ class ToolCallRow(QFrame):
         self.arguments_block: CodeBlock | None = None
         self.result_block: CodeBlock | None = None
         self._outer = outer
+        self.actions: ToolRowActions | None = None  # built only for a row that offers something
         self.refresh()
 
     # -- layout ------------------------------------------------------------------
@@ -311,7 +314,21 @@ class ToolCallRow(QFrame):
             self._repolish(self)
         self._fill_details()
         self._show_progress()
+        self._show_actions()
         self._update_accessibility()
+
+    def _show_actions(self) -> None:
+        """Sign in / Open / Attach (tool_actions.py) under the header, when the call offers them."""
+        if self.actions is None:
+            if not needs_actions(self.item):
+                return
+            self.actions = ToolRowActions()
+            self.actions.setCursor(Qt.CursorShape.ArrowCursor)
+            self.actions.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
+            self.actions.requested.connect(self.actionRequested)
+            self._outer.insertWidget(self._outer.count() if self.details is None else
+                                     self._outer.indexOf(self.details), self.actions)
+        self.actions.show_for(self.item)
 
     def _arrange(self) -> None:
         """One line when the row is wide enough, else the summary on a second line and Revert

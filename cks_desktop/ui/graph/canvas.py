@@ -31,7 +31,7 @@ from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.frames import SYNC_EDGES, FrameCache
 from cks_desktop.ui.graph.render import FrameRenderer, Style, node_diameter
 from cks_desktop.ui.graph.spatial import SpatialGrid
-from cks_desktop.ui.graph.viewport import Viewport
+from cks_desktop.ui.graph.viewport import FIT_MAX_SCALE, Viewport
 from cks_desktop.ui.graph.viewstate import ViewState
 
 DRAG_THRESHOLD = 4

@@ -22,7 +22,7 @@ from collections.abc import Coroutine, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from PySide6.QtCore import QTimer, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolBar, QToolButton, QVBoxLayout, QWidget
 
@@ -31,6 +31,7 @@ from cks_desktop.ui.graph.actions import ViewActions, reference_text
 from cks_desktop.ui.graph.canvas import GraphCanvas
 from cks_desktop.ui.graph.editor import GraphEditor
 from cks_desktop.ui.graph.hops import HOP_ICONS, HopChoice
+from cks_desktop.ui.graph.empty import EmptyState
 from cks_desktop.ui.graph.inspector import Inspector
 from cks_desktop.ui.graph.layout import LayoutRunner
 from cks_desktop.ui.graph.legend import Legend
@@ -66,6 +67,8 @@ EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you
 
 class GraphView(ViewActions, QWidget):
     askAbout = Signal(str)
+    importRequested = Signal()  # the empty state's "Import a graph…" (the window owns File → Import)
+    assistantRequested = Signal()  # the empty state's "Ask the assistant" (the window focuses the chat)
     changed = Signal(object)  # the picture changed: a Delta for a store change, None for anything else
 
     def __init__(self, store: Any, registry: Any, session_id: str | None = None, parent: QWidget | None = None,
@@ -92,7 +95,12 @@ class GraphView(ViewActions, QWidget):
         if positions is None and hasattr(store, "transaction"):
             positions = PositionStore.for_store(store)
         self.canvas = GraphCanvas(self.model, self.state)
-        self.canvas.empty_text = EMPTY_TEXT
+        self.canvas.empty_text = ""  # the empty state is a card of actions (``empty.py``), not a line of text
+        self.empty_state = EmptyState(self.canvas)
+        self.empty_state.hide()
+        self.empty_state.importRequested.connect(self.importRequested.emit)
+        self.empty_state.assistantRequested.connect(self.assistantRequested.emit)
+        self.canvas.installEventFilter(self)
         self.sync = GraphSync(store, self.canvas, positions, self.runner, self.spawn, self._changed)
         self.minimap = Minimap(self.canvas)
         self.legend = Legend()
@@ -137,6 +145,7 @@ class GraphView(ViewActions, QWidget):
         self.toolbar.addSeparator()
         self.add_action = a("Add", "graphAddObject", lambda: self.spawn(self.add_object_at(None)),
                             "Add an object (or double-click empty space)")
+        self.empty_state.addRequested.connect(self.add_action.trigger)
         self.connect_action = a("Connect", "graphConnectMode", self._toggle_connect,
                                 "Drag from one object to another to relate them (also: right-drag or Alt+drag)")
         self.connect_action.setCheckable(True)
@@ -355,6 +364,19 @@ class GraphView(ViewActions, QWidget):
         self._update_actions()
         self.changed.emit(delta)
 
+    def _update_empty_state(self) -> None:
+        """Show the call to action exactly when an open session has no objects."""
+        empty = self.session_id is not None and self.model.node_count == 0
+        if empty:
+            self.empty_state.place(self.canvas.width(), self.canvas.height(), self.canvas.covered_right)
+            self.empty_state.raise_()
+        self.empty_state.setVisible(empty)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.canvas and event.type() == QEvent.Type.Resize and self.empty_state.isVisible():
+            self.empty_state.place(self.canvas.width(), self.canvas.height(), self.canvas.covered_right)
+        return super().eventFilter(watched, event)
+
     def _update_actions(self) -> None:
         n = len(self.state.selection)
         self.delete_action.setEnabled(n > 0)
@@ -362,6 +384,7 @@ class GraphView(ViewActions, QWidget):
         self.undo_action.setEnabled(self.editor.can_undo)
         self.redo_action.setEnabled(self.editor.can_redo)
         has = self.session_id is not None
+        self._update_empty_state()
         for act in (self.add_action, self.connect_action, self.relayout_action, self.fit_action):
             act.setEnabled(has)
         counts = (f"{counted(self.model.node_count, 'object', grouped=True)} · "

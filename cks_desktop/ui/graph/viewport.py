@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 MIN_SCALE = 0.002
 MAX_SCALE = 8.0
+# Fit zooms a small graph up to this, the zoom limit: 3-10 objects then fill ~80% of the free
+# canvas (discs stop growing at 44 px, only the lines get longer); 1.5 left a 6-object graph a
+# small island in the middle of the canvas (issue 13).
+FIT_MAX_SCALE = MAX_SCALE
 
 
 @dataclass
@@ -58,7 +62,7 @@ class Viewport:
         self.cx, self.cy = x, y
 
     def fit(self, bounds: tuple[float, float, float, float] | None, *, margin_px: float = 40.0,
-            max_scale: float = 1.5, label_room_px: float = 90.0) -> None:
+            max_scale: float = FIT_MAX_SCALE, label_room_px: float = 90.0) -> None:
         """Show all of ``bounds``; a single point (or tiny graph) is not blown up past ``max_scale``.
 
         ``label_room_px`` more on the left and right: labels stick out beside their nodes.
