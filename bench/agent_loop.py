@@ -40,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.fakes
 
+from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions  # noqa: E402
 from cks_desktop.agent.knowledge import register_agent_tools  # noqa: E402
 from cks_desktop.agent.loop import ai_chat, tool_defs  # noqa: E402
 from cks_desktop.agent.transcript import TranscriptStore  # noqa: E402
@@ -50,7 +51,8 @@ from cks_desktop.llm.messages import Message  # noqa: E402
 from cks_desktop.tools.approval import Decision, StaticApprover  # noqa: E402
 from cks_desktop.tools.builtin import build_registry  # noqa: E402
 from cks_desktop.tools.context import Run  # noqa: E402
-from cks_desktop.tools.types import Caller, Policy, Scope, ToolSpec  # noqa: E402
+from cks_desktop.tools.scopes import ChatGrant  # noqa: E402
+from cks_desktop.tools.types import ALL_SCOPES, Caller, Policy, Scope, ToolSpec  # noqa: E402
 
 from tests.fakes.providers import PROVIDER_NAMES, make_fake  # noqa: E402
 from tests.fakes.script import ScriptedCall, Turn  # noqa: E402
@@ -86,11 +88,14 @@ class Setup:
         self.registry.register(NOOP)
         self.transcript = TranscriptStore.for_store(self.store)
         self.approver = StaticApprover(Decision.ALLOW)
+        self.options = TurnOptions(ChatGrant(ALL_SCOPES))  # every tool: the loop's cost, not the grant's
+
+    def deps(self, provider: Any, *, transcript: bool = False) -> ChatDeps:
+        return ChatDeps(provider, self.registry, self.store, self.transcript if transcript else None)
 
     async def chat(self, provider: Any, *, transcript: bool) -> list[Message]:
-        return await ai_chat(self.session.id, [], "Go", provider=provider, registry=self.registry,
-                             store=self.store, approver=self.approver,
-                             transcript=self.transcript if transcript else None)
+        return await ai_chat(self.session.id, [], "Go", self.deps(provider, transcript=transcript), self.options,
+                             approver=self.approver)
 
     def close(self) -> None:
         self.store.close()

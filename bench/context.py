@@ -75,8 +75,7 @@ async def main(rounds: int) -> int:
                 async def run(p: ScriptedProvider = provider, m: list[Message] = messages) -> None:
                     from cks_desktop.agent.loop import ai_chat
 
-                    await ai_chat(setup.session.id, m, "Go", provider=p, registry=setup.registry,
-                                  store=setup.store, approver=setup.approver)
+                    await ai_chat(setup.session.id, m, "Go", setup.deps(p), setup.options, approver=setup.approver)
 
                 long[n].append((await timed(run))[1] / 2)
         setup.close()

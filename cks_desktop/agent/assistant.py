@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.providers import Factory, ProviderHolder
 from cks_desktop.agent.transcript import TranscriptStore
@@ -133,16 +134,11 @@ class Assistant:
         relay = _Relay(on_event)
         messages = list(history) if history is not None else self.transcripts.load(session_id)
         try:
-            grant = chat_grant(self.settings, session_id, extra=extra_scopes)  # per turn: changes apply next turn
-            params = self.generation_params(session_id)
+            options = self.turn_options(session_id, max_iterations=max_iterations, extra_scopes=extra_scopes)
             async with self.providers.use() as provider:
-                messages = await ai_chat(
-                    session_id, messages, prompt, provider=provider, registry=self.registry, store=self.store,
-                    approver=approver, on_event=relay,
-                    max_iterations=max_iterations or self.settings.max_iterations,
-                    allowed_folders=self.settings.allowed_folders, granted_scopes=grant.scopes,
-                    source_grants=grant.by_source, scope_setting=self.scope_setting, transcript=self.transcripts,
-                    params=params, server_instructions=self.mcp.instructions() if self.mcp is not None else None)
+                deps = ChatDeps(provider, self.registry, self.store, self.transcripts)
+                messages = await ai_chat(session_id, messages, prompt, deps, options, approver=approver,
+                                         on_event=relay)
         except ProviderError as exc:  # no provider / no key: said in the chat (not saved), with the way out
             relay(ev.ErrorEvent(exc.message, exc.kind))
             relay(ev.Finished("error"))
@@ -182,6 +178,16 @@ class Assistant:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    def turn_options(self, session_id: str, *, max_iterations: int | None = None,
+                     extra_scopes: Iterable[Scope] = ()) -> TurnOptions:
+        """How the next turn in ``session_id`` runs, read from the settings now (so a change in
+        Settings applies to the next turn): the grant, the limit, the sampling, the servers' notes."""
+        return TurnOptions(
+            grant=chat_grant(self.settings, session_id, extra=extra_scopes, scope_setting=self.scope_setting),
+            max_iterations=max_iterations or self.settings.max_iterations,
+            params=self.generation_params(session_id),
+            server_instructions=self.mcp.instructions() if self.mcp is not None else {})
 
     def generation_params(self, session_id: str) -> GenerationParams:
         """The session's temperature and max output tokens, else Settings → Chat & agent's (per turn,

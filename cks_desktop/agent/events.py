@@ -216,6 +216,23 @@ class ContextUsage:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """The provider is rate limiting or overloaded: the loop waits ``seconds`` and tries again
+    (issue 16). ``resumed`` True: the wait is over and attempt ``attempt`` starts (the notice goes)."""
+
+    seconds: float
+    kind: str  # "rate_limited" or "overloaded"
+    attempt: int
+    resumed: bool = False
+    type: Literal["waiting"] = "waiting"
+
+    @property
+    def text(self) -> str:
+        why = "rate limited" if self.kind == "rate_limited" else "overloaded"
+        return f"waiting {max(1, round(self.seconds))} s ({why})"
+
+
+@dataclass(frozen=True)
 class Finished:
     reason: FinishReason
     iterations: int = 0  # model turns used
@@ -225,7 +242,7 @@ class Finished:
 AgentEvent = (
     TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ToolCallProgress | ApprovalRequested
     | ApprovalResolved
-    | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | ContextUsage | Finished
+    | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | ContextUsage | Waiting | Finished
 )
 EventListener = Callable[[AgentEvent], None]
 

@@ -24,13 +24,14 @@ import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.agent import context as ctx
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions
 from cks_desktop.agent.prompt import build_system_prompt
 from cks_desktop.agent.turn import stream_turn
+from cks_desktop.agent.usage import record as record_usage
 from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm.events import ToolCallDone
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
@@ -39,7 +40,7 @@ from cks_desktop.llm.windows import known_window_for, needs_lookup, window_for
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry, model_schema
-from cks_desktop.tools.types import ALL_SCOPES, Caller, Outcome, Scope, ToolCall, ToolResult
+from cks_desktop.tools.types import Caller, Outcome, ToolCall, ToolResult
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_ITERATIONS = 8
 REPEATED_FAILURE_LIMIT = 3
 CANCELLED_TEXT = "cancelled by the person"
 
@@ -291,53 +291,39 @@ async def ai_chat(
     session_id: str,
     messages: Sequence[Message],
     prompt: str | None,
+    deps: ChatDeps,
+    options: TurnOptions,
     *,
-    provider: Provider,
-    registry: ToolRegistry,
-    store: "GraphStore",
     approver: Approver,
     on_event: ev.EventListener | None = None,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    instructions: str | None = None,
-    allowed_folders: Sequence[Path] = (),
-    granted_scopes: frozenset[Scope] = ALL_SCOPES,
-    source_grants: Mapping[str, frozenset[Scope]] | None = None,
-    scope_setting: str = "",
-    transcript: "TranscriptStore | None" = None,
-    system_prompt: str | None = None,
-    params: GenerationParams | None = None,
-    server_instructions: Mapping[str, str] | None = None,
 ) -> list[Message]:
     """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
 
     ``prompt`` None continues the conversation as it is, without a new user
     message (Retry after an error, Continue after the iteration limit).
-    ``instructions`` None reads the session's own instructions from the store.
-    ``transcript`` given: the prompt and every turn are saved as they finish.
-    ``system_prompt`` given: used as is (tests, benchmarks) instead of the built one.
-    ``params``: temperature and max output tokens for every request (None: the provider's defaults).
-    ``server_instructions``: MCP server name → its handshake instructions; those of servers whose
-    tools this run offers are quoted as data in the built prompt (``prompt.servers_block``).
-    ``granted_scopes``/``source_grants``: what the run may use; the GUI and the CLI pass the
-    person's choice (``tools.scopes.chat_grant``), the all-scopes default is for tests.
+    ``deps`` is what the turn uses, ``options`` how it runs (``agent/chat_inputs.py``); the
+    Assistant builds both once per turn.
     Cancelling the task is Stop: the transcript is saved consistently, then the
     ``CancelledError`` propagates.
     """
+    provider, registry, store = deps.provider, deps.registry, deps.store
+    max_iterations, params, grant = options.max_iterations, options.params, options.grant
     if max_iterations < 1:
         raise ValueError("max_iterations must be at least 1")
     emit = _safe_emit(on_event)
-    chat = _Chat(session_id, list(messages), emit, transcript)
-    run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=granted_scopes,
-              source_grants=dict(source_grants or {}), scope_setting=scope_setting,
-              allowed_folders=tuple(allowed_folders), llm=provider,
+    chat = _Chat(session_id, list(messages), emit, deps.transcript)
+    run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=grant.scopes,
+              source_grants=dict(grant.by_source), scope_setting=grant.scope_setting,
+              allowed_folders=tuple(grant.allowed_folders), llm=provider,
               on_progress=lambda call_id, done, total, message: emit(ev.ToolCallProgress(call_id, done, total,
                                                                                          message)))
     tools, wire_back = tool_defs(registry, run)
+    system_prompt = options.system_prompt
     if system_prompt is None:
         offered = [wire_back[t.name] for t in tools]
         sources = {spec.source for spec in (registry.resolve(n) for n in offered) if spec is not None}
-        quoted = {name: text for name, text in (server_instructions or {}).items() if f"mcp:{name}" in sources}
-        system_prompt = _build_prompt(store, session_id, instructions, offered, quoted)
+        quoted = {name: text for name, text in options.server_instructions.items() if f"mcp:{name}" in sources}
+        system_prompt = _build_prompt(store, session_id, options.instructions, offered, quoted)
     if prompt is not None:
         chat.save([Message.user(prompt)])
 
@@ -351,7 +337,9 @@ async def ai_chat(
             await stream_turn(provider, request.messages, tools, system_prompt, turn,
                               lambda text: emit(ev.TextDelta(text)),
                               lambda call_id, wire, size: _preparing(chat, registry, wire_back, call_id, wire, size),
-                              params, prepared=True)
+                              params, prepared=True,
+                              on_wait=lambda s, kind, n, resumed: emit(ev.Waiting(s, kind, n, resumed)))
+            record_usage(chat.transcript, chat.session_id, chat.iterations, provider, turn.usage)
             if turn.usage is not None and turn.usage.input_tokens:
                 ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
         except asyncio.CancelledError:

@@ -318,6 +318,10 @@ class TextPrinter:
                 self._end_line()
                 if event.kind != "repeated_failure":  # that one is already shown as the notice
                     print(f"cks-desktop: {event.message}", file=self.err, flush=True)
+            case ev.Waiting():
+                if not event.resumed:
+                    self._end_line()
+                    print(f"cks-desktop: {event.text}", file=self.err, flush=True)
             case ev.Finished():
                 self.reason = event.reason
                 self._end_line()

@@ -193,6 +193,26 @@ CREATE TABLE documents (
 );
 """
 
+# Issue 16: tokens of each model turn (table owned by cks_desktop/agent/usage.py). ``after_seq`` is
+# the last chat message saved before the turn ran, ``iteration`` its number within the answer (1 starts one).
+_V6_USAGE = """
+CREATE TABLE chat_usage (
+    n                  INTEGER PRIMARY KEY,
+    session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    after_seq          INTEGER NOT NULL,
+    iteration          INTEGER NOT NULL,
+    provider           TEXT NOT NULL DEFAULT '',
+    model              TEXT NOT NULL DEFAULT '',
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cached_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+    created_at         TEXT NOT NULL
+);
+CREATE INDEX chat_usage_by_session ON chat_usage (session_id, n);
+"""
+
 # Append-only. user_version N means the first N steps have run.
 MIGRATIONS: list[Migration] = [
     Migration("sessions, objects, relations, types, changes, full-text index", _V1),
@@ -200,6 +220,7 @@ MIGRATIONS: list[Migration] = [
     Migration("graph view positions", _V3_VIEW_POSITIONS),
     Migration("session model parameters", _V4_SESSION_PARAMS),
     Migration("documents in a session", _V5_DOCUMENTS),
+    Migration("token usage per model turn", _V6_USAGE),
 ]
 
 

@@ -172,7 +172,7 @@ def build(ctx: ErrorContext, kind: str, *, status: int | None = None, message: s
     words = dict(status=status, message=message, retry_after=retry_after, request=request)
     text = sentence_for(ctx, kind, **words)  # type: ignore[arg-type]
     if detail is None:
-        detail = {"status": status, "vendor": message}
+        detail = {"status": status, "vendor": message, "retry_after": retry_after}
         if request is not None:
             detail.update(method=request[0], url=request[1])
     error = _error(kind, text, detail=detail)

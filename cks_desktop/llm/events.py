@@ -51,9 +51,21 @@ class ToolCallDone:
 
 @dataclass(frozen=True)
 class Usage:
+    """Token counts of one model turn, as the provider reported them (issue 16, section 4).
+
+    ``input_tokens`` counts the whole prompt, cached part included (Anthropic reports
+    the uncached rest apart; its adapter adds them up), so ``cached_tokens`` is a
+    subset of it. ``cache_write_tokens``: prompt tokens written to the cache this turn
+    (Anthropic only). ``reasoning_tokens``: thinking, a subset of ``output_tokens``
+    where the vendor counts it there (OpenAI) and added to it where not (Gemini).
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     type: Literal["usage"] = "usage"
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -63,10 +63,14 @@ def effective_grant(chosen: Iterable[Scope] | None, allowed_folders: Sequence[Pa
 @dataclass(frozen=True)
 class ChatGrant:
     """What one chat run may use: ``scopes`` for every tool, plus ``by_source`` extra scopes
-    for the tools of one source (``"mcp:<server>"``)."""
+    for the tools of one source (``"mcp:<server>"``), the folders ``read_text_file`` may read,
+    and ``scope_setting``: where a refusal for a missing scope tells the person to grant it
+    ("" = the window's session Scopes)."""
 
     scopes: frozenset[Scope]
     by_source: Mapping[str, frozenset[Scope]] = field(default_factory=dict)
+    allowed_folders: tuple[Path, ...] = ()
+    scope_setting: str = ""
 
 
 def server_identity(entry: Any) -> str:
@@ -90,9 +94,10 @@ def chosen_for_session(settings: "Settings", session_id: str) -> frozenset[Scope
     return parse_scopes(default) if default is not None else None
 
 
-def chat_grant(settings: "Settings", session_id: str, extra: Iterable[Scope] = ()) -> ChatGrant:
+def chat_grant(settings: "Settings", session_id: str, extra: Iterable[Scope] = (), *,
+               scope_setting: str = "") -> ChatGrant:
     """The grant of a chat in ``session_id`` from the person's settings; ``extra`` adds scopes for
-    this run only (``chat --grant``)."""
+    this run only (``chat --grant``); ``scope_setting`` is where a refusal points the person."""
     folders = settings.allowed_folders
     chosen = chosen_for_session(settings, session_id)
     scopes = effective_grant((DEFAULT_GRANT if chosen is None else chosen) | frozenset(extra), folders)
@@ -104,7 +109,7 @@ def chat_grant(settings: "Settings", session_id: str, extra: Iterable[Scope] = (
         granted = effective_grant(parse_scopes(scopes_), folders)
         if granted:
             by_source[f"mcp:{server}"] = granted
-    return ChatGrant(scopes, by_source)
+    return ChatGrant(scopes, by_source, tuple(folders), scope_setting)
 
 
 def scope_refusal(spec: "ToolSpec", missing: Iterable[Scope], *, allowed_folders: Sequence[Path] = (),

@@ -7,17 +7,29 @@ their bodies are tiny, so each loop behaviour can be seen in isolation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import TurnOptions
 from cks_desktop.graph.model import Session
 from cks_desktop.tools.approval import ApprovalRequest, Decision
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.registry import ToolRegistry
-from cks_desktop.tools.types import Policy, Scope, ToolError, ToolSpec
+from cks_desktop.tools.scopes import ChatGrant
+from cks_desktop.tools.types import ALL_SCOPES, Policy, Scope, ToolError, ToolSpec
 
 SESSION = {"type": "string", "description": "The session."}
+
+
+def turn_options(*, granted_scopes: frozenset[Scope] = ALL_SCOPES,
+                 source_grants: Mapping[str, frozenset[Scope]] | None = None,
+                 allowed_folders: Sequence[Path] = (), scope_setting: str = "", **options: Any) -> TurnOptions:
+    """``TurnOptions`` for a test turn: every scope unless the test narrows it (the person's
+    choice is the Assistant's business, tested there); ``options`` are TurnOptions' own fields."""
+    grant = ChatGrant(frozenset(granted_scopes), dict(source_grants or {}), tuple(allowed_folders), scope_setting)
+    return TurnOptions(grant, **options)
 
 
 class Recorder:

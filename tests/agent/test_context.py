@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.context import SUMMARY_HEAD, SUMMARY_INSTRUCTION, Estimator, fit
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
@@ -24,7 +25,7 @@ from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Policy, Scope, ToolSpec
 
-from tests.agent.helpers import Recorder
+from tests.agent.helpers import Recorder, turn_options
 from tests.fakes.providers import make_fake, provider_for
 from tests.fakes.script import Turn, call_turn, text_turn
 
@@ -69,9 +70,8 @@ async def test_a_200_turn_chat_never_exceeds_a_small_window(name: str, graph: An
             for i in range(200):
                 fake.queue(call_turn("read_page", {"n": i}), text_turn(f"Read page {i}."))
                 await ai_chat(sid, transcript.load(sid), f"Read page {i}, and remember number {i}.",
-                              provider=provider, registry=registry, store=graph,
-                              approver=StaticApprover(Decision.ALLOW), transcript=transcript,
-                              system_prompt="test", on_event=recorder)
+                              ChatDeps(provider, registry, graph, transcript), turn_options(system_prompt="test"),
+                              approver=StaticApprover(Decision.ALLOW), on_event=recorder)
         finally:
             await provider.aclose()
         bodies = [json.dumps(r.body) for r in fake.generation_requests]
@@ -112,9 +112,9 @@ async def test_prompt_too_long_compacts_once_and_retries(graph: Any, asyncgen_ho
         fake.queue(text_turn("Done."))
         provider = provider_for(fake, options={"context_window": 100_000})
         try:
-            await ai_chat(sid, transcript.load(sid), "And now?", provider=provider, registry=page_registry(graph),
-                          store=graph, approver=StaticApprover(Decision.ALLOW), transcript=transcript,
-                          system_prompt="test", on_event=recorder)
+            await ai_chat(sid, transcript.load(sid), "And now?", ChatDeps(provider, page_registry(graph), graph, transcript),
+                          turn_options(system_prompt="test"), approver=StaticApprover(Decision.ALLOW),
+                          on_event=recorder)
         finally:
             await provider.aclose()
         sizes = list(fake.prompt_sizes)
@@ -131,8 +131,9 @@ async def test_a_second_prompt_too_long_is_one_clear_sentence(graph: Any, asyncg
         fake.context_window = 10  # nothing fits, not even the prompt
         provider = provider_for(fake)
         try:
-            await ai_chat(graph.session.id, [], "Hello", provider=provider, registry=page_registry(graph), store=graph,
-                          approver=StaticApprover(Decision.ALLOW), system_prompt="test", on_event=recorder)
+            await ai_chat(graph.session.id, [], "Hello", ChatDeps(provider, page_registry(graph), graph),
+                          turn_options(system_prompt="test"), approver=StaticApprover(Decision.ALLOW),
+                          on_event=recorder)
         finally:
             await provider.aclose()
         assert len(fake.generation_requests) == 2  # one retry, no loop
@@ -150,8 +151,8 @@ async def test_one_result_larger_than_the_room_is_cut_with_a_notice(graph: Any, 
         fake.queue(call_turn("read_page", {"n": 1}), text_turn("Long page."))
         provider = provider_for(fake, options={"context_window": WINDOW})
         try:
-            await ai_chat(sid, [], "Read page 1", provider=provider, registry=page_registry(graph, 60_000), store=graph,
-                          approver=StaticApprover(Decision.ALLOW), transcript=transcript, system_prompt="test")
+            await ai_chat(sid, [], "Read page 1", ChatDeps(provider, page_registry(graph, 60_000), graph, transcript),
+                          turn_options(system_prompt="test"), approver=StaticApprover(Decision.ALLOW))
         finally:
             await provider.aclose()
         assert max(fake.prompt_sizes) <= WINDOW

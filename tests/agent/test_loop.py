@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import CANCELLED_TEXT, ai_chat, limit_text
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision, StaticApprover
 
-from tests.agent.helpers import PendingApprover, Recorder
+from tests.agent.helpers import PendingApprover, Recorder, turn_options
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 
@@ -21,11 +22,11 @@ pytestmark = pytest.mark.asyncio
 
 async def chat(provider: ScriptedProvider, registry: Any, store: Any, prompt: str = "hi", *,
                messages: list[Message] | None = None, approver: Any = None, rec: Recorder | None = None,
-               **kw: Any) -> tuple[list[Message], Recorder]:
+               transcript: Any = None, **kw: Any) -> tuple[list[Message], Recorder]:
     rec = rec or Recorder()
     out = await asyncio.wait_for(ai_chat(
-        "S1", messages or [], prompt, provider=provider, registry=registry, store=store,
-        approver=approver or StaticApprover(Decision.ALLOW), on_event=rec, **kw), 10)
+        "S1", messages or [], prompt, ChatDeps(provider, registry, store, transcript), turn_options(**kw),
+        approver=approver or StaticApprover(Decision.ALLOW), on_event=rec), 10)
     return out, rec
 
 
@@ -294,7 +295,7 @@ async def test_listener_errors_do_not_break_the_chat(registry, stub_store, caplo
         raise RuntimeError("listener bug")
 
     provider = ScriptedProvider([text_turn("fine")])
-    out = await ai_chat("S1", [], "hi", provider=provider, registry=registry, store=stub_store,
+    out = await ai_chat("S1", [], "hi", ChatDeps(provider, registry, stub_store), turn_options(),
                         approver=StaticApprover(Decision.ALLOW), on_event=broken)
     assert out[-1].text == "fine"
 

@@ -17,12 +17,13 @@ import pytest
 import pytest_asyncio
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import CANCELLED_TEXT, ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision, StaticApprover
 
-from tests.agent.helpers import PendingApprover, Recorder, build_test_registry
+from tests.agent.helpers import PendingApprover, Recorder, build_test_registry, turn_options
 from tests.fakes.providers import PROVIDER_NAMES, make_fake, provider_for
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 
@@ -48,9 +49,9 @@ class Rig:
         return await asyncio.wait_for(self.start(prompt, approver=approver, **kw), 15)
 
     def start(self, prompt: str = "hi", *, approver: Any = None, **kw: Any) -> Any:
-        return ai_chat(self.session_id, self.transcript.load(self.session_id), prompt, provider=self.provider,
-                       registry=self.registry, store=self.graph, approver=approver or StaticApprover(Decision.ALLOW),
-                       on_event=self.rec, transcript=self.transcript, **kw)
+        return ai_chat(self.session_id, self.transcript.load(self.session_id), prompt,
+                       ChatDeps(self.provider, self.registry, self.graph, self.transcript), turn_options(**kw),
+                       approver=approver or StaticApprover(Decision.ALLOW), on_event=self.rec)
 
     async def close(self) -> None:
         await self.provider.aclose()

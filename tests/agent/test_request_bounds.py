@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.request import MESSAGE_LIMIT, PART_LIMIT, bounded_message, request_messages, shorten
 from cks_desktop.agent.transcript import TranscriptStore
@@ -22,7 +23,7 @@ from cks_desktop.graph.store import GraphStore
 from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolResultPart
 from cks_desktop.tools.approval import Decision, StaticApprover
 
-from tests.agent.helpers import build_test_registry
+from tests.agent.helpers import build_test_registry, turn_options
 from tests.agent.test_chat_cli import chat, home  # noqa: F401 - the fixture
 from tests.fakes.providers import PROVIDER_NAMES, make_fake, provider_for
 from tests.fakes.script import call_turn, text_turn
@@ -67,9 +68,9 @@ async def test_a_5_mb_tool_call_and_result_are_bounded(name: str, graph: Any, as
         provider = provider_for(fake, timeout=30, options={"context_window": 10_000_000})
         try:
             for prompt in ("Echo this", "Once more"):
-                await ai_chat(graph.session.id, transcript.load(graph.session.id), prompt, provider=provider,
-                              registry=registry, store=graph, approver=StaticApprover(Decision.ALLOW),
-                              transcript=transcript, system_prompt="test")
+                await ai_chat(graph.session.id, transcript.load(graph.session.id), prompt,
+                              ChatDeps(provider, registry, graph, transcript), turn_options(system_prompt="test"),
+                              approver=StaticApprover(Decision.ALLOW))
         finally:
             await provider.aclose()
         sizes = [len(r.raw) for r in fake.generation_requests]

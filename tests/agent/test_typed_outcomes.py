@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import CANCELLED_TEXT, ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.llm.messages import Message, Text, ToolResultPart
@@ -27,7 +28,7 @@ from cks_desktop.tools.types import Caller, Outcome, Policy, Scope, ToolCall, To
 from cks_desktop.ui.chat.model import ChatModel
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
-from tests.agent.helpers import Gate, Recorder, StubGraph
+from tests.agent.helpers import Gate, Recorder, StubGraph, turn_options
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 
@@ -71,9 +72,9 @@ def _registry(store: Any, gate: Gate) -> ToolRegistry:
 async def _chat(provider: ScriptedProvider, registry: ToolRegistry, store: Any, rec: Recorder,
                 approver: Any = None, transcript: TranscriptStore | None = None) -> list[Message]:
     return await asyncio.wait_for(ai_chat(
-        "S1", [], "go", provider=provider, registry=registry, store=store,
+        "S1", [], "go", ChatDeps(provider, registry, store, transcript), turn_options(),
         approver=approver or StaticApprover(Decision.DENY, denial_hint="Say yes next time."),
-        on_event=rec, transcript=transcript), 10)
+        on_event=rec), 10)
 
 
 def _finished(rec: Recorder) -> ToolResult:
@@ -212,9 +213,9 @@ async def test_the_loop_writes_the_limit_notice_typed(transcript: TranscriptStor
                                scopes=frozenset({Scope.GRAPH_READ}), default_policy=Policy.AUTO, llm_exposed=True,
                                handler=noop))
     provider = ScriptedProvider([call_turn("noop", {})])
-    await asyncio.wait_for(ai_chat("S1", [], "go", provider=provider, registry=registry, store=store,
-                                   approver=StaticApprover(Decision.ALLOW), on_event=rec, max_iterations=1,
-                                   transcript=transcript), 10)
+    await asyncio.wait_for(ai_chat("S1", [], "go", ChatDeps(provider, registry, store, transcript),
+                                   turn_options(max_iterations=1), approver=StaticApprover(Decision.ALLOW),
+                                   on_event=rec), 10)
     [limit] = rec.of(ev.IterationLimit)
     notices = [e for e in rec.of(ev.AssistantMessage) if e.notice is not None]
     assert limit.limit == 1 and [e.notice for e in notices] == [ev.Notice.ITERATION_LIMIT]

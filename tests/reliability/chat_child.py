@@ -15,11 +15,13 @@ import sys
 import uuid
 from pathlib import Path
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
+from tests.agent.helpers import turn_options
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 
@@ -46,9 +48,9 @@ async def main(db: str, session_id: str) -> None:
     print("ready", flush=True)
     for r in range(10_000):
         provider = ScriptedProvider(turns(tag, r))
-        await ai_chat(session_id, transcript.load(session_id), f"Round {r}: add notes.", provider=provider,
-                      registry=registry, store=store, approver=StaticApprover(Decision.ALLOW),
-                      transcript=transcript, system_prompt="test", max_iterations=10)
+        await ai_chat(session_id, transcript.load(session_id), f"Round {r}: add notes.",
+                      ChatDeps(provider, registry, store, transcript),
+                      turn_options(system_prompt="test", max_iterations=10), approver=StaticApprover(Decision.ALLOW))
         print(f"round {r}", flush=True)
 
 

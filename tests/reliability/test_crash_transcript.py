@@ -18,12 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
+from tests.agent.helpers import turn_options
 from tests.fakes.script import text_turn
 from tests.fakes.scripted import ScriptedProvider
 from tests.reliability.crash_batches import replay
@@ -91,9 +93,9 @@ def next_turn_works(db: Path, session_id: str) -> None:
         with GraphStore.open(db) as store:
             transcript = TranscriptStore.for_store(store)
             provider = ScriptedProvider([text_turn("Still here.")])
-            return await ai_chat(session_id, transcript.load(session_id), "Are you there?", provider=provider,
-                                 registry=build_registry(store), store=store, approver=StaticApprover(Decision.DENY),
-                                 transcript=transcript, system_prompt="test")
+            return await ai_chat(session_id, transcript.load(session_id), "Are you there?",
+                                 ChatDeps(provider, build_registry(store), store, transcript),
+                                 turn_options(system_prompt="test"), approver=StaticApprover(Decision.DENY))
 
     messages = asyncio.run(go())
     assert messages[-1].text == "Still here."

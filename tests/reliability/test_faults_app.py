@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.store import GraphStore
@@ -25,6 +26,7 @@ from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, ToolCall
+from tests.agent.helpers import turn_options
 from tests.fakes.script import Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 from tests.reliability.lag import LagProbe
@@ -179,9 +181,8 @@ async def test_a_chat_on_a_full_disk_says_so_once_and_keeps_going(world: World) 
                                  text_turn("y" * 20_000)])
     seen: list[Any] = []
     async with LagProbe("chat on a full disk"):
-        await ai_chat(session, [], "z" * 20_000, provider=provider, registry=registry, store=world.store,
-                      approver=StaticApprover(Decision.ALLOW), on_event=seen.append, transcript=transcript,
-                      system_prompt="t")
+        await ai_chat(session, [], "z" * 20_000, ChatDeps(provider, registry, world.store, transcript),
+                      turn_options(system_prompt="t"), approver=StaticApprover(Decision.ALLOW), on_event=seen.append)
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
     assert len(errors) == 1 and "could not be saved" in errors[0].message and "full" in errors[0].message
     assert isinstance(seen[-1], ev.Finished)

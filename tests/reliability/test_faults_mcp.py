@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.mcp.connection import Status
 from cks_desktop.mcp.manager import McpManager
@@ -27,6 +28,7 @@ from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller, ToolCall, ToolResult
+from tests.agent.helpers import turn_options
 from tests.fakes.script import call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 from tests.reliability.lag import LagProbe
@@ -161,8 +163,8 @@ async def test_tool_list_changes_mid_chat(rig: Rig, tmp_path: Path) -> None:
         provider = ScriptedProvider([call_turn("mcp__rogue__shrink", {}), call_turn("mcp__rogue__echo", {"text": "x"}),
                                      text_turn("The tool is gone.")])
         async with LagProbe("tool list changing mid-chat"):
-            messages = await ai_chat(session, [], "Go", provider=provider, registry=rig.registry, store=store,
-                                     approver=StaticApprover(Decision.ALLOW), system_prompt="t")
+            messages = await ai_chat(session, [], "Go", ChatDeps(provider, rig.registry, store),
+                                     turn_options(system_prompt="t"), approver=StaticApprover(Decision.ALLOW))
         results = [p for m in messages for p in m.tool_results]
         assert results[0].content == "shrunk"
         # Gone since: refused by our registry (refresh done) or by the server (refresh in flight);
@@ -175,8 +177,8 @@ async def test_tool_list_changes_mid_chat(rig: Rig, tmp_path: Path) -> None:
             await asyncio.sleep(0.02)
         assert rig.registry.get("mcp:rogue:echo") is None
         provider = ScriptedProvider([text_turn("ok")])
-        await ai_chat(session, messages, "Again", provider=provider, registry=rig.registry, store=store,
-                      approver=StaticApprover(Decision.ALLOW), system_prompt="t")
+        await ai_chat(session, messages, "Again", ChatDeps(provider, rig.registry, store),
+                      turn_options(system_prompt="t"), approver=StaticApprover(Decision.ALLOW))
         assert "mcp__rogue__echo" not in {t.name for t in provider.requests[0].tools}
 
 

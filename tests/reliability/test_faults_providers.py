@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.store import GraphStore
@@ -22,6 +23,7 @@ from cks_desktop.llm.messages import Message
 from cks_desktop.llm.provider import ProviderError
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
+from tests.agent.helpers import turn_options
 from tests.fakes.anthropic_fake import FakeAnthropic
 from tests.fakes.gemini_fake import FakeGemini
 from tests.fakes.ollama_fake import FakeOllama
@@ -108,9 +110,9 @@ async def run_chat(store: GraphStore, fake: Any, options: dict[str, Any], prompt
     provider = await asyncio.to_thread(provider_for, fake, **options)
     try:
         async with LagProbe(f"{fake.name}"):
-            await ai_chat(session_id, [], prompt, provider=provider, registry=registry, store=store,
-                          approver=StaticApprover(Decision.ALLOW), on_event=seen.append, transcript=transcript,
-                          system_prompt="t")
+            await ai_chat(session_id, [], prompt, ChatDeps(provider, registry, store, transcript),
+                          turn_options(system_prompt="t"), approver=StaticApprover(Decision.ALLOW),
+                          on_event=seen.append)
     finally:
         await provider.aclose()
     seen.append(check_chat(store, session_id))

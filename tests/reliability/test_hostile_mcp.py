@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.mcp.connection import PROGRESS_CEILING_FACTOR, Status
 from cks_desktop.mcp.convert import MAX_DESCRIPTION
@@ -29,6 +30,7 @@ from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller, ToolCall, ToolResult
 from cks_desktop.tools.wire_names import WireNames, to_wire
+from tests.agent.helpers import turn_options
 from tests.fakes.providers import PROVIDER_NAMES, fake_provider
 from tests.fakes.script import call_turn, text_turn
 from tests.reliability.servers.hostile_server import SERVER_NAME, TWIN_A, TWIN_B
@@ -117,8 +119,8 @@ async def test_colliding_wire_names_leave_the_chat_working(provider_name: str, t
             async with fake_provider(provider_name, call_turn(wire, {}), call_turn("mcp__evil__echo", {"text": "hi"}),
                                      text_turn("Both worked.")) as (fake, provider):
                 messages = await asyncio.wait_for(ai_chat(
-                    session, [], "Go", provider=provider, registry=rig.registry, store=store,
-                    approver=StaticApprover(Decision.ALLOW), system_prompt="t"), 30)
+                    session, [], "Go", ChatDeps(provider, rig.registry, store), turn_options(system_prompt="t"),
+                    approver=StaticApprover(Decision.ALLOW)), 30)
                 first = json.dumps(fake.generation_requests[0].body)
             assert first.count(wire) == 1  # offered once, not twice
             results = [p for m in messages for p in m.tool_results]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.tools.approval import Decision, StaticApprover
@@ -23,6 +24,7 @@ from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import Caller, ToolCall, ToolResult
+from tests.agent.helpers import turn_options
 from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
 from tests.fakes.scripted import ScriptedProvider
 from tests.reliability.world import World, build_world, leaks, session_rows
@@ -126,9 +128,9 @@ async def test_an_injected_instruction_in_a_tool_result_cannot_cross(world: Worl
         Turn(tool_calls=obey),
         text_turn("Done as the file said."),
     ])
-    messages = await ai_chat(world.mine, [], "Summarise readme.txt", provider=provider, registry=registry,
-                             store=world.store, approver=StaticApprover(Decision.ALLOW), system_prompt="t",
-                             allowed_folders=[tmp_path / "files"], max_iterations=5)
+    messages = await ai_chat(world.mine, [], "Summarise readme.txt", ChatDeps(provider, registry, world.store),
+                             turn_options(system_prompt="t", allowed_folders=[tmp_path / "files"], max_iterations=5),
+                             approver=StaticApprover(Decision.ALLOW))
     offered = {t.name for t in provider.requests[0].tools}
     assert not offered & {"delete_session", "list_sessions", "import_graph", "create_session", "rename_session"}
     assert session_rows(world.store, world.theirs) == theirs_before

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.store import GraphStore
@@ -29,6 +30,7 @@ from cks_desktop.secrets import SecretStore
 from cks_desktop.settings import Settings
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
+from tests.agent.helpers import turn_options
 from tests.fakes.providers import make_fake
 from tests.fakes.script import Turn, call_turn, text_turn
 
@@ -112,9 +114,9 @@ async def test_secrets_stay_in_the_keychain(memory_keyring, tmp_path: Path, monk
                 provider = create_provider("anthropic", settings, secrets, base_url=fake.base_url)
                 try:
                     for prompt in ("Add a note and echo.", "Again?"):
-                        await ai_chat(session, transcript.load(session), prompt, provider=provider,
-                                      registry=registry, store=store, approver=StaticApprover(Decision.ALLOW),
-                                      transcript=transcript, system_prompt="t")
+                        await ai_chat(session, transcript.load(session), prompt,
+                                      ChatDeps(provider, registry, store, transcript), turn_options(system_prompt="t"),
+                                      approver=StaticApprover(Decision.ALLOW))
                 finally:
                     await provider.aclose()
                 auth = [r.header("authorization") or r.header("x-api-key") or "" for r in fake.generation_requests]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.chat_inputs import ChatDeps
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.graph.schema import migrate
@@ -26,7 +27,7 @@ from cks_desktop.ui.chat.model import ChatModel, RowState
 from cks_desktop.ui.chat.presenter import ChatPresenter
 from cks_desktop.ui.chat.tool_row import ToolCallRow
 
-from tests.agent.helpers import Recorder, StubGraph, build_test_registry
+from tests.agent.helpers import Recorder, StubGraph, build_test_registry, turn_options
 from tests.fakes.providers import fake_provider
 from tests.fakes.script import call_turn, text_turn
 
@@ -82,9 +83,9 @@ async def test_duration_excludes_the_approval_wait(qtbot, transcript) -> None:
 
     presenter.add_user("do the risky thing")
     async with fake_provider("anthropic", call_turn("ask", {"what": "x"}), text_turn("Done.")) as (_fake, provider):
-        await asyncio.wait_for(ai_chat("S1", [], "do the risky thing", provider=provider, registry=registry,
-                                       store=StubGraph(), approver=approver, on_event=on_event,
-                                       transcript=transcript), 20)
+        await asyncio.wait_for(ai_chat("S1", [], "do the risky thing",
+                                       ChatDeps(provider, registry, StubGraph(), transcript), turn_options(),
+                                       approver=approver, on_event=on_event), 20)
 
     assert approver.waited_ms and approver.waited_ms[0] >= THINK_S * 1000 * 0.9
     finished = rec.of(ev.ToolCallFinished)

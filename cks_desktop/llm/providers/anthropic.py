@@ -163,7 +163,7 @@ class AnthropicProvider(Adapter):
         state.started = True
         calls: dict[int, _Call] = {}
         started_calls = finished_calls = 0
-        input_tokens = output_tokens = 0
+        input_tokens = output_tokens = cache_read = cache_write = 0
         stop_reason: str | None = None
         complete = False
         async with stream:
@@ -173,6 +173,8 @@ class AnthropicProvider(Adapter):
                     usage = event.message.usage
                     input_tokens = usage.input_tokens or 0
                     output_tokens = usage.output_tokens or 0
+                    cache_read = getattr(usage, "cache_read_input_tokens", None) or 0
+                    cache_write = getattr(usage, "cache_creation_input_tokens", None) or 0
                 elif kind == "content_block_start":
                     block = event.content_block
                     if block.type == "text" and block.text:
@@ -209,11 +211,15 @@ class AnthropicProvider(Adapter):
                     output_tokens = event.usage.output_tokens or output_tokens
                     if getattr(event.usage, "input_tokens", None):
                         input_tokens = event.usage.input_tokens
+                    cache_read = getattr(event.usage, "cache_read_input_tokens", None) or cache_read
+                    cache_write = getattr(event.usage, "cache_creation_input_tokens", None) or cache_write
                 elif kind == "message_stop":
                     complete = True  # read on: the body ends right after it
         if not complete or calls:
             return  # the base class reports a cut stream
-        yield Usage(input_tokens, output_tokens)
+        # Anthropic counts cache reads and writes apart from ``input_tokens``: the prompt is their sum.
+        yield Usage(input_tokens + cache_read + cache_write, output_tokens, cached_tokens=cache_read,
+                    cache_write_tokens=cache_write)
         reason = "stop" if structured and stop_reason == "tool_use" else stop_reason
         yield Finish(normalize_finish(reason, finished_calls > 0, _FINISH))
 

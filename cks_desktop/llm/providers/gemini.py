@@ -173,7 +173,10 @@ class GeminiProvider(Adapter):
                 state.started = True
                 meta = chunk.usage_metadata
                 if meta is not None:
-                    usage = Usage(meta.prompt_token_count or 0, meta.candidates_token_count or 0)
+                    # Gemini counts thinking apart from the candidates: output is their sum.
+                    thoughts = meta.thoughts_token_count or 0
+                    usage = Usage(meta.prompt_token_count or 0, (meta.candidates_token_count or 0) + thoughts,
+                                  cached_tokens=meta.cached_content_token_count or 0, reasoning_tokens=thoughts)
                 if not chunk.candidates:
                     feedback = chunk.prompt_feedback
                     if feedback is not None and feedback.block_reason:

@@ -176,7 +176,7 @@ class OpenAICompatProvider(Adapter):
         async with stream:
             async for chunk in stream:
                 if chunk.usage is not None:
-                    usage = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                    usage = _usage(chunk.usage)
                 for choice in chunk.choices or []:
                     if choice.index not in (0, None):
                         continue
@@ -240,3 +240,13 @@ def _absorb(calls: dict[int, _Call], position: int, fragment: Any) -> list[Strea
         if call.started:
             events.append(ToolCallDelta(call.ordinal, function.arguments))
     return events
+
+
+def _usage(raw: Any) -> Usage:
+    """Prompt/completion tokens, with OpenAI's cached and reasoning details where the server sends them
+    (``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``)."""
+    prompt = getattr(raw, "prompt_tokens_details", None)
+    completion = getattr(raw, "completion_tokens_details", None)
+    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0,
+                 cached_tokens=int(getattr(prompt, "cached_tokens", None) or 0),
+                 reasoning_tokens=int(getattr(completion, "reasoning_tokens", None) or 0))

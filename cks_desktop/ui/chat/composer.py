@@ -20,9 +20,11 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
+from cks_desktop.agent.events import ContextUsage
 from cks_desktop.ui.labels import plain_label
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.chat.context_meter import ContextMeter
 from cks_desktop.llm.profiles import PROFILES
 from cks_desktop.plural import counted
 from cks_desktop.ui.text import plain_tooltip
@@ -132,6 +134,8 @@ class Composer(QWidget):
         self.fetch_button.setAutoRaise(True)
         self.fetch_button.clicked.connect(self.fetchModelsRequested)
         bottom.addWidget(self.fetch_button)
+        self.context_meter = ContextMeter()  # how full the context is (issue 16); hidden until known
+        bottom.addWidget(self.context_meter)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
         self.send_button.setAutoDefault(False)
@@ -185,6 +189,10 @@ class Composer(QWidget):
         self.send_button.setText("Stop" if running else "Send")
         self.send_button.setAccessibleName("Stop the answer" if running else "Send the message")
         self.send_button.setToolTip("Stop (Esc)" if running else "Send (Enter or Ctrl+Enter)")
+
+    def show_context(self, usage: ContextUsage | None) -> None:
+        """The shown session's last measured request (None: nothing known, the meter hides)."""
+        self.context_meter.show_usage(usage)
 
     # -- provider / model --------------------------------------------------------
     def show_provider(self, name: str, model: str, models: list[str] | None = None) -> None:

@@ -27,6 +27,7 @@ from cks_desktop.ui.chat.code_block import CodeBlock
 from cks_desktop.ui.chat.markdown_view import MarkdownView, is_huge
 from cks_desktop.ui.chat.model import MessageItem
 from cks_desktop.ui.chat.segments import Segment, split_markdown
+from cks_desktop.ui.chat.summary_notice import SummaryFold, split_summary
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
@@ -100,6 +101,7 @@ class MessageWidget(QFrame):
         self._body.setContentsMargins(0, 0, 0, 0)
         self._body.setSpacing(8)
         self.bubble: QFrame | None = None
+        self.summary_fold: SummaryFold | None = None
         if self.item.role == "user":
             self.bubble = QFrame()
             self.bubble.setObjectName("chatBubble")
@@ -113,6 +115,10 @@ class MessageWidget(QFrame):
             row.addWidget(self.bubble, 100)  # as wide as its maximum (the text's width), the rest is space
             self._layout.addLayout(row)
         else:
+            if self.item.summary:  # "Earlier messages were summarised": collapsed, the summary on demand
+                self.summary_fold = SummaryFold()
+                self.summary_fold.toggle.toggled.connect(lambda _on: self.refresh())
+                self._body.addWidget(self.summary_fold)
             self._body.addWidget(self.view)
             self._layout.addLayout(self._body)
 
@@ -213,6 +219,11 @@ class MessageWidget(QFrame):
         self._refresh_message_actions()
         if self.item.role == "assistant":
             self._show_markdown(self.item.text)
+        elif self.item.summary and self.summary_fold is not None:
+            head, body = split_summary(self.item.text)
+            self.summary_fold.set_head(head, bool(body))
+            self.view.set_plain(body)  # the model's words, shown literally
+            self.view.setVisible(self.summary_fold.expanded and bool(body))
         else:
             self.view.set_plain(self.item.text)  # what the person typed, and our own notices, verbatim
             if self.bubble is not None:

@@ -64,6 +64,7 @@ class MessageItem:
     stopped: bool = False  # an answer Stop cut short (what arrived is kept; the transcript says so too)
     last_prompt: bool = False  # the person's last message: offers Edit and resend
     last_answer: bool = False  # the assistant's last answer: offers Regenerate
+    summary: bool = False  # the loop's "Earlier messages were summarised" notice: shown collapsed (issue 16)
 
 
 @dataclass

@@ -109,7 +109,8 @@ class ChatPresenter:
         answer = None
         if prompt is not None:
             answer = next((it for it in reversed(items) if isinstance(it, MessageItem)
-                           and it.role in ("assistant", "notice") and it.turn == prompt.turn and it is not prompt), None)
+                           and it.role in ("assistant", "notice") and not it.summary and it.turn == prompt.turn
+                           and it is not prompt), None)
         for item in items:
             if not isinstance(item, MessageItem):
                 continue
@@ -127,8 +128,8 @@ class ChatPresenter:
 
     def _append(self, item: ChatItem) -> None:
         item.turn = self._turn
-        if not (isinstance(item, MessageItem) and item.role == "error"):
-            self._answered = True  # an error message is no answer; text, a notice or a call is
+        if not (isinstance(item, MessageItem) and (item.role == "error" or item.summary)):
+            self._answered = True  # an error or a summary of earlier messages is no answer; text, a notice or a call is
         self.model.append(item)
 
     def handle(self, event: ev.AgentEvent) -> None:
@@ -160,10 +161,32 @@ class ChatPresenter:
                 self.context_usage = event
                 for listener in list(self.context_listeners):
                     listener(event)
+            case ev.Waiting():
+                self._on_waiting(event)
             case ev.Finished():
+                self._drop_wait()
                 self._on_finished(event)
             case _:
                 assert_never(event)
+
+    def _on_waiting(self, event: ev.Waiting) -> None:
+        """A "waiting 8 s (rate limited)" notice line while the loop waits; gone when the retry starts."""
+        if event.resumed:
+            self._drop_wait()
+            return
+        item = getattr(self, "_wait_item", None)
+        if item is None:
+            item = self._wait_item = MessageItem("notice", event.text)
+            item.turn = self._turn
+            self.model.append(item)  # not ``_append``: a wait is no answer
+        else:
+            item.text = event.text
+            self.model.changed(item)
+
+    def _drop_wait(self) -> None:
+        item, self._wait_item = getattr(self, "_wait_item", None), None
+        if item is not None and self.model.index_of(item) is not None:
+            self.model.reset([it for it in self.model.items if it is not item])
 
     def _on_turn_started(self, event: ev.TurnStarted) -> None:
         self._end_stream()
@@ -181,7 +204,7 @@ class ChatPresenter:
         if event.notice is not None:
             self._end_stream()
             if text and text != self._last_error:
-                self._append(MessageItem("notice", text))
+                self._append(MessageItem("notice", text, summary=event.notice is Notice.SUMMARY))
             return
         # The text streamed in this model turn, even when a tool row (preparing) came after it.
         target = self._streaming or self._turn_text
@@ -395,7 +418,7 @@ class ChatPresenter:
             elif message.role == "assistant":
                 if message.text:
                     items.append(MessageItem("notice" if saved.notice is not None else "assistant", message.text,
-                                             turn=saved.turn))
+                                             turn=saved.turn, summary=saved.notice is Notice.SUMMARY))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice is Notice.ITERATION_LIMIT

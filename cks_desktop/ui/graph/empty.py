@@ -9,7 +9,7 @@ a file (File → Import graph…), or ask the assistant (focus the chat input).
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui import theme
@@ -43,7 +43,7 @@ class EmptyState(QFrame):
         box.addWidget(hint)
         row = QHBoxLayout()
         row.setSpacing(8)
-        self.add_button = self._button("Add an object (A)", "plus-circle", self.addRequested)
+        self.add_button = self._button("Add an object (A)", "plus-circle", self.addRequested, "on_accent")
         theme.set_role(self.add_button, "primary")
         self.import_button = self._button("Import a graph…", "file-arrow-up", self.importRequested)
         self.ask_button = self._button("Ask the assistant", "chat-circle-text", self.assistantRequested)
@@ -51,10 +51,10 @@ class EmptyState(QFrame):
             row.addWidget(b)
         box.addLayout(row)
 
-    def _button(self, text: str, icon_name: str, signal: Signal) -> QPushButton:
+    def _button(self, text: str, icon_name: str, signal: SignalInstance, role: str = "normal") -> QPushButton:
         button = QPushButton(text, self)
         try:
-            theme.bind_icon(button, icon_name)
+            theme.bind_icon(button, icon_name, role)
         except Exception:  # an icon that is missing must not take the empty state with it
             pass
         button.clicked.connect(signal.emit)

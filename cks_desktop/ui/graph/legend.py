@@ -22,14 +22,18 @@ from cks_desktop.ui.labels import plain_label
 ROLE_TYPE = Qt.ItemDataRole.UserRole + 1
 
 
-def swatch(colour: QColor, size: int = 14) -> QIcon:
+def swatch(colour: QColor, size: int = 14, square: bool = False) -> QIcon:
+    """The type's mark as the canvas draws it: a disc, or a square past the palette's twelve colours."""
     pm = QPixmap(size, size)
     pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(colour)
-    p.drawEllipse(1, 1, size - 2, size - 2)
+    if square:
+        p.drawRect(2, 2, size - 4, size - 4)
+    else:
+        p.drawEllipse(1, 1, size - 2, size - 2)
     p.end()
     return QIcon(pm)
 
@@ -80,7 +84,7 @@ class Legend(QFrame):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         layout.addWidget(self.list, 1)
         self._updating = False
-        self._shown: list[tuple[str, int, bool, str]] = []
+        self._shown: list[tuple[str, int, bool, str, bool]] = []
         self.hide()  # until there is a type to list (``set_types``)
 
     def set_folded(self, folded: bool) -> None:
@@ -113,15 +117,16 @@ class Legend(QFrame):
         return QSize(width + extra_w, height + extra_h)
 
     def set_types(self, types: list[tuple[str, int]], hidden: set[str], style: Style) -> None:
-        rows = [(name, count, name not in hidden, style.colour_of(name).name()) for name, count in types]
+        rows = [(name, count, name not in hidden, style.colour_of(name).name(), name in style.square_types)
+                for name, count in types]
         if rows == self._shown:
             return
         self._shown = rows
         self._updating = True
         try:
             self.list.clear()
-            for name, count, visible, colour in rows:
-                item = QListWidgetItem(swatch(QColor(colour)), f"{name}  ({count:,})")
+            for name, count, visible, colour, square in rows:
+                item = QListWidgetItem(swatch(QColor(colour), square=square), f"{name}  ({count:,})")
                 item.setData(ROLE_TYPE, name)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Checked if visible else Qt.CheckState.Unchecked)

@@ -45,12 +45,15 @@ class OverlayPainter:
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawEllipse(QPointF(sx, sy), r, r)
 
-    def _disc(self, p: QPainter, vp: Viewport, i: int, colour: QColor) -> None:
+    def _disc(self, p: QPainter, vp: Viewport, i: int, colour: QColor, square: bool = False) -> None:
         sx, sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
         r = node_diameter(vp.scale) / 2
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(colour)
-        p.drawEllipse(QPointF(sx, sy), r, r)
+        if square:  # the type's mark past the palette's twelve colours (``palette.assign_marks``)
+            p.drawRect(QRectF(sx - r, sy - r, 2 * r, 2 * r))
+        else:
+            p.drawEllipse(QPointF(sx, sy), r, r)
 
     def _label(self, p: QPainter, vp: Viewport, style: Style, i: int, *, bold: bool = False,
                with_type: bool = False) -> None:
@@ -149,7 +152,8 @@ class OverlayPainter:
             edges = [j for i in changed[:200] for j in model.incident_edges(i)[:30]]
             self._edges(p, vp, edges, style.edge_near, 1.2)
             for i in changed:
-                self._disc(p, vp, i, style.colour_of(model.type_of(i)))
+                t = model.type_of(i)
+                self._disc(p, vp, i, style.colour_of(t), square=t in style.square_types)
         glow = QColor(style.flash)
         for i, strength in flashing:
             glow.setAlphaF(0.25 + 0.75 * strength)

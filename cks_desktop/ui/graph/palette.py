@@ -34,16 +34,33 @@ def _slot(name: str) -> int:
     return int.from_bytes(digest, "big") % len(TYPE_COLOURS)
 
 
-def assign_colours(type_names: Iterable[str]) -> dict[str, str]:
-    """A colour per type name: hashed, then de-duplicated in name order."""
+SHAPES: tuple[str, ...] = ("disc", "square")  # the shape of each round of the palette
+
+
+def assign_marks(type_names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """A (colour, shape) per type name: hashed, then de-duplicated in name order.
+
+    The first twelve types get twelve different colours as discs; from the thirteenth on the
+    palette starts again as squares, again de-duplicated, so two types of a session never share
+    both colour and shape (up to 24 types; past that, pairs repeat and the legend tells them apart).
+    """
     names = sorted(set(type_names), key=lambda n: (n.casefold(), n))
-    taken: set[int] = set()
-    out: dict[str, str] = {}
+    rounds: list[set[int]] = [set()]
+    out: dict[str, tuple[str, str]] = {}
     for name in names:
         slot = _slot(name)
-        if len(taken) < len(TYPE_COLOURS):
-            while slot in taken:
-                slot = (slot + 1) % len(TYPE_COLOURS)
+        k = next((k for k, taken in enumerate(rounds) if len(taken) < len(TYPE_COLOURS)), None)
+        if k is None:
+            rounds.append(set())
+            k = len(rounds) - 1
+        taken = rounds[k]
+        while slot in taken:
+            slot = (slot + 1) % len(TYPE_COLOURS)
         taken.add(slot)
-        out[name] = TYPE_COLOURS[slot]
+        out[name] = (TYPE_COLOURS[slot], SHAPES[min(k, len(SHAPES) - 1)])
     return out
+
+
+def assign_colours(type_names: Iterable[str]) -> dict[str, str]:
+    """A colour per type name (see ``assign_marks``: the first twelve are all different)."""
+    return {name: colour for name, (colour, _shape) in assign_marks(type_names).items()}

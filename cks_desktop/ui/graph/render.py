@@ -35,7 +35,7 @@ from PySide6.QtGui import (
 
 from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.model import GraphModel
-from cks_desktop.ui.graph.palette import assign_colours
+from cks_desktop.ui.graph.palette import assign_marks
 from cks_desktop.ui.graph.placement import EDGE_LENGTH, NODE_RADIUS
 from cks_desktop.ui.graph.spatial import SpatialGrid
 from cks_desktop.ui.graph.viewport import Viewport
@@ -67,6 +67,8 @@ class Style:
     type_colours: dict[str, QColor]
     dark: bool
     untyped: QColor = field(default_factory=lambda: QColor(theme_tokens().palette("light")["graph_untyped"]))
+    # types past the palette's twelve colours: drawn as squares, so colour + shape stays unique
+    square_types: set[str] = field(default_factory=set)
 
     @classmethod
     def from_palette(cls, palette: QPalette, type_names: Iterable[str]) -> "Style":
@@ -74,6 +76,7 @@ class Style:
         text = palette.color(QPalette.ColorRole.Text)
         dark = bg.lightnessF() < 0.5
         signal = theme_tokens().palette("dark" if dark else "light")  # highlight colours, by scheme
+        marks = assign_marks(type_names)
         return cls(
             background=bg,
             text=text,
@@ -84,9 +87,10 @@ class Style:
             mark=QColor(signal["graph_mark"]),
             match=QColor(signal["graph_match"]),
             path=QColor(signal["graph_path"]),
-            type_colours={k: QColor(v) for k, v in assign_colours(type_names).items()},
+            type_colours={k: QColor(c) for k, (c, _) in marks.items()},
             dark=dark,
             untyped=QColor(signal["graph_untyped"]),
+            square_types={k for k, (_, shape) in marks.items() if shape == "square"},
         )
 
     def colour_of(self, type_name: str) -> QColor:
@@ -310,9 +314,10 @@ class FrameRenderer:
             for _, poly in polys:
                 p.drawPoints(poly)
         for t, poly in polys:
-            pen = QPen(style.colour_of(model.type_names[t]))
+            name = model.type_names[t]
+            pen = QPen(style.colour_of(name))
             pen.setCosmetic(True)
-            pen.setCapStyle(cap)
+            pen.setCapStyle(Qt.PenCapStyle.SquareCap if name in style.square_types else cap)
             pen.setWidthF(detail.node_px)
             p.setPen(pen)
             p.drawPoints(poly)
@@ -366,8 +371,12 @@ class FrameRenderer:
         xs, ys, slot = model.xs, model.ys, self.buffers.node_slot
         for i in model.nodes():
             if i < len(slot) and slot[i] >= 0 and x0 <= xs[i] <= x1 and y0 <= ys[i] <= y1:
-                p.setBrush(style.colour_of(model.type_of(i)))
-                p.drawEllipse(QPointF(xs[i], ys[i]), r, r)
+                t = model.type_of(i)
+                p.setBrush(style.colour_of(t))
+                if t in style.square_types:
+                    p.drawRect(QRectF(xs[i] - r, ys[i] - r, 2 * r, 2 * r))
+                else:
+                    p.drawEllipse(QPointF(xs[i], ys[i]), r, r)
 
     def _labels(self, p: QPainter, vp: Viewport, style: Style, detail: Detail, on_screen: list[int],
                 vector: bool = False, inside: QRectF | None = None,
@@ -475,14 +484,25 @@ class Occupancy:
     def __init__(self) -> None:
         self.cells: set[tuple[int, int]] = set()
 
-    def _cells(self, rect: QRectF, pad: float) -> list[tuple[int, int]]:
+    def _ranges(self, rect: QRectF, pad: float) -> tuple[range, range]:
         c = self.CELL
-        return [(cx, cy) for cx in range(int((rect.left() + pad) // c), int((rect.right() - pad) // c) + 1)
-                for cy in range(int((rect.top() + pad) // c), int((rect.bottom() - pad) // c) + 1)]
+        x0: float = rect.left()
+        y0: float = rect.top()
+        x1: float = rect.right()
+        y1: float = rect.bottom()
+        return (range(int((x0 + pad) // c), int((x1 - pad) // c) + 1),
+                range(int((y0 + pad) // c), int((y1 - pad) // c) + 1))
 
     def free(self, rect: QRectF) -> bool:
+        """No cell of ``rect`` (shrunk by ``PAD``) taken; stops at the first taken cell."""
         cells = self.cells
-        return not any(k in cells for k in self._cells(rect, self.PAD))
+        xs, ys = self._ranges(rect, self.PAD)
+        for cx in xs:
+            for cy in ys:
+                if (cx, cy) in cells:
+                    return False
+        return True
 
     def take(self, rect: QRectF, pad: float | None = None) -> None:
-        self.cells.update(self._cells(rect, self.PAD if pad is None else pad))
+        xs, ys = self._ranges(rect, self.PAD if pad is None else pad)
+        self.cells.update((cx, cy) for cx in xs for cy in ys)

@@ -61,8 +61,6 @@ TOOLBAR_ICONS = {
 _ACTING_FOR: ContextVar[str | None] = ContextVar("graph_view_acting_for", default=None)
 MINIMAP_FROM = 150  # nodes: below this the whole graph fits on screen anyway
 WARM_LAYOUT_AFTER_MS = 500  # after the first paint; see GraphView.__init__
-EMPTY_TEXT = ("This session's graph is empty.\nAsk the assistant to add what you know, "
-              "or double-click here to add an object.")
 
 
 class GraphView(ViewActions, QWidget):
@@ -432,8 +430,14 @@ class GraphView(ViewActions, QWidget):
     async def inspect(self, oid: str) -> None:
         i = self.model.index.get(oid)
         self.inspector.set_pinned(i is not None and i in self.model.pinned)
+        # a fitted picture (Fit fills the canvas) stays fitted when the sheet opens over its right part
+        refit = not self.inspector.isVisible() and self.canvas.shows_everything()
         self.inspector.show()
-        self._keep_clear_of_sheet(i)
+        if refit and self.stage.covered_right():
+            self.canvas.covered_right = self.stage.covered_right()
+            self.canvas.fit()
+        else:
+            self._keep_clear_of_sheet(i)
         await self.inspector.load(oid)
 
     def _keep_clear_of_sheet(self, i: int | None) -> None:

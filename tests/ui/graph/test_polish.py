@@ -121,3 +121,28 @@ async def test_the_empty_state_offers_actions_that_work(store, registry) -> None
         await until(view.changed, lambda: view.model.node_count == 1, 20)
         assert not empty.isVisible()
         assert "Ada" in view.object_names()
+
+
+def test_many_types_stay_distinguishable_by_colour_and_shape() -> None:
+    from cks_desktop.ui.graph.palette import TYPE_COLOURS, assign_colours, assign_marks
+
+    names = [f"Type {i}" for i in range(2 * len(TYPE_COLOURS))]
+    marks = assign_marks(names)
+    assert len(set(marks.values())) == len(names)  # no two types share colour AND shape
+    assert {shape for _, shape in marks.values()} == {"disc", "square"}
+    few = ["Person", "Company", "Place"]  # a session's first colours are what they always were
+    assert assign_colours(few) == {n: c for n, (c, _) in assign_marks(few).items()}
+    assert all(shape == "disc" for _, shape in assign_marks(names[:len(TYPE_COLOURS)]).values())
+
+
+@pytest.mark.asyncio
+async def test_types_past_the_palette_are_drawn_as_squares(store, registry) -> None:
+    from cks_desktop.ui.graph.palette import TYPE_COLOURS
+
+    sid = store.create_session("many types").id
+    n = len(TYPE_COLOURS) + 3
+    store.apply(sid, [{"op": "add_object", "type": f"Kind {i:02d}", "name": f"K{i}"} for i in range(n)], "model")
+    async with open_view(store, registry, sid) as view:
+        style = view.canvas.style_
+        assert len(style.square_types) == 3
+        assert view.legend.list.count() == n

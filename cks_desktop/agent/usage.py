@@ -1,0 +1,131 @@
+"""Tokens per model turn, saved beside the transcript and summed per answer and per session.
+
+One row per model turn that finished with a ``Usage`` event (table ``chat_usage``,
+schema step 6). An answer is the run of turns that starts with iteration 1 (one
+``ai_chat`` call: a prompt, a Retry or a Continue). Rows stay when the chat is
+cleared or a turn deleted: the tokens were spent all the same, and the session
+total is what the person paid for. Costs are computed when read, from
+``llm/prices.py`` and the person's overrides, so a corrected price corrects history.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from cks_desktop.agent.transcript import TranscriptStore
+from cks_desktop.llm.events import Usage
+from cks_desktop.llm.prices import cost_usd, price_for
+
+log = logging.getLogger(__name__)
+_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+@dataclass
+class Tokens:
+    """Summed counts; ``cost`` None when any model in the sum has no price."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: float | None = 0.0
+    turns: int = 0
+
+    def add(self, other: "Tokens") -> None:
+        for name in _COLUMNS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.cost = None if self.cost is None or other.cost is None else self.cost + other.cost
+        self.turns += other.turns
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in _COLUMNS}
+        data["cost_usd"] = round(self.cost, 6) if self.cost is not None else None
+        data["turns"] = self.turns
+        return data
+
+
+@dataclass
+class AnswerUsage:
+    """One answer: its turns' models and the summed tokens."""
+
+    after_seq: int
+    models: list[str] = field(default_factory=list)
+    tokens: Tokens = field(default_factory=Tokens)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"after_seq": self.after_seq, "models": self.models, **self.tokens.to_json()}
+
+
+def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: Any,
+           usage: Usage | None) -> None:
+    """Save one turn's usage (nothing without a transcript or a usage report).
+
+    ``provider``: the adapter; its ``config`` names the provider and model when it has one."""
+    if transcript is None or usage is None:
+        return
+    config = getattr(provider, "config", None)
+    name, model = str(getattr(config, "name", "") or ""), str(getattr(config, "model", "") or "")
+    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    try:
+        _insert(transcript, session_id, iteration, name, model, usage, at)
+    except sqlite3.Error:  # the count is a nicety: a failed write never ends the answer
+        log.warning("could not save token usage for session %s", session_id, exc_info=True)
+
+
+def _insert(transcript: TranscriptStore, session_id: str, iteration: int, name: str, model: str, usage: Usage,
+            at: str) -> None:
+    with transcript._transaction() as conn:  # noqa: SLF001 - the transcript's own connection access
+        row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE session_id = ?",
+                           (session_id,)).fetchone()
+        conn.execute(
+            "INSERT INTO chat_usage (session_id, after_seq, iteration, provider, model, input_tokens, "
+            "output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, int(row[0]), iteration, name, model, usage.input_tokens, usage.output_tokens,
+             usage.cached_tokens, usage.cache_write_tokens, usage.reasoning_tokens, at))
+
+
+def answers(transcript: TranscriptStore, session_id: str,
+            prices: Mapping[str, Any] | None = None) -> list[AnswerUsage]:
+    """The session's answers in order, each with its summed tokens and cost."""
+    with transcript._read() as conn:  # noqa: SLF001
+        rows = conn.execute(
+            "SELECT after_seq, iteration, model, " + ", ".join(_COLUMNS)
+            + " FROM chat_usage WHERE session_id = ? ORDER BY n", (session_id,)).fetchall()
+    out: list[AnswerUsage] = []
+    for after_seq, iteration, model, *counts in rows:
+        if iteration <= 1 or not out:
+            out.append(AnswerUsage(int(after_seq)))
+        turn = Tokens(*(int(c) for c in counts), turns=1)
+        turn.cost = cost_usd(price_for(model, prices), turn.input_tokens, turn.output_tokens, turn.cached_tokens)
+        answer = out[-1]
+        if model and model not in answer.models:
+            answer.models.append(model)
+        answer.tokens.add(turn)
+    return out
+
+
+def session_total(items: list[AnswerUsage]) -> Tokens:
+    total = Tokens()
+    for item in items:
+        total.add(item.tokens)
+    return total
+
+
+def describe(tokens: Tokens) -> str:
+    """One line for a person: "1,234 in (200 cached) · 56 out (10 reasoning) · $0.0042"."""
+    text = f"{tokens.input_tokens:,} in"
+    if tokens.cached_tokens:
+        text += f" ({tokens.cached_tokens:,} cached)"
+    text += f" · {tokens.output_tokens:,} out"
+    if tokens.reasoning_tokens:
+        text += f" ({tokens.reasoning_tokens:,} reasoning)"
+    if tokens.cost is not None:
+        text += f" · ${tokens.cost:.4f}"
+    return text
