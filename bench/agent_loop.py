@@ -125,7 +125,7 @@ def serve(name: str) -> None:
     """
     fake = make_fake(name)
     turns = itertools.cycle(script())
-    fake.next_turn = lambda: next(turns)  # type: ignore[method-assign]
+    fake.next_turn = lambda body=None: next(turns)  # type: ignore[method-assign]
     print(json.dumps({"base_url": fake.base_url, "model": fake.default_model}), flush=True)
     sys.stdin.read()
     fake.close()

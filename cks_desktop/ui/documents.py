@@ -17,6 +17,8 @@ from PySide6.QtGui import QAction, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
 
 from cks_desktop.plural import counted
+from cks_desktop.ui.labels import plain_message_box
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.documents.store import AddResult
@@ -39,7 +41,7 @@ class DocumentIntake(QObject):
         self.action.setObjectName("addDocumentsAction")
         self.action.setShortcut(QKeySequence("Ctrl+Shift+D"))
         tip = "Add text, Markdown, HTML, PDF or Word files to this session (or drop them onto the window)"
-        self.action.setToolTip(tip)
+        self.action.setToolTip(plain_tooltip(tip))
         self.action.setStatusTip(tip)
         self.action.triggered.connect(lambda *_: window.tasks.spawn(self.add_via_dialog(), name="add-documents"))
         window.setAcceptDrops(True)
@@ -153,11 +155,11 @@ class DocumentIntake(QObject):
         return result
 
     async def _show_refused(self, refused: list[str]) -> None:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Some files were not added",
-                          "These files could not be read and were not added:", QMessageBox.StandardButton.Ok,
-                          self.window)
+        box = plain_message_box(self.window, icon=QMessageBox.Icon.Warning, title="Some files were not added",
+                                text="These files could not be read and were not added:",
+                                informative="\n".join(refused),  # file names: shown literally
+                                buttons=QMessageBox.StandardButton.Ok)
         box.setObjectName("documentsRefusedBox")
-        box.setInformativeText("\n".join(refused))
         try:
             await self._run(box)
         finally:

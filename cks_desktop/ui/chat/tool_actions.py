@@ -134,6 +134,7 @@ class ToolRowActions(QWidget):
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
         self._layout.addWidget(row)
+        row.show()  # a child added to a strip already on screen is hidden until shown
         self._rows.append(row)
         return row
 

@@ -10,9 +10,10 @@ a file (File → Import graph…), or ask the assistant (focus the chat input).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.labels import plain_label
 
 TITLE = "This session's graph is empty"
 HINT = "Start it by hand, from a file, or let the assistant build it from what you tell it."
@@ -32,10 +33,10 @@ class EmptyState(QFrame):
         box = QVBoxLayout(self)
         box.setContentsMargins(24, 20, 24, 20)
         box.setSpacing(12)
-        title = QLabel(TITLE)
+        title = plain_label(TITLE)
         theme.set_role(title, "title")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        hint = QLabel(HINT)
+        hint = plain_label(HINT)
         theme.set_role(hint, "secondary")
         hint.setWordWrap(True)
         hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
