@@ -102,7 +102,7 @@ def answers(transcript: TranscriptStore, session_id: str,
     for after_seq, iteration, model, *counts in rows:
         if iteration <= 1 or not out:
             out.append(AnswerUsage(int(after_seq)))
-        turn = Tokens(*(int(c) for c in counts), turns=1)
+        turn = Tokens(**{name: int(c) for name, c in zip(_COLUMNS, counts)}, turns=1)
         turn.cost = cost_usd(price_for(model, prices), turn.input_tokens, turn.output_tokens, turn.cached_tokens)
         answer = out[-1]
         if model and model not in answer.models:

@@ -16,7 +16,6 @@ from cks_desktop.tools.approval import Approver, Decision, StaticApprover
 from cks_desktop.tools.types import ALL_SCOPES, Caller, Scope
 
 if TYPE_CHECKING:
-    from cks_desktop.llm.provider import Provider
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.tools.registry import ToolRegistry
 
@@ -35,7 +34,7 @@ class Run:
     allowed_folders: tuple[Path, ...] = ()
     # A handle on the session's LLM provider for tools that call a model
     # (construct_knowledge); None where no provider is configured.
-    llm: "Provider | None" = None
+    llm: Any = None  # a Provider; opaque here, since tools sits below llm in the layers
     # Hears a running call's progress (call id, progress, total or None, message or None): the
     # chat loop turns it into ``ToolCallProgress`` events; None where nobody shows progress.
     on_progress: Callable[[str, float, float | None, str | None], None] | None = None

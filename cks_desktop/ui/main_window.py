@@ -229,14 +229,19 @@ class MainWindow(QMainWindow):
         except StoreError as exc:
             log.warning("changes made by other processes will show after reopening: %s", exc)
 
+    def _import_graph(self) -> None:
+        """The empty graph's "Import a graph…": the same as File → Import graph…."""
+        action = self.graph_io.import_action if self.graph_io is not None else None
+        if action is not None:
+            action.trigger()
+
     def _connect(self) -> None:
         self.store_bridge.arrived.connect(self.sessions.on_store_event)
         self.store_bridge.arrived.connect(self.graph_view.on_store_event)
         self.store_bridge.arrived.connect(self._chats_follow_store)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.graph_view.assistantRequested.connect(self.chat_panel.focus_input)  # the empty graph's actions
-        self.graph_view.importRequested.connect(
-            lambda: getattr(getattr(self, "graph_io", None), "import_action", None) and self.graph_io.import_action.trigger())
+        self.graph_view.importRequested.connect(self._import_graph)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)

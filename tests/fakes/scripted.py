@@ -58,7 +58,7 @@ class ScriptedProvider:
         self.requests: list[Request] = []
         self.params: list[Any] = []  # the GenerationParams of each request (None: the provider's defaults)
         self.profile = ProviderProfile(name=name, display_name="Scripted", native_structured_output=structured)
-        self.config = ProviderConfig(name=name, model="scripted-1")
+        self.config = ProviderConfig(name=name, model="scripted-1", max_retries=0)  # scripted errors are not retried
         self.stalled = asyncio.Event()  # set when a stalling turn reaches its stall point
         self.closed = False
         self._counter = 0

@@ -58,6 +58,7 @@ class ChatPresenter:
         self.model = model
         self._is_revertable = is_revertable
         self._streaming: MessageItem | None = None
+        self._wait_item: MessageItem | None = None  # the "waiting N s (rate limited)" line, while shown
         self._turn_text: MessageItem | None = None  # the text streamed in the current model turn
         self.limit_reached = False
         self._last_error: str | None = None
@@ -174,7 +175,7 @@ class ChatPresenter:
         if event.resumed:
             self._drop_wait()
             return
-        item = getattr(self, "_wait_item", None)
+        item = self._wait_item
         if item is None:
             item = self._wait_item = MessageItem("notice", event.text)
             item.turn = self._turn
@@ -184,7 +185,7 @@ class ChatPresenter:
             self.model.changed(item)
 
     def _drop_wait(self) -> None:
-        item, self._wait_item = getattr(self, "_wait_item", None), None
+        item, self._wait_item = self._wait_item, None
         if item is not None and self.model.index_of(item) is not None:
             self.model.reset([it for it in self.model.items if it is not item])
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING
+from typing import Literal, TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -147,9 +147,9 @@ class SharePage(QWidget):
         self.approve_app.setObjectName("shareApprovalApp")
         self.approve_app.setToolTip(plain_tooltip("Show this window's approval dialog as well as the host's prompt."))
         self.approval_group = QButtonGroup(self)
-        for button in (self.approve_host, self.approve_app):
-            self.approval_group.addButton(button)
-            approval_layout.addWidget(button)
+        for radio in (self.approve_host, self.approve_app):
+            self.approval_group.addButton(radio)
+            approval_layout.addWidget(radio)
         approval_layout.addStretch(1)
         layout.addWidget(approval)
 
@@ -320,7 +320,7 @@ class SharePage(QWidget):
             self.applied.emit(f"unshared “{item.text()}”")
 
     def _approval_clicked(self, button: QRadioButton) -> None:
-        mode = "app" if button is self.approve_app else "host"
+        mode: Literal["host", "app"] = "app" if button is self.approve_app else "host"
         if mode != self.service.approval():
             self.service.set_approval(mode)
             self.applied.emit("the app asks too" if mode == "app" else "the host asks")
