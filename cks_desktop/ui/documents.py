@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
 
 from cks_desktop.plural import counted
+from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.text import plain_tooltip
 
@@ -43,6 +44,7 @@ class DocumentIntake(QObject):
         tip = "Add text, Markdown, HTML, PDF or Word files to this session (or drop them onto the window)"
         self.action.setToolTip(plain_tooltip(tip))
         self.action.setStatusTip(tip)
+        theme.bind_icon(self.action, "file-plus")
         self.action.triggered.connect(lambda *_: window.tasks.spawn(self.add_via_dialog(), name="add-documents"))
         window.setAcceptDrops(True)
         window.installEventFilter(self)

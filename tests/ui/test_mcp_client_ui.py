@@ -121,6 +121,7 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
             qtbot.waitUntil(lambda: _row_for(view, "c1").actions is not None, timeout=5000)
             row = _row_for(view, "c1")
             strip = row.actions
+            print("DBG", strip.sign_in_button.isVisibleTo(row), strip.sign_in_button.parent().isVisibleTo(row), strip.sign_in_button.parent().parent() is strip, strip.sign_in_button.testAttribute(Qt.WidgetAttribute.WA_WState_Hidden), strip.sign_in_button.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide))
             assert strip.sign_in_button.text() == "Sign in to remote" and strip.sign_in_button.isVisibleTo(row)
             assert not strip.cancel_button.isVisibleTo(row)
 
