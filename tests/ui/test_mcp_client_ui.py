@@ -95,6 +95,7 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
     from cks_desktop.ui.chat.presenter import ChatPresenter
     from cks_desktop.ui.chat.resource_picker import AttachmentBar
     from cks_desktop.ui.chat.tool_actions import install_chat_actions
+    from tests.mcp.conftest import wait_until
     from tests.mcp.test_oauth import Browser, make_manager, oauth_server
     from tests.ui.helpers import wait
 
@@ -118,10 +119,9 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
                                                 "mcp:remote"))
             presenter.handle(ev.ToolCallFinished("c1", ToolResult("c1", out.content, Outcome.ERROR,
                                                                   structured=out.structured), 3))
-            qtbot.waitUntil(lambda: _row_for(view, "c1").actions is not None, timeout=5000)
+            await wait_until(lambda: _row_for(view, "c1").action_strip is not None, what="the row's sign-in strip")
             row = _row_for(view, "c1")
-            strip = row.actions
-            print("DBG", strip.sign_in_button.isVisibleTo(row), strip.sign_in_button.parent().isVisibleTo(row), strip.sign_in_button.parent().parent() is strip, strip.sign_in_button.testAttribute(Qt.WidgetAttribute.WA_WState_Hidden), strip.sign_in_button.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide))
+            strip = row.action_strip
             assert strip.sign_in_button.text() == "Sign in to remote" and strip.sign_in_button.isVisibleTo(row)
             assert not strip.cancel_button.isVisibleTo(row)
 
@@ -129,7 +129,7 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
             visits: list[str] = []
             actions.open_url = visits.append
             strip.sign_in_button.click()
-            qtbot.waitUntil(lambda: bool(visits), timeout=15000)
+            await wait_until(lambda: bool(visits), 15, "the browser step")
             assert strip.cancel_button.isVisibleTo(row) and not strip.sign_in_button.isEnabled()
             assert "browser" in strip.note.text()
             strip.cancel_button.click()
@@ -145,3 +145,85 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
             assert strip.note.text() == "Signed in to remote. Ask again to use its tools."
         finally:
             await manager.aclose()
+
+
+# -- (3) a resource_link in a result: Open (plain text in a dialog) or Attach -------------------------------
+@pytest.mark.asyncio
+async def test_a_resource_link_in_a_result_opens_as_text_or_attaches(qtbot, tmp_path) -> None:
+    import sys
+
+    from cks_desktop.agent import events as ev
+    from cks_desktop.mcp.manager import McpManager
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.registry import ToolRegistry
+    from cks_desktop.tools.types import Outcome, ToolResult
+    from cks_desktop.ui.chat.chat_view import ChatView
+    from cks_desktop.ui.chat.model import ChatModel
+    from cks_desktop.ui.chat.presenter import ChatPresenter
+    from cks_desktop.ui.chat.resource_picker import AttachmentBar
+    from cks_desktop.ui.chat.tool_actions import ResourceTextDialog, install_chat_actions
+    from tests.mcp.conftest import SERVERS, wait_until
+    from tests.ui.helpers import wait
+
+    settings = Settings.load(tmp_path / "config" / "settings.json")
+    settings.mcp_servers["lib"] = {"command": sys.executable, "args": [str(SERVERS / "library_server.py")],
+                                   "protocol": "legacy", "approval": "auto"}
+    settings.save()
+    manager = McpManager(settings, SecretStore(secure=False), ToolRegistry(None), tmp_path / "logs")  # type: ignore[arg-type]
+    try:
+        await manager.start_all()
+        conn = manager.connections["lib"]
+        out = await conn.call_tool("link", {})  # the real result: a resource_link block
+        assert "[resource link: note-1 — note://1" in out.content
+        model = ChatModel()
+        view = ChatView(model)
+        qtbot.addWidget(view)
+        view.show()
+        bar = AttachmentBar()
+        actions = install_chat_actions(view, manager, bar, view)
+        presenter = ChatPresenter(model, lambda name, source: False)
+        presenter.handle(ev.ToolCallStarted("c1", "mcp:lib:link", "lib · link", {}, "mcp:lib"))
+        # The same server's hostile resource, named in a (made-up) second link line of the result.
+        content = out.content + "\n[resource link: hostile — html://hostile, text/html]"
+        presenter.handle(ev.ToolCallFinished("c1", ToolResult("c1", content, Outcome.OK), 3))
+        await wait_until(lambda: _row_for(view, "c1").action_strip is not None, what="the row's link strip")
+        strip = _row_for(view, "c1").action_strip
+        assert set(strip.link_buttons) == {("open", "note://1"), ("attach", "note://1"),
+                                           ("open", "html://hostile"), ("attach", "html://hostile")}
+
+        strip.link_buttons[("open", "note://1")].click()
+        await wait(asyncio.gather(*actions.tasks))
+        dialog = actions.dialog
+        assert isinstance(dialog, ResourceTextDialog) and dialog.isVisible()  # open(), never exec()
+        assert dialog.text.toPlainText() == "Body of note 1."
+        dialog.close()
+
+        strip.link_buttons[("open", "html://hostile")].click()
+        await wait(asyncio.gather(*actions.tasks))
+        shown = actions.dialog.text.toPlainText()
+        assert shown.startswith('<img src="http://evil.invalid/x.png"><b>bold</b>')  # shown as text, never rendered
+        actions.dialog.close()
+
+        strip.link_buttons[("attach", "note://1")].click()
+        await wait(asyncio.gather(*actions.tasks))
+        assert [(o.server, o.uri) for o in bar.items] == [("lib", "note://1")]
+        assert strip.note.text().startswith("Attached to your next message")
+
+        await manager.stop("lib")  # a stopped server: one sentence on the row, nothing attached
+        strip.link_buttons[("attach", "note://1")].click()
+        await wait(asyncio.gather(*actions.tasks))
+        assert strip.note.text() == "The MCP server 'lib' is not running; start it to read this resource."
+        assert len(bar.items) == 1
+    finally:
+        await manager.aclose()
+
+
+def test_links_are_read_only_from_a_finished_mcp_call() -> None:
+    from cks_desktop.ui.chat.model import RowState, ToolItem
+    from cks_desktop.ui.chat.tool_actions import Link, resource_links
+
+    text = "[resource link: a — note://1, text/plain]\n[resource link: a — note://1, text/plain]\n[resource link: b — x://2]"
+    item = ToolItem("c", "mcp:s:t", "s · t", "mcp:s", {}, state=RowState.DONE, result=text)
+    assert resource_links(item) == [Link("a", "note://1"), Link("b", "x://2")]
+    assert resource_links(ToolItem("c", "look", "look", "builtin", {}, state=RowState.DONE, result=text)) == []
+    assert resource_links(ToolItem("c", "mcp:s:t", "s · t", "mcp:s", {}, state=RowState.RUNNING, result=text)) == []

@@ -101,8 +101,8 @@ class ToolRowActions(QWidget):
             return
         self._key = key
         self.server = sign_in or server
-        for row in self._rows:
-            row.deleteLater()
+        for old in self._rows:
+            old.deleteLater()
         self._rows = []
         self.link_buttons = {}
         self.sign_in_button = self.cancel_button = None
@@ -110,41 +110,43 @@ class ToolRowActions(QWidget):
         if sign_in:
             row = self._row()
             self.sign_in_button = self._button(row, f"Sign in to {reveal(sign_in)}", "toolRowSignIn",
-                                               lambda: self.requested.emit(self, SIGN_IN, sign_in, ""))
+                                               self._emitter(SIGN_IN, sign_in, ""))
             self.cancel_button = self._button(row, "Cancel", "toolRowCancelSignIn",
-                                              lambda: self.requested.emit(self, CANCEL_SIGN_IN, sign_in, ""))
+                                              self._emitter(CANCEL_SIGN_IN, sign_in, ""))
             self.cancel_button.setToolTip("Stop waiting for the browser")
             self.cancel_button.hide()
-            row.layout().addStretch(1)
+            row.addStretch(1)
         for link in links:
             row = self._row()
             label = plain_label(reveal(link.name or link.uri), name="toolRowLinkName")
             label.setToolTip(plain_tooltip(link.uri))
-            row.layout().addWidget(label, 1)
+            row.addWidget(label, 1)
             for action, words in ((OPEN, "Open"), (ATTACH, "Attach")):
-                button = self._button(row, words, f"toolRowLink{words}",
-                                      lambda _c=False, a=action, u=link.uri: self.requested.emit(self, a, server, u))
+                button = self._button(row, words, f"toolRowLink{words}", self._emitter(action, server, link.uri))
                 button.setAccessibleName(f"{words} {reveal(link.uri)}")
                 button.setToolTip(plain_tooltip(f"{words} {link.uri} (read from {server})"))
                 self.link_buttons[(action, link.uri)] = button
         self._layout.addWidget(self.note)
 
-    def _row(self) -> QWidget:
+    def _row(self) -> QHBoxLayout:
         row = QWidget()
         line = QHBoxLayout(row)
         line.setContentsMargins(0, 0, 0, 0)
         self._layout.addWidget(row)
         row.show()  # a child added to a strip already on screen is hidden until shown
         self._rows.append(row)
-        return row
+        return line
+
+    def _emitter(self, action: str, server: str, uri: str) -> Callable[[], None]:
+        return lambda: self.requested.emit(self, action, server, uri)
 
     @staticmethod
-    def _button(row: QWidget, text: str, name: str, slot: Callable[[], None]) -> QPushButton:
+    def _button(row: QHBoxLayout, text: str, name: str, slot: Callable[[], None]) -> QPushButton:
         button = QPushButton(no_mnemonic(text))
         button.setObjectName(name)
         button.setAutoDefault(False)
         button.clicked.connect(slot)
-        row.layout().addWidget(button)
+        row.addWidget(button)
         return button
 
     # -- reports from McpChatActions ------------------------------------------------------
@@ -177,7 +179,7 @@ class ResourceTextDialog(QDialog):
                 parts.append(f"[binary content{mime}: {content.size:,} bytes, not shown]")
             else:
                 cut = f"\n[cut: the resource has {content.size:,} characters]" if content.truncated else ""
-                parts.append(f"{content.text}{cut}")
+                parts.append(f"{reveal(content.text or '')}{cut}")  # bidi / invisible characters show
         self.text = QPlainTextEdit()  # plain text: nothing in it is rendered or loaded
         self.text.setObjectName("resourceText")
         self.text.setReadOnly(True)
@@ -215,7 +217,11 @@ class McpChatActions:
         task.add_done_callback(self.tasks.discard)
 
     async def sign_in(self, strip: ToolRowActions, server: str) -> bool:
-        _report(strip, lambda s: (s.set_signing_in(True), s.set_note("Waiting for the sign-in in your browser…")))
+        def waiting(s: ToolRowActions) -> None:
+            s.set_signing_in(True)
+            s.set_note("Waiting for the sign-in in your browser…")
+
+        _report(strip, waiting)
         try:
             ok = await self.manager.sign_in(server, self.open_url)
         finally:

@@ -129,7 +129,7 @@ class ToolCallRow(QFrame):
         self.arguments_block: CodeBlock | None = None
         self.result_block: CodeBlock | None = None
         self._outer = outer
-        self.actions: ToolRowActions | None = None  # built only for a row that offers something
+        self.action_strip: ToolRowActions | None = None  # built only for a row that offers something
         self.refresh()
 
     # -- layout ------------------------------------------------------------------
@@ -319,16 +319,16 @@ class ToolCallRow(QFrame):
 
     def _show_actions(self) -> None:
         """Sign in / Open / Attach (tool_actions.py) under the header, when the call offers them."""
-        if self.actions is None:
+        if self.action_strip is None:
             if not needs_actions(self.item):
                 return
-            self.actions = ToolRowActions()
-            self.actions.setCursor(Qt.CursorShape.ArrowCursor)
-            self.actions.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
-            self.actions.requested.connect(self.actionRequested)
+            self.action_strip = ToolRowActions()
+            self.action_strip.setCursor(Qt.CursorShape.ArrowCursor)
+            self.action_strip.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
+            self.action_strip.requested.connect(self.actionRequested)
             self._outer.insertWidget(self._outer.count() if self.details is None else
-                                     self._outer.indexOf(self.details), self.actions)
-        self.actions.show_for(self.item)
+                                     self._outer.indexOf(self.details), self.action_strip)
+        self.action_strip.show_for(self.item)
 
     def _arrange(self) -> None:
         """One line when the row is wide enough, else the summary on a second line and Revert
