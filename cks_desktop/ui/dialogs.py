@@ -8,14 +8,16 @@ other task, so dialogs are opened window-modal with ``open()`` and their
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QMessageBox, QPushButton, QWidget
 
 
-async def run_dialog(dialog: QDialog) -> int:
-    """Open ``dialog`` (window-modal) and wait for its result code."""
+async def run_dialog(dialog: QDialog, on_open: "Callable[[QDialog], object] | None" = None) -> int:
+    """Open ``dialog`` (window-modal, never ``exec()``) and wait for its result code; ``on_open``
+    hears the dialog once it is open (tests and screenshots wait on it)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[int] = loop.create_future()
 
@@ -26,6 +28,8 @@ async def run_dialog(dialog: QDialog) -> int:
     dialog.finished.connect(finished)
     try:
         dialog.open()
+        if on_open is not None:
+            on_open(dialog)
         return await future
     except asyncio.CancelledError:
         if dialog.isVisible():

@@ -20,6 +20,7 @@ from cks_desktop.plural import counted
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.dialogs import run_dialog
 
 if TYPE_CHECKING:
     from cks_desktop.documents.store import AddResult
@@ -79,23 +80,7 @@ class DocumentIntake(QObject):
 
     # -- adding -----------------------------------------------------------------------------
     async def _run(self, dialog: QDialog) -> int:
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-
-        def finished(code: int) -> None:
-            if not future.done():
-                future.set_result(int(code))
-
-        dialog.finished.connect(finished)
-        try:
-            dialog.open()
-            self.dialogOpened.emit(dialog)
-            return await future
-        except asyncio.CancelledError:
-            if dialog.isVisible():
-                dialog.reject()
-            raise
-        finally:
-            dialog.finished.disconnect(finished)
+        return await run_dialog(dialog, self.dialogOpened.emit)
 
     async def add_via_dialog(self) -> "AddResult | None":
         if not self.window.current_session:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMenu
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.dialogs import run_dialog
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import ApplyResult
@@ -111,25 +112,7 @@ class GraphIO(QObject):
 
     # -- dialogs ---------------------------------------------------------------------------
     async def _run(self, dialog: QDialog) -> int:
-        """``open()`` the dialog (window-modal, never ``exec()``) and wait for its result."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[int] = loop.create_future()
-
-        def finished(code: int) -> None:
-            if not future.done():
-                future.set_result(int(code))
-
-        dialog.finished.connect(finished)
-        try:
-            dialog.open()
-            self.dialogOpened.emit(dialog)
-            return await future
-        except asyncio.CancelledError:
-            if dialog.isVisible():
-                dialog.reject()
-            raise
-        finally:
-            dialog.finished.disconnect(finished)
+        return await run_dialog(dialog, self.dialogOpened.emit)
 
     def _say(self, text: str) -> None:
         self.window.graph_view._say(text)  # the session's own status line
