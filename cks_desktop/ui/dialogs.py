@@ -8,8 +8,7 @@ other task, so dialogs are opened window-modal with ``open()`` and their
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QMessageBox, QPushButton, QWidget
