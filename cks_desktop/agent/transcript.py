@@ -349,3 +349,10 @@ def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:
         item.calls.extend(CallRecord(c.id, c.name, c.name, "unknown", CallState.INTERRUPTED)
                           for c in missing if c.id not in known)
     return out
+
+
+def last_seq(conn: sqlite3.Connection, session_id: str) -> int:
+    """The number of the session's last chat row (0 for an empty chat): what usage rows hang after."""
+    row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE session_id = ?",
+                       (session_id,)).fetchone()
+    return int(row[0])

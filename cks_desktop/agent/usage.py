@@ -20,6 +20,7 @@ from typing import Any
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.llm.events import Usage
 from cks_desktop.llm.prices import cost_usd, price_for
+from cks_desktop.agent.transcript import last_seq
 
 log = logging.getLogger(__name__)
 _COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -81,8 +82,7 @@ def record(transcript: TranscriptStore | None, session_id: str, iteration: int, 
 def _insert(transcript: TranscriptStore, session_id: str, iteration: int, name: str, model: str, usage: Usage,
             at: str) -> None:
     with transcript._transaction() as conn:  # noqa: SLF001 - the transcript's own connection access
-        row = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM chat_messages WHERE session_id = ?",
-                           (session_id,)).fetchone()
+        row = (last_seq(conn, session_id),)
         conn.execute(
             "INSERT INTO chat_usage (session_id, after_seq, iteration, provider, model, input_tokens, "
             "output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, created_at) "

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.documents.errors import DocumentError
 from cks_desktop.documents.model import Document, ReadDocument
 
@@ -28,18 +29,16 @@ _COLS = "id, session_id, name, size, media_type, source, added_at, reader, lengt
 MIN_PREFIX = 6
 
 Listener = Callable[[str], None]
-_listeners: list[Listener] = []
+_listeners: Callbacks[[str]] = Callbacks("documents")
 
 
 def subscribe(listener: Listener) -> Callable[[], None]:
     """Call ``listener(session_id)`` after documents of a session were added or removed (any store)."""
-    _listeners.append(listener)
-    return lambda: _listeners.remove(listener) if listener in _listeners else None
+    return _listeners.subscribe(listener)
 
 
 def _notify(session_id: str) -> None:
-    for listener in list(_listeners):
-        listener(session_id)
+    _listeners.emit(session_id)
 
 
 @dataclass

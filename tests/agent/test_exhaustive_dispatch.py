@@ -34,7 +34,7 @@ FORGETFUL = textwrap.dedent("""
                 pass
             case ev.ApprovalResolved() | ev.ToolCallFinished() | ev.AssistantMessage() | ev.ErrorEvent():
                 pass
-            case ev.Finished() | ev.ContextUsage():  # IterationLimit forgotten
+            case ev.Finished() | ev.ContextUsage() | ev.Waiting():  # IterationLimit forgotten
                 pass
             case _:
                 assert_never(event)

@@ -200,6 +200,7 @@ def test_a_database_with_schema_four_gains_the_table(tmp_path: Path) -> None:
     GraphStore.open(path).close()
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE documents")
+    conn.execute("DROP TABLE chat_usage")  # migration 6's table: a schema-4 file has neither
     conn.execute("PRAGMA user_version = 4")
     conn.close()
     with GraphStore.open(path) as reopened:

@@ -209,9 +209,7 @@ class ChatPanel(QWidget):
         if self.controller is not None:
             self.controller.unsubscribe(self._sync)
             self.controller.model.unsubscribe(self)
-            listeners = self.controller.presenter.context_listeners
-            if self.composer.show_context in listeners:
-                listeners.remove(self.composer.show_context)
+            self.controller.presenter.context_listeners.unsubscribe(self.composer.show_context)
         self.controller = controller
         self.model = controller.model if controller is not None else ChatModel()
         self.model.subscribe(self)  # for the empty-chat hint
@@ -221,7 +219,7 @@ class ChatPanel(QWidget):
             if not controller.loaded:
                 controller.load()
             # The meter shows this session's last numbers, or nothing (issue 16).
-            controller.presenter.context_listeners.append(self.composer.show_context)
+            controller.presenter.context_listeners.subscribe(self.composer.show_context)
         self.composer.show_context(controller.presenter.context_usage if controller is not None else None)
         self._sync()
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, assert_never
 
+from cks_desktop.callbacks import Callbacks
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.events import Notice
 from cks_desktop.agent.transcript import Mark, SavedMessage
@@ -70,7 +71,7 @@ class ChatPresenter:
         self._candidate: tuple[ToolItem, str, RowState] | None = None
         # The last ``ContextUsage`` (issue 16) and who wants each one (the composer's meter).
         self.context_usage: ev.ContextUsage | None = None
-        self.context_listeners: list[Callable[[ev.ContextUsage], None]] = []
+        self.context_listeners: Callbacks[[ev.ContextUsage]] = Callbacks("chat context usage")
 
     # -- live events --------------------------------------------------------
     def add_user(self, text: str) -> None:
@@ -160,8 +161,7 @@ class ChatPresenter:
                 self._on_iteration_limit(event)
             case ev.ContextUsage():  # how full the context is (issue 16): the composer's meter reads it
                 self.context_usage = event
-                for listener in list(self.context_listeners):
-                    listener(event)
+                self.context_listeners.emit(event)
             case ev.Waiting():
                 self._on_waiting(event)
             case ev.Finished():
