@@ -39,21 +39,30 @@ log = logging.getLogger(__name__)
 FALLBACK_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
 
 
+def _refused_input(exc: BaseException) -> Any:
+    """What a pydantic validation error says it was given (the refused line or its parse), else None.
+
+    The SDK hands us the error object; its ``errors()`` may itself fail on odd input, and then
+    there is simply nothing to quote."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return None
+    try:
+        return errors()[0].get("input")
+    except Exception:  # noqa: BLE001 - any failure here only means "no input to show"
+        return None
+
+
 def line_of(exc: BaseException) -> str:
     """The offending stdout text a parse error carries (pydantic keeps it), else the error."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
+    value = _refused_input(exc)
+    if isinstance(value, str):
+        return value
+    if value is not None:
         try:
-            value = errors()[0].get("input")
-        except Exception:
-            value = None
-        if isinstance(value, str):
-            return value
-        if value is not None:
-            try:
-                return json.dumps(value, ensure_ascii=False, default=str)[:1000]
-            except (RecursionError, ValueError):
-                pass
+            return json.dumps(value, ensure_ascii=False, default=str)[:1000]
+        except (RecursionError, ValueError):
+            pass
     return str(exc)
 
 
@@ -102,13 +111,7 @@ def _top_level(text: str) -> dict[str, Any] | None:
 
 def _response_id(exc: BaseException) -> Any:
     """The request id if the refused line is a response (has an id and a result or error), else None."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return None
-    try:
-        value = errors()[0].get("input")
-    except Exception:
-        return None
+    value = _refused_input(exc)
     top = _top_level(value) if isinstance(value, str) else value
     if not isinstance(top, dict) or "method" in top or not ("result" in top or "error" in top):
         return None
