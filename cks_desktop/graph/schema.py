@@ -213,6 +213,72 @@ CREATE TABLE chat_usage (
 CREATE INDEX chat_usage_by_session ON chat_usage (session_id, n);
 """
 
+# Issue 17: where each object and relation came from (table owned by cks_desktop/provenance/).
+# One row per source of a fact: a document passage (document id = its sha256, chunk, character span
+# [start, end) in the document's text, page, the verbatim quote, how the quote was aligned, its review
+# state) or a hand edit / chat write (origin, change). A fact found in several places has several rows.
+_V7_EVIDENCE = """
+CREATE TABLE evidence (
+    id           TEXT PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    target_kind  TEXT NOT NULL CHECK (target_kind IN ('object', 'relation')),
+    target_id    TEXT NOT NULL,
+    document_id  TEXT,
+    chunk_index  INTEGER,
+    span_start   INTEGER,
+    span_end     INTEGER,
+    page         INTEGER,
+    quote        TEXT NOT NULL DEFAULT '',
+    alignment    TEXT NOT NULL DEFAULT 'none',
+    review       TEXT NOT NULL DEFAULT 'auto',
+    origin       TEXT NOT NULL,
+    change_id    TEXT,
+    created_at   TEXT NOT NULL
+);
+CREATE INDEX evidence_by_target ON evidence (session_id, target_kind, target_id);
+CREATE INDEX evidence_by_document ON evidence (session_id, document_id, span_start);
+"""
+
+# Issue 17: extraction runs and the per-chunk answer cache (tables owned by cks_desktop/extraction/).
+# The cache key is a hash of (chunk text, prompt version, schema, model): re-adding a document is free,
+# and an interrupted run resumes without redoing finished chunks.
+_V8_EXTRACTION = """
+CREATE TABLE extraction_cache (
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    key         TEXT NOT NULL,
+    answer      TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+CREATE TABLE extraction_runs (
+    id           TEXT PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    document_id  TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    chunks_total INTEGER NOT NULL DEFAULT 0,
+    chunks_done  INTEGER NOT NULL DEFAULT 0,
+    detail       TEXT NOT NULL DEFAULT '{}',
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+);
+CREATE INDEX extraction_runs_by_session ON extraction_runs (session_id, document_id);
+"""
+
+# Issue 16: images in a chat (table owned by the chat's image store): content-addressed per session,
+# never fetched from a URL a model or server chose.
+_V9_IMAGES = """
+CREATE TABLE chat_images (
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    id          TEXT NOT NULL,
+    media_type  TEXT NOT NULL,
+    data        BLOB NOT NULL,
+    width       INTEGER,
+    height      INTEGER,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (session_id, id)
+) WITHOUT ROWID;
+"""
+
 # Append-only. user_version N means the first N steps have run.
 MIGRATIONS: list[Migration] = [
     Migration("sessions, objects, relations, types, changes, full-text index", _V1),
@@ -221,6 +287,9 @@ MIGRATIONS: list[Migration] = [
     Migration("session model parameters", _V4_SESSION_PARAMS),
     Migration("documents in a session", _V5_DOCUMENTS),
     Migration("token usage per model turn", _V6_USAGE),
+    Migration("provenance of objects and relations", _V7_EVIDENCE),
+    Migration("extraction runs and answer cache", _V8_EXTRACTION),
+    Migration("images in a chat", _V9_IMAGES),
 ]
 
 
