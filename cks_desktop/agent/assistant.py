@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.budget import AnswerBudget, session_budget
 from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions
 from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.providers import Factory, ProviderHolder
@@ -122,19 +123,22 @@ class Assistant:
         self.mcp = manager
 
     # -- a turn ------------------------------------------------------------------------
-    async def run(self, session_id: str, prompt: str | None, *, approver: Approver,
+    async def run(self, session_id: str, prompt: str | Message | None, *, approver: Approver,
                   on_event: ev.EventListener | None = None, history: Sequence[Message] | None = None,
-                  max_iterations: int | None = None, extra_scopes: Iterable[Scope] = ()) -> TurnResult:
+                  max_iterations: int | None = None, extra_scopes: Iterable[Scope] = (),
+                  budget: "AnswerBudget | None" = None) -> TurnResult:
         """Answer ``prompt`` in ``session_id``'s chat, streaming events to ``on_event``.
 
         ``prompt`` None continues the conversation as it is (Retry, Continue). ``history`` None
         continues from the saved transcript. ``max_iterations`` None: the settings' limit.
+        ``budget`` None: the session's own budget from the settings (``agent/budget.py``), if any.
         Cancelling the task is Stop: ``CancelledError`` propagates once the transcript is saved.
         """
         relay = _Relay(on_event)
         messages = list(history) if history is not None else self.transcripts.load(session_id)
         try:
-            options = self.turn_options(session_id, max_iterations=max_iterations, extra_scopes=extra_scopes)
+            options = self.turn_options(session_id, max_iterations=max_iterations, extra_scopes=extra_scopes,
+                                        budget=budget)
             async with self.providers.use() as provider:
                 deps = ChatDeps(provider, self.registry, self.store, self.transcripts)
                 messages = await ai_chat(session_id, messages, prompt, deps, options, approver=approver,
@@ -151,7 +155,7 @@ class Assistant:
             return TurnResult(self.saved_messages(session_id, fallback=messages), "error")
         return TurnResult(messages, relay.reason or "stop")
 
-    async def stream(self, session_id: str, prompt: str | None, *, approver: Approver,
+    async def stream(self, session_id: str, prompt: str | Message | None, *, approver: Approver,
                      history: Sequence[Message] | None = None, max_iterations: int | None = None,
                      extra_scopes: Iterable[Scope] = ()) -> AsyncIterator[ev.AgentEvent]:
         """The events of one turn as an async iterator (``Finished`` comes last).
@@ -180,14 +184,15 @@ class Assistant:
                     await task
 
     def turn_options(self, session_id: str, *, max_iterations: int | None = None,
-                     extra_scopes: Iterable[Scope] = ()) -> TurnOptions:
+                     extra_scopes: Iterable[Scope] = (), budget: "AnswerBudget | None" = None) -> TurnOptions:
         """How the next turn in ``session_id`` runs, read from the settings now (so a change in
         Settings applies to the next turn): the grant, the limit, the sampling, the servers' notes."""
         return TurnOptions(
             grant=chat_grant(self.settings, session_id, extra=extra_scopes, scope_setting=self.scope_setting),
             max_iterations=max_iterations or self.settings.max_iterations,
             params=self.generation_params(session_id),
-            server_instructions=self.mcp.instructions() if self.mcp is not None else {})
+            server_instructions=self.mcp.instructions() if self.mcp is not None else {},
+            budget=budget if budget is not None else session_budget(self.settings, session_id))
 
     def generation_params(self, session_id: str) -> GenerationParams:
         """The session's temperature and max output tokens, else Settings → Chat & agent's (per turn,

@@ -20,6 +20,7 @@ from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.scopes import ChatGrant
 
 if TYPE_CHECKING:
+    from cks_desktop.agent.budget import AnswerBudget
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.graph.store import GraphStore
 
@@ -49,6 +50,7 @@ class TurnOptions:
     ``params``: temperature and max output tokens for every request (None: the provider's defaults).
     ``server_instructions``: MCP server name → its handshake instructions; those of servers whose
     tools this run offers are quoted as data in the built prompt (``prompt.servers_block``).
+    ``budget``: the answer ends with a notice and Continue once it has used this much (None: no budget).
     """
 
     grant: ChatGrant
@@ -57,3 +59,4 @@ class TurnOptions:
     system_prompt: str | None = None
     params: GenerationParams | None = None
     server_instructions: Mapping[str, str] = field(default_factory=dict)
+    budget: "AnswerBudget | None" = None  # at most these tokens / dollars per answer (agent/budget.py)

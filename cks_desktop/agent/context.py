@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import MIN_PART, request_messages, shorten
-from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.messages import ImagePart, Message, Part, Reasoning, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.vision import image_chars
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
@@ -133,7 +134,11 @@ def _part_chars(part: Part) -> int:
     if isinstance(part, Text):
         return len(part.text)
     if isinstance(part, ToolResultPart):
-        return len(part.content) + len(part.name) + 16
+        return len(part.content) + len(part.name) + 16 + sum(image_chars(i) for i in part.images)
+    if isinstance(part, ImagePart):  # issue 16, section 3: an image's tokens, estimated from its size
+        return image_chars(part)
+    if isinstance(part, Reasoning):  # sent back with its signature where the provider wants it
+        return len(part.text) + len(part.signature or "") + len(part.redacted or "")
     return len(json.dumps(part.arguments, ensure_ascii=False, default=str)) + len(part.name) + 16
 
 

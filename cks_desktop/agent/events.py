@@ -71,6 +71,7 @@ class Notice(str, enum.Enum):
     ITERATION_LIMIT = "iteration_limit"  # the turn used its model turns; "Continue" offers more
     REPEATED_FAILURE = "repeated_failure"  # the same call failed three times in a row
     SUMMARY = "summary"  # earlier messages were summarised to fit the context window (agent/context.py)
+    BUDGET = "budget"  # the answer used its token or money budget (agent/budget.py); "Continue" offers more
 
     def __str__(self) -> str:
         return self.value
@@ -92,6 +93,19 @@ class TurnStarted:
 class TextDelta:
     text: str
     type: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's thinking as it streams (issue 16, section 2).
+
+    Never part of the answer: the chat shows it in a collapsed "Thinking…" block above
+    the answer text, the CLI prints it only when asked. The finished blocks (with how long
+    the model thought) arrive as ``Reasoning`` parts of the ``AssistantMessage``.
+    """
+
+    text: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
 @dataclass(frozen=True)
@@ -190,10 +204,14 @@ class ErrorEvent:
 
 @dataclass(frozen=True)
 class IterationLimit:
-    """The turn reached its cap of model turns (the typed fact; the notice text is for people)."""
+    """The turn reached its cap of model turns (the typed fact; the notice text is for people).
+
+    ``kind`` "budget": the answer's token or money budget was used up instead (``agent/budget.py``;
+    ``limit`` is then the model turns used); either way the chat offers Continue."""
 
     limit: int
     message: str = ""
+    kind: Literal["iterations", "budget"] = "iterations"
     type: Literal["iteration_limit"] = "iteration_limit"
 
 
@@ -240,7 +258,7 @@ class Finished:
 
 
 AgentEvent = (
-    TurnStarted | TextDelta | ToolCallPreparing | ToolCallStarted | ToolCallProgress | ApprovalRequested
+    TurnStarted | TextDelta | ReasoningDelta | ToolCallPreparing | ToolCallStarted | ToolCallProgress | ApprovalRequested
     | ApprovalResolved
     | ToolCallFinished | AssistantMessage | ErrorEvent | IterationLimit | ContextUsage | Waiting | Finished
 )

@@ -28,13 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from cks_desktop.agent import context as ctx
 from cks_desktop.agent import events as ev
+from cks_desktop.agent.budget import BudgetMeter
 from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions
+from cks_desktop.agent.images import ImageStore, part_of
 from cks_desktop.agent.prompt import build_system_prompt
 from cks_desktop.agent.turn import stream_turn
 from cks_desktop.agent.usage import record as record_usage
 from cks_desktop.llm.assembler import StreamAssembler
+from cks_desktop.llm import vision
 from cks_desktop.llm.events import ToolCallDone
-from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.messages import ImagePart, Message, Reasoning, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, Provider, ProviderError
 from cks_desktop.llm.windows import known_window_for, needs_lookup, window_for
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision, fingerprint
@@ -110,6 +113,7 @@ class _CallOutcome:
     duration_ms: float
     display_name: str
     source: str
+    images: tuple[ImagePart, ...] = ()  # the result's images, stored in the session (agent/images.py)
 
     @property
     def state(self) -> ev.CallState:
@@ -132,6 +136,7 @@ class _Chat:
     budget: int | None = None  # tighter request budget after a "prompt too long" (agent/context.py)
     retried_too_long: bool = False
     summary_failed: bool = False
+    images: ImageStore | None = None  # where the turn's images are kept (None: only in memory)
 
     def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
              notice: ev.Notice | None = None, mark: "Mark | None" = None) -> None:
@@ -139,10 +144,10 @@ class _Chat:
         self.messages.extend(new)
         if self.transcript is None or not new:
             return
-        from cks_desktop.agent.transcript import CallRecord
+        from cks_desktop.agent.transcript import CallRecord, sign_in_of
 
         records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
-                              o.result.change_id) for o in outcomes]
+                              o.result.change_id, sign_in=sign_in_of(o.result.structured)) for o in outcomes]
         try:
             self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
@@ -247,8 +252,22 @@ async def _run_call(chat: _Chat, registry: ToolRegistry, run: Run, done_call: To
             result = ToolResult(done_call.id, f"{display} failed inside the app: {type(exc).__name__}.",
                                 Outcome.ERROR, name=name)
     elapsed = _active_ms(run, done_call.id, started)
+    stored = await _keep_images(chat, result)
     chat.emit(ev.ToolCallFinished(done_call.id, result, elapsed))
-    return _CallOutcome(part, result, elapsed, display, source)
+    return _CallOutcome(part, result, elapsed, display, source, stored)
+
+
+async def _keep_images(chat: _Chat, result: ToolResult) -> tuple[ImagePart, ...]:
+    """A result's images, stored once in the session (a failed write keeps them for this turn only)."""
+    parts: list[ImagePart] = []
+    for blob in result.images:
+        try:
+            parts.append(await chat.images.store_async(chat.session_id, blob) if chat.images is not None
+                         else part_of(blob))
+        except Exception:  # the transcript then names an image it cannot show again; the turn goes on
+            log.warning("could not store an image of %s", result.name, exc_info=True)
+            parts.append(part_of(blob))
+    return tuple(parts)
 
 
 class _CancelledDuringCall(Exception):
@@ -273,8 +292,8 @@ def _track_failures(chat: _Chat, outcome: _CallOutcome) -> None:
 
 
 def _tool_message(outcomes: Iterable[_CallOutcome]) -> Message:
-    return Message("tool", [ToolResultPart(o.part.id, o.part.name, o.result.content, o.result.is_error)
-                            for o in outcomes])
+    return Message("tool", [ToolResultPart(o.part.id, o.part.name, o.result.content, o.result.is_error,
+                                           images=o.images) for o in outcomes])
 
 
 def _assistant(text: str) -> Message:
@@ -290,7 +309,7 @@ def _notice(chat: _Chat, text: str, kind: ev.Notice) -> None:
 async def ai_chat(
     session_id: str,
     messages: Sequence[Message],
-    prompt: str | None,
+    prompt: str | Message | None,
     deps: ChatDeps,
     options: TurnOptions,
     *,
@@ -300,7 +319,9 @@ async def ai_chat(
     """Answer ``prompt`` in the session's chat; return the whole conversation afterwards.
 
     ``prompt`` None continues the conversation as it is, without a new user
-    message (Retry after an error, Continue after the iteration limit).
+    message (Retry after an error, Continue after the iteration limit). A ``Message`` prompt
+    carries the person's images (``ImagePart``s already stored with ``agent/images.py``); for a
+    model that takes no images it is refused with one sentence and nothing is saved.
     ``deps`` is what the turn uses, ``options`` how it runs (``agent/chat_inputs.py``); the
     Assistant builds both once per turn.
     Cancelling the task is Stop: the transcript is saved consistently, then the
@@ -324,8 +345,16 @@ async def ai_chat(
         sources = {spec.source for spec in (registry.resolve(n) for n in offered) if spec is not None}
         quoted = {name: text for name, text in options.server_instructions.items() if f"mcp:{name}" in sources}
         system_prompt = _build_prompt(store, session_id, options.instructions, offered, quoted)
+    chat.images = ImageStore(store)
+    if vision.has_images(chat.messages):  # the transcript keeps references: fill in the bytes once
+        chat.messages = chat.images.hydrate(session_id, chat.messages)
+    if isinstance(prompt, Message) and prompt.images and not await vision.accepts_images(provider):
+        emit(ev.ErrorEvent(vision.refusal(provider), "no_image_support"))  # nothing saved: the draft stays
+        chat.finish("error")
+        return chat.messages
     if prompt is not None:
-        chat.save([Message.user(prompt)])
+        chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
+    meter = BudgetMeter(options.budget) if options.budget is not None and not options.budget.empty else None
 
     while chat.iterations < max_iterations:
         chat.iterations += 1
@@ -338,12 +367,16 @@ async def ai_chat(
                               lambda text: emit(ev.TextDelta(text)),
                               lambda call_id, wire, size: _preparing(chat, registry, wire_back, call_id, wire, size),
                               params, prepared=True,
-                              on_wait=lambda s, kind, n, resumed: emit(ev.Waiting(s, kind, n, resumed)))
+                              on_wait=lambda s, kind, n, resumed: emit(ev.Waiting(s, kind, n, resumed)),
+                              on_reasoning=lambda text: emit(ev.ReasoningDelta(text)))
             record_usage(chat.transcript, chat.session_id, chat.iterations, provider, turn.usage)
+            if meter is not None:
+                meter.add(turn.usage, provider, estimate_in=request.tokens,
+                          estimate_out_chars=len(turn.text) + sum(len(c.raw_arguments) for c in turn.calls))
             if turn.usage is not None and turn.usage.input_tokens:
                 ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
         except asyncio.CancelledError:
-            _end_partial(chat, turn.text, stopped=True)
+            _end_partial(chat, turn.text, stopped=True, reasoning=turn.reasoning)
             chat.finish("cancelled")
             raise
         except ProviderError as exc:
@@ -356,7 +389,7 @@ async def ai_chat(
                 chat.budget = max(256, min(request.budget, request.tokens) * 7 // 10)
                 chat.iterations -= 1
                 continue
-            _end_partial(chat, turn.text)
+            _end_partial(chat, turn.text, reasoning=turn.reasoning)
             emit(ev.ErrorEvent(exc.message, exc.kind))
             chat.record_error(exc.message)
             chat.finish("error")
@@ -407,6 +440,12 @@ async def ai_chat(
             _notice(chat, text, ev.Notice.REPEATED_FAILURE)
             chat.finish("repeated_failure")
             return chat.messages
+        if meter is not None and meter.reached and chat.iterations < max_iterations:  # like the cap, below
+            text = meter.notice_text()
+            emit(ev.IterationLimit(chat.iterations, text, kind="budget"))
+            _notice(chat, text, ev.Notice.BUDGET)
+            chat.finish("limit")
+            return chat.messages
 
     text = limit_text(max_iterations)
     emit(ev.IterationLimit(max_iterations, text))
@@ -452,13 +491,15 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
     return request
 
 
-def _end_partial(chat: _Chat, text: str, *, stopped: bool = False) -> None:
+def _end_partial(chat: _Chat, text: str, *, stopped: bool = False, reasoning: Sequence[Reasoning] = ()) -> None:
     """Keep the text that streamed before a failure or Stop; drop calls that never ran.
-    ``stopped``: Stop cut it short, and the transcript marks it so (shown as "stopped")."""
-    if text:
+    ``stopped``: Stop cut it short, and the transcript marks it so (shown as "stopped").
+    ``reasoning``: the thinking that streamed before it, kept with the text (shown above it)."""
+    if text or any(r.text for r in reasoning):
         from cks_desktop.agent.transcript import Mark
 
         message = _assistant(text)
+        message.parts[:0] = list(reasoning)
         chat.emit(ev.AssistantMessage(message))
         chat.save([message], mark=Mark.STOPPED if stopped else None)
 

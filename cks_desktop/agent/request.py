@@ -27,7 +27,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart, ToolResultPart
+from cks_desktop.llm.messages import ImagePart, Message, Part, Reasoning, Text, ToolCallPart, ToolResultPart
 
 PART_LIMIT = 100_000
 MESSAGE_LIMIT = 200_000
@@ -69,16 +69,19 @@ def _size(part: Part) -> int:
         return len(part.text)
     if isinstance(part, ToolResultPart):
         return len(part.content)
+    if isinstance(part, (Reasoning, ImagePart)):  # never cut (a signature covers it whole; an image is whole)
+        return 0
     return _arguments_size(part.arguments)
 
 
 def _bounded_part(part: Part, size: int, limit: int) -> Part:
-    if size <= limit:
+    if size <= limit or isinstance(part, (Reasoning, ImagePart)):
         return part
     if isinstance(part, Text):
         return Text(shorten(part.text, limit))
     if isinstance(part, ToolResultPart):
-        return ToolResultPart(part.call_id, part.name, shorten(part.content, limit), part.is_error)
+        return ToolResultPart(part.call_id, part.name, shorten(part.content, limit), part.is_error,
+                              images=part.images)
     arguments = _shorten_value(part.arguments, limit)
     if _arguments_size(arguments) > limit:  # many medium strings: keep a summary the model can read
         flat = json.dumps(part.arguments, ensure_ascii=False, default=str)

@@ -28,6 +28,11 @@ iteration limit without reading the notice's words. Builds before this one store
 every notice; ``_legacy_notice`` reads those rows once, by the two texts the loop ever wrote.
 Every non-zero code is truthy, so an older build still reads a newer file's notices as notices.
 
+Sign-in (issue 14): a call an MCP server refused for want of a sign-in keeps that server's name
+in its stored tool result (the part's ``sign_in`` key; ``CallRecord.sign_in``), so the row of a
+reopened chat offers "Sign in" as it did live. The key is extra JSON in ``parts``: no schema
+change, and ``Message.from_json`` (an older build too) ignores it; it is never sent to a model.
+
 Marks (issue 13, section 3): the same column also marks a message that is not a notice.
 ``Mark.STOPPED`` is an answer that Stop cut short: it keeps what arrived and the chat shows
 it as "stopped", after a restart too. ``Mark.ERROR`` is a row holding the sentence of a
@@ -45,7 +50,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, TYPE_CHECKING
 
@@ -57,6 +62,7 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
 
 INTERRUPTED_TEXT = "interrupted: the app stopped before this call finished"
+SIGN_IN_KEY = "sign_in"  # in a tool_result part's stored JSON: the MCP server its call needed a sign-in to
 
 class Mark(str, enum.Enum):
     """What a saved message that is not a notice says about itself (stored in ``notice``)."""
@@ -69,7 +75,8 @@ class Mark(str, enum.Enum):
 
 
 _LEGACY_NOTICE = 1  # what builds before issue 12 stored for any notice
-_NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3, Notice.SUMMARY: 6}
+_NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3, Notice.SUMMARY: 6,
+                                   Notice.BUDGET: 7}
 _NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
 _MARK_CODES: dict[Mark, int] = {Mark.STOPPED: 4, Mark.ERROR: 5}
 _MARKS_BY_CODE = {code: mark for mark, code in _MARK_CODES.items()}
@@ -108,11 +115,15 @@ class CallRecord:
     duration_ms: float | None = None
     change_id: str | None = None
     reverted: bool = False
+    sign_in: str | None = None  # the MCP server the call needed a sign-in to (its row offers "Sign in")
 
     def to_json(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "name": self.name, "display_name": self.display_name,
-                "source": self.source, "state": self.state.value, "duration_ms": self.duration_ms,
-                "change_id": self.change_id, "reverted": self.reverted}
+        out = {"call_id": self.call_id, "name": self.name, "display_name": self.display_name,
+               "source": self.source, "state": self.state.value, "duration_ms": self.duration_ms,
+               "change_id": self.change_id, "reverted": self.reverted}
+        if self.sign_in:
+            out["sign_in"] = self.sign_in
+        return out
 
 
 @dataclass
@@ -182,7 +193,8 @@ class TranscriptStore:
             seq = int(row[0])
             for message in messages:
                 seq += 1
-                parts = json.dumps(message.to_json()["parts"], ensure_ascii=False, default=str)
+                parts = json.dumps(_with_sign_in(message.to_json()["parts"], by_call), ensure_ascii=False,
+                                   default=str)
                 cur = conn.execute(
                     "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -298,11 +310,20 @@ class TranscriptStore:
             calls.setdefault(r[0], []).append(CallRecord(r[1], r[2], r[3], r[4], CallState.parse(r[5]), r[6], r[7],
                                                          bool(r[8])))
         saved = []
+        sign_ins: dict[str, str] = {}
         for mid, seq, role, parts, notice, at in rows:
-            message = Message.from_json({"role": role, "parts": json.loads(parts)})
+            raw = json.loads(parts)
+            message = Message.from_json({"role": role, "parts": raw})
             code = int(notice or 0)
             saved.append(SavedMessage(seq, message, at, _notice_of(code, message), calls.get(mid, []),
                                       mark=_MARKS_BY_CODE.get(code)))
+            if role == "tool":
+                sign_ins.update((p["call_id"], p[SIGN_IN_KEY]) for p in raw
+                                if isinstance(p, dict) and isinstance(p.get(SIGN_IN_KEY), str) and "call_id" in p)
+        if sign_ins:
+            for item in saved:
+                item.calls = [replace(c, sign_in=sign_ins[c.call_id]) if c.call_id in sign_ins else c
+                              for c in item.calls]
         return _number(_repair(saved))
 
     def load(self, session_id: str) -> list[Message]:
@@ -313,6 +334,22 @@ class TranscriptStore:
         with self._read() as conn:
             row = conn.execute("SELECT COUNT(*) FROM chat_messages WHERE session_id = ?", (session_id,)).fetchone()
         return int(row[0])
+
+
+def sign_in_of(structured: Any) -> str | None:
+    """The MCP server a call's result says it needed a sign-in to (``mcp/connection.py`` puts
+    ``{"needs_sign_in": server}`` in the structured value), else None."""
+    needs = structured.get("needs_sign_in") if isinstance(structured, dict) else None
+    return needs if isinstance(needs, str) and needs else None
+
+
+def _with_sign_in(parts: list[dict[str, Any]], by_call: dict[str, CallRecord]) -> list[dict[str, Any]]:
+    """A tool result whose call needed a sign-in keeps the server's name beside it (``SIGN_IN_KEY``)."""
+    for part in parts:
+        record = by_call.get(part.get("call_id", "")) if part.get("kind") == "tool_result" else None
+        if record is not None and record.sign_in:
+            part[SIGN_IN_KEY] = record.sign_in
+    return parts
 
 
 def _number(saved: list[SavedMessage]) -> list[SavedMessage]:

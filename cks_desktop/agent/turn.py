@@ -27,7 +27,7 @@ from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import request_messages
 from cks_desktop.llm.assembler import StreamAssembler
-from cks_desktop.llm.events import TextDelta, ToolCallDelta, ToolCallStart
+from cks_desktop.llm.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import GenerationParams, ProviderError
 
@@ -107,14 +107,16 @@ async def stream_turn(provider: "Provider", messages: list[Message], tools: list
                       assembler: StreamAssembler, on_text: Callable[[str], None],
                       on_call: CallListener | None = None,
                       params: GenerationParams | None = None, *, prepared: bool = False,
-                      on_wait: WaitListener | None = None, retry: RetryPolicy | None = None) -> StreamAssembler:
+                      on_wait: WaitListener | None = None, retry: RetryPolicy | None = None,
+                      on_reasoning: Callable[[str], None] | None = None) -> StreamAssembler:
     """Consume one provider stream; ProviderError and CancelledError propagate (the stream is closed).
 
     A rate-limited or overloaded request that produced nothing yet is tried again after a wait
     (``RetryPolicy``), told to ``on_wait``.
 
     ``prepared``: ``messages`` is already the request's view (``agent/context.fit`` built it
-    from ``request_messages``), so it is sent as it is."""
+    from ``request_messages``), so it is sent as it is. ``on_reasoning`` hears the model's
+    thinking as it streams (never ``on_text``: it is no part of the answer)."""
     extra: dict[str, Any] = {"params": params} if params is not None and not params.empty else {}
     sent = messages if prepared else request_messages(messages)
     policy = RetryPolicy.for_provider(provider) if retry is None else retry
@@ -122,7 +124,7 @@ async def stream_turn(provider: "Provider", messages: list[Message], tools: list
     while True:
         fed = _Fed(assembler)
         try:
-            return await _one_stream(provider, sent, tools, system, fed, on_text, on_call, extra)
+            return await _one_stream(provider, sent, tools, system, fed, on_text, on_call, extra, on_reasoning)
         except ProviderError as error:
             attempt += 1
             seconds = policy.wait_for(error, attempt, waited) if not fed.any else None
@@ -150,7 +152,7 @@ class _Fed:
 
 async def _one_stream(provider: "Provider", sent: list[Message], tools: list[ToolDef], system: str | None,
                       fed: _Fed, on_text: Callable[[str], None], on_call: CallListener | None,
-                      extra: dict[str, Any]) -> StreamAssembler:
+                      extra: dict[str, Any], on_reasoning: Callable[[str], None] | None = None) -> StreamAssembler:
     stream = provider.stream(sent, tools, system=system, **extra)
     progress = _Progress(on_call)
     assembler = fed
@@ -160,6 +162,9 @@ async def _one_stream(provider: "Provider", sent: list[Message], tools: list[Too
             if isinstance(event, TextDelta):
                 if event.text:
                     on_text(event.text)
+            elif isinstance(event, ReasoningDelta):
+                if event.text and on_reasoning is not None:
+                    on_reasoning(event.text)
             elif isinstance(event, ToolCallStart):
                 progress.start(event)
             elif isinstance(event, ToolCallDelta):

@@ -10,6 +10,7 @@ total is what the person paid for. Costs are computed when read, from
 
 from __future__ import annotations
 
+import bisect
 import logging
 import sqlite3
 from collections.abc import Mapping
@@ -52,15 +53,33 @@ class Tokens:
 
 
 @dataclass
+class TurnUsage:
+    """One model turn of an answer: which provider and model, and its tokens (``turns`` 1)."""
+
+    iteration: int
+    provider: str
+    model: str
+    tokens: Tokens
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"iteration": self.iteration, "provider": self.provider, "model": self.model,
+                **self.tokens.to_json()}
+        data.pop("turns")
+        return data
+
+
+@dataclass
 class AnswerUsage:
-    """One answer: its turns' models and the summed tokens."""
+    """One answer: its turns' models, the summed tokens, and each model turn."""
 
     after_seq: int
     models: list[str] = field(default_factory=list)
     tokens: Tokens = field(default_factory=Tokens)
+    turns: list[TurnUsage] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"after_seq": self.after_seq, "models": self.models, **self.tokens.to_json()}
+        return {"after_seq": self.after_seq, "models": self.models, **self.tokens.to_json(),
+                "model_turns": [t.to_json() for t in self.turns]}
 
 
 def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: Any,
@@ -96,18 +115,37 @@ def answers(transcript: TranscriptStore, session_id: str,
     """The session's answers in order, each with its summed tokens and cost."""
     with transcript._read() as conn:  # noqa: SLF001
         rows = conn.execute(
-            "SELECT after_seq, iteration, model, " + ", ".join(_COLUMNS)
+            "SELECT after_seq, iteration, provider, model, " + ", ".join(_COLUMNS)
             + " FROM chat_usage WHERE session_id = ? ORDER BY n", (session_id,)).fetchall()
     out: list[AnswerUsage] = []
-    for after_seq, iteration, model, *counts in rows:
+    for after_seq, iteration, provider, model, *counts in rows:
         if iteration <= 1 or not out:
             out.append(AnswerUsage(int(after_seq)))
         turn = Tokens(**{name: int(c) for name, c in zip(_COLUMNS, counts)}, turns=1)
-        turn.cost = cost_usd(price_for(model, prices), turn.input_tokens, turn.output_tokens, turn.cached_tokens)
+        turn.cost = turn_cost(turn, provider, model, prices)
         answer = out[-1]
         if model and model not in answer.models:
             answer.models.append(model)
         answer.tokens.add(turn)
+        answer.turns.append(TurnUsage(int(iteration), str(provider), str(model), turn))
+    return out
+
+
+def turn_cost(tokens: Tokens, provider: str, model: str, prices: Mapping[str, Any] | None) -> float | None:
+    """What one turn's tokens cost at ``model``'s price (None: the model has no price)."""
+    return cost_usd(price_for(model, prices, provider), tokens.input_tokens, tokens.output_tokens,
+                    tokens.cached_tokens, tokens.cache_write_tokens)
+
+
+def exchanges(items: list[AnswerUsage], history: list[Any]) -> list[int | None]:
+    """The exchange number (as ``chat --history`` numbers them) each answer belongs to: that of the
+    last saved message before its first model turn; None when that message was deleted since."""
+    rows = sorted(((int(r.seq), int(r.turn)) for r in history), key=lambda pair: pair[0])
+    seqs = [seq for seq, _ in rows]
+    out: list[int | None] = []
+    for item in items:
+        at = bisect.bisect_right(seqs, item.after_seq) - 1
+        out.append(rows[at][1] if at >= 0 and rows[at][0] == item.after_seq and rows[at][1] > 0 else None)
     return out
 
 

@@ -41,6 +41,7 @@ from cks_desktop.tools.types import Outcome, Scope, ToolResult
 from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
+    from cks_desktop.agent.budget import AnswerBudget
     from cks_desktop.agent.events import AgentEvent, FinishReason
     from cks_desktop.agent.transcript import SavedMessage
     from cks_desktop.graph.store import GraphStore
@@ -80,6 +81,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="answer the chat's last message again when it got no answer (no PROMPT)")
     what.add_argument("--export", metavar="FILE",
                       help="write the chat (messages, tool calls and results) to FILE and exit; '-' for stdout")
+    what.add_argument("--usage", action="store_true",
+                      help="print the tokens (and cost, where the model's price is known) of each answer and "
+                           "model turn, and the session's total, then exit")
+    p.add_argument("--budget-tokens", metavar="N",
+                   help="end the answer with a notice once it has used N tokens (input + output over its model "
+                        "turns); default: the session's budget from its chat settings")
+    p.add_argument("--budget-cost", metavar="USD",
+                   help="end the answer once it has cost USD US dollars (needs the model's price: "
+                        "Settings → Chat & agent → Prices)")
     p.add_argument("--format", choices=("markdown", "json"),
                    help="with --export: the file's format (default: json for a .json FILE, else markdown)")
     p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
@@ -91,10 +101,13 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("--max-iterations must be at least 1.")
     if args.format is not None and args.export is None:
         raise CliError("--format goes with --export FILE.")
-    manage = args.history or args.clear or args.delete_turn is not None or args.export is not None
+    manage = args.history or args.clear or args.delete_turn is not None or args.export is not None or args.usage
     if (manage or args.retry) and args.prompt is not None:
         raise CliError("Give either a PROMPT or one of --history, --clear, --delete-turn, --retry, --export, "
-                       "not both.")
+                       "--usage, not both.")
+    if manage and (args.budget_tokens is not None or args.budget_cost is not None):
+        raise CliError("--budget-tokens and --budget-cost go with a PROMPT or --retry.")
+    args.budget = _budget(args)
     if not manage and not args.retry:
         prompt = sys.stdin.read() if args.prompt == "-" else (args.prompt or "")
         if not prompt.strip():
@@ -105,6 +118,8 @@ def _run(args: argparse.Namespace) -> int:
         _session(store, args.session)
         if args.history:
             return _print_history(store, args.session, as_json=args.json)
+        if args.usage:
+            return _print_usage(store, args.session, _settings(args), as_json=args.json)
         if args.export is not None:
             return _export(store, args)
         if args.clear or args.delete_turn is not None:
@@ -161,6 +176,71 @@ def _export(store: "GraphStore", args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"Could not write {args.export}: {exc.strerror or exc}.") from None
     print(f"Wrote the chat of {args.session} as {fmt} to {target}.", file=sys.stderr)
+    return EXIT_OK
+
+
+def _budget(args: argparse.Namespace) -> "AnswerBudget | None":
+    """--budget-tokens / --budget-cost for this run (None: the session's own, from the settings)."""
+    if args.budget_tokens is None and args.budget_cost is None:
+        return None
+    from cks_desktop.agent.budget import AnswerBudget, BudgetError, check_cost, check_tokens
+
+    try:
+        return AnswerBudget(check_tokens(args.budget_tokens), check_cost(args.budget_cost))
+    except BudgetError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _with_prices(args: argparse.Namespace, services: "AppServices") -> "AnswerBudget | None":
+    """This run's budget with the settings' prices (None: the assistant reads the session's own).
+    A money budget on a model without a price cannot be checked: said once on stderr."""
+    from dataclasses import replace
+
+    from cks_desktop.agent.budget import session_budget
+    from cks_desktop.llm.prices import overrides_in, price_for
+
+    prices = overrides_in(services.settings.data)
+    budget = replace(args.budget, prices=prices) if args.budget is not None else None
+    wanted = budget if budget is not None else session_budget(services.settings, args.session)
+    model, name = args.model or services.providers.model, services.providers.name
+    if wanted.cost_usd is not None and model and price_for(model, prices, name) is None:
+        what = "--budget-cost" if budget is not None else "The session's cost budget"
+        print(f"cks-desktop: {what} cannot be checked: there is no price for {model} (add one in Settings → "
+              "Chat & agent → Prices); only a token budget applies.", file=sys.stderr, flush=True)
+    return budget
+
+
+def _print_usage(store: "GraphStore", session_id: str, settings: "Settings", *, as_json: bool) -> int:
+    """--usage: each answer's tokens and cost, its model turns, and the session's total."""
+    from cks_desktop.agent import usage
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.llm.prices import overrides_in
+
+    transcript = TranscriptStore.for_store(store)
+    items = usage.answers(transcript, session_id, overrides_in(settings.data))
+    numbers = usage.exchanges(items, transcript.history(session_id))
+    total = usage.session_total(items)
+    out = sys.stdout
+    if as_json:
+        answers = [{"exchange": n, **item.to_json()} for n, item in zip(numbers, items)]
+        out.write(json.dumps({"session": session_id, "answers": answers,
+                              "total": {"answers": len(items), **total.to_json()}}, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    if not items:
+        out.write("(no tokens used yet)\n")
+        return EXIT_OK
+    for index, (number, item) in enumerate(zip(numbers, items), 1):
+        where = f"exchange {number}" if number is not None else "deleted exchange"
+        models = ", ".join(item.models) or "unknown model"
+        out.write(f"answer {index} ({where}, {models}, {counted(item.tokens.turns, 'model turn')}): "
+                  f"{usage.describe(item.tokens)}\n")
+        if len(item.turns) > 1:
+            for turn in item.turns:
+                out.write(f"  turn {turn.iteration}: {usage.describe(turn.tokens)}\n")
+    out.write(f"session total ({counted(len(items), 'answer')}, {counted(total.turns, 'model turn')}): "
+              f"{usage.describe(total)}\n")
+    if total.cost is None:
+        out.write("(no cost shown: a model used here has no price; add one in Settings → Chat & agent → Prices)\n")
     return EXIT_OK
 
 
@@ -239,7 +319,7 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
             await _start_mcp(services, yes=args.yes)
         turn = await services.assistant.run(args.session, None if args.retry else args.prompt, approver=approver,
                                             on_event=printer, max_iterations=args.max_iterations,
-                                            extra_scopes=extra)
+                                            extra_scopes=extra, budget=_with_prices(args, services))
     finally:
         await services.assistant.aclose()  # provider clients and MCP servers; the store is closed by _run
     return EXIT_OK if turn.reason == "stop" else EXIT_TOOL_ERROR
@@ -328,9 +408,10 @@ class TextPrinter:
                 if event.reason == "limit":  # the notice says the fact; this is the one way on
                     print(f"cks-desktop: {CONTINUE_HINT}", file=self.err, flush=True)
             case ev.TurnStarted() | ev.ToolCallPreparing() | ev.ToolCallProgress() | ev.ApprovalRequested() \
-                    | ev.ApprovalResolved() \
+                    | ev.ApprovalResolved() | ev.ReasoningDelta() \
                     | ev.IterationLimit() | ev.ContextUsage():
-                pass  # approvals are answered by --yes; a call's → line comes when it runs; the limit: below
+                pass  # approvals are answered by --yes; a call's → line comes when it runs; the limit: below;
+                # thinking is never printed with the answer (--json has it as reasoning_delta events)
             case _:
                 assert_never(event)
 

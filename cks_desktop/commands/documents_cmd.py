@@ -44,8 +44,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show = leaf("show", "show one document's details (and, with --text, its text)", _show)
     show.add_argument("ref", metavar="DOC", help="the document's id (or its first 6+ characters) or file name")
     show.add_argument("--text", action="store_true", help="print the extracted text too")
-    leaf("remove", "remove a document from a session", _remove) \
-        .add_argument("ref", metavar="DOC", help="the document's id (or its first 6+ characters) or file name")
+    remove = leaf("remove", "remove a document (and its sources) from a session", _remove)
+    remove.add_argument("ref", metavar="DOC", help="the document's id (or its first 6+ characters) or file name")
+    remove.add_argument("--orphans", choices=("keep", "remove"), default="keep",
+                        help="what to do with objects and relations that had no other source: keep them "
+                             "(default; they are listed) or remove them (in the same change)")
+    from cks_desktop.commands.extract_cmd import add_arguments, run_extract
+
+    add_arguments(leaf("extract", "extract objects and relations from a document, with their sources", run_extract))
 
 
 def _max_bytes(args: argparse.Namespace) -> int:
@@ -148,10 +154,13 @@ def _show(args: argparse.Namespace) -> int:
 def _remove(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import store_for
 
+    from cks_desktop.commands.sessions_cmd import CLI_ORIGIN
+    from cks_desktop.provenance.documents import remove_document
+
     with store_for(args) as store:
-        doc = _documents(store).remove(args.session, args.ref)
+        removal = remove_document(store, args.session, args.ref, args.orphans, CLI_ORIGIN)
     if args.json:
-        print_json({"session_id": args.session, "removed": doc.to_json()})
+        print_json({"session_id": args.session, **removal.to_json()})
     else:
-        print(f"Removed {doc.name} [{doc.id[:12]}] from {args.session}.")
+        print(f"{removal.sentence()} [{removal.document.id[:12]}]")
     return EXIT_OK

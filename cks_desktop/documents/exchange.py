@@ -10,9 +10,10 @@ Each entry: ``{"id" (sha256 of the original bytes), "name", "size", "media_type"
 "added_at", "reader", "text", "page_starts"}``. The original bytes are not kept (the store keeps
 the extracted text, which is what provenance points at), so the id is carried, not recomputed.
 
-Import: the section is checked first (every bad entry named, nothing written), then the graph
-is imported (one change), then the documents are added in one transaction (deduplicated:
-re-importing adds nothing).
+Import: the section is checked first (every bad entry named, nothing written), then the
+documents are added in one transaction (deduplicated: re-importing adds nothing), then the
+graph with its sources is imported (one change); a refused graph takes the just-added
+documents out again.
 """
 
 from __future__ import annotations
@@ -99,6 +100,14 @@ def import_json(store: "GraphStore", session_id: str, data: str, origin: str,
     from cks_desktop.documents.store import DocumentStore
 
     docs = parse_documents(data)
-    result = store.import_data(session_id, "json", data, origin, on_conflict=on_conflict)
+    # The documents go first: the graph's sources (cks-graph version 2) cite them. If the graph
+    # is then refused, the documents this call added are taken out again (nothing half-imported).
+    store.get_session(session_id)
     added = DocumentStore(store).add(session_id, docs).added if docs else []
+    try:
+        result = store.import_data(session_id, "json", data, origin, on_conflict=on_conflict)
+    except BaseException:
+        for doc in added:
+            DocumentStore(store).remove(session_id, doc.id)
+        raise
     return result, len(added)

@@ -30,6 +30,7 @@ from typing import Any
 
 from cks_desktop.graph.compact_ops import COMPACT_OPS, expand_indexed, shape_error
 from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
+from cks_desktop.graph import evidence as E
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
 from cks_desktop.graph.plan import Plan
@@ -49,6 +50,9 @@ _FIELDS = {
     "remove_relation": {"op", "relation_id"},
     "define_type": {"op", "kind", "name", "description", "properties_schema"},
     "undefine_type": {"op", "kind", "name"},
+    "add_evidence": E.ADD_FIELDS,
+    "remove_evidence": E.REMOVE_FIELDS,
+    "move_evidence": E.MOVE_FIELDS,  # internal: merges move sources to the object that stays
 }
 OP_NAMES = tuple(_FIELDS)
 
@@ -204,14 +208,14 @@ class Planner:
                     keys.append(name.strip().casefold())
                 ref(op.get("id"))
             else:
-                for field in ("ref", "source", "target"):
+                for field in ("ref", "source", "target", "object"):
                     ref(op.get(field))
                 if kind == "remove_object" and type(op.get("ref")) is str and is_id(op["ref"], "o_"):
                     removed.append(op["ref"])
                 name = op.get("name")
                 if kind == "update_object" and type(name) is str:
                     keys.append(name.strip().casefold())
-            for field in ("relation_id", "id"):
+            for field in ("relation_id", "id", "relation"):
                 value = op.get(field)
                 if type(value) is str and value[:2] == "r_":
                     rel_ids.append(value)
@@ -220,6 +224,7 @@ class Planner:
         self.ov.prefetch(obj_ids, rel_ids, keys)
         if len(removed) > 1:
             self.ov.prefetch_relations_of(removed)
+            self.plan.evidence.prefetch("object", removed)
         if explicit["object"] or explicit["relation"]:  # ids are global: one query, only for imports/reverts
             self.foreign_ids = self.ov.foreign_ids(explicit["object"], explicit["relation"])
 
@@ -433,8 +438,12 @@ class Planner:
         self.removed_names[st.key] = i
         self.plan.counts["objects_removed"] += 1
         self.plan.counts["relations_removed"] += len(rels)
-        return ({"op": "remove_object", "ref": st.id, "type": st.type, "name": st.name,
-                 "removed_relations": [r.id for r in rels]}, inverse)
+        resolved = {"op": "remove_object", "ref": st.id, "type": st.type, "name": st.name,
+                    "removed_relations": [r.id for r in rels]}
+        gone = self._drop_evidence([("object", st.id)] + [("relation", r.id) for r in rels], [st.id], i)
+        if gone:
+            resolved["removed_evidence"] = [e["id"] for e in gone]
+        return resolved, inverse + gone
 
     # -- relation ops -----------------------------------------------------------------------
 
@@ -542,7 +551,125 @@ class Planner:
         self.ov.kill_rel(st)
         self.removed_by[st.id] = i
         self.plan.counts["relations_removed"] += 1
-        return {"op": "remove_relation", "relation_id": st.id}, inverse
+        resolved: dict[str, Any] = {"op": "remove_relation", "relation_id": st.id}
+        gone = self._drop_evidence([("relation", st.id)], [st.source_id, st.target_id], i)
+        if gone:
+            resolved["removed_evidence"] = [e["id"] for e in gone]
+        return resolved, inverse + gone
+
+    # -- evidence ops (graph/evidence.py) ---------------------------------------------------
+
+    def _drop_evidence(self, targets: list[tuple[str, str]], ends: list[str], i: int) -> list[dict[str, Any]]:
+        """Remove the sources of things an op removes; returns their snapshots (the inverse
+        re-adds them after the things themselves)."""
+        ev = self.plan.evidence
+        if not ev.has_any and not ev.items:
+            return []
+        gone: list[dict[str, Any]] = []
+        for kind, ident in targets:
+            for e in ev.of(kind, ident):
+                gone.append(e.snapshot())
+                ev.kill(e)
+                self.removed_by[e.id] = i
+        if gone:
+            ev.touched.update(ends)
+            self.plan.counts["evidence_removed"] += len(gone)
+        return gone
+
+    def _evidence_target(self, op: dict[str, Any]) -> tuple[str, str, list[str], bool]:
+        """``(kind, id, object ids it touches, created by this batch)`` of the op's target."""
+        has_obj, has_rel = op.get("object") is not None, op.get("relation") is not None
+        if has_obj == has_rel:
+            raise OpError("name exactly one target: 'object' (a ref or $label) or 'relation' (an id or $label)")
+        if has_obj:
+            obj = self.resolve(op["object"], "object")
+            return "object", obj.id, [obj.id], not obj.existed
+        ref = op["relation"]
+        if isinstance(ref, str) and ref.startswith("$"):
+            entry = self.labels.get(ref)
+            if entry is None:
+                if ref in self.failed_labels:
+                    raise OpError(f"label {ref} comes from operation {self.failed_labels[ref]}, which failed")
+                raise OpError(f"unknown label {ref}: no earlier operation in this batch defines it")
+            if entry[0] != "relation":
+                raise OpError(f"label {ref} names an object, not a relation")
+            ref = entry[1]
+        rel = self._relation(ref)
+        return "relation", rel.id, [rel.source_id, rel.target_id], not rel.existed
+
+    def _add_evidence(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        kind, target, ends, fresh = self._evidence_target(op)
+        ev = self.plan.evidence
+        document_id, chunk, start, end, page, quote, alignment = E.check_passage(op, ev)
+        review = E.choice(op, "review", E.REVIEWS, "auto")
+        origin = E.choice(op, "origin", E.ORIGINS, "extraction")
+        created, change_id = E.check_internal(op)
+        prior: E.EvState | None = None
+        if op.get("id") is not None:
+            ident = E.check_evidence_id(op["id"], "id")
+            prior = ev.get(ident)
+            if prior is not None and prior.alive:
+                raise OpError(f"evidence {ident} already exists")
+            if prior is None and ev.used_elsewhere(ident):
+                raise OpError(f"the id {ident} is already used in another session")
+        else:
+            key = (document_id, start, end, quote)
+            for other in ev.of(kind, target, fresh):
+                if other.key == key:  # the same source again (a re-import, a re-extraction)
+                    return {"op": "add_evidence", "id": other.id, kind: target, "outcome": "reused"}, []
+            ident = new_id("e_")
+        fields = (document_id, chunk, start, end, page, quote, alignment, review, origin, change_id, created)
+        if prior is not None:  # removed earlier in this batch (or by the change a revert undoes)
+            (prior.document_id, prior.chunk_index, prior.start, prior.end, prior.page, prior.quote, prior.alignment,
+             prior.review, prior.origin, prior.change_id, prior.created_at) = fields
+            prior.target_kind, prior.target_id, prior.alive = kind, target, True
+            ev.add(prior)
+        else:
+            ev.add(E.EvState(ident, kind, target, *fields, existed=False))
+        ev.touched.update(ends)
+        self.plan.counts["evidence_added"] += 1
+        resolved = {"op": "add_evidence", "id": ident, kind: target, "document_id": document_id,
+                    "chunk_index": chunk, "start": start, "end": end, "page": page, "quote": quote,
+                    "alignment": alignment, "review": review, "origin": origin}
+        return resolved, [{"op": "remove_evidence", "evidence_id": ident}]
+
+    def _live_evidence(self, op: dict[str, Any]) -> E.EvState:
+        ident = E.check_evidence_id(op.get("evidence_id"))
+        st = self.plan.evidence.get(ident)
+        if st is None or not st.alive:
+            if ident in self.removed_by:
+                raise OpError(f"evidence {ident} was removed by operation {self.removed_by[ident]} of this batch")
+            raise OpError(f"No evidence {ident!r} in this session.")
+        return st
+
+    def _remove_evidence(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self._live_evidence(op)
+        inverse = [st.snapshot()]
+        ends = self._ends_of(st.target_kind, st.target_id)
+        ev = self.plan.evidence
+        ev.kill(st)
+        ev.touched.update(ends)
+        self.removed_by[st.id] = i
+        self.plan.counts["evidence_removed"] += 1
+        return {"op": "remove_evidence", "evidence_id": st.id}, inverse
+
+    def _move_evidence(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        st = self._live_evidence(op)
+        kind, target, ends, _ = self._evidence_target(op)
+        old_kind, old_target = st.target_kind, st.target_id
+        old_ends = self._ends_of(old_kind, old_target)
+        ev = self.plan.evidence
+        ev.move(st, kind, target)
+        ev.touched.update(ends + old_ends)
+        self.plan.counts["evidence_moved"] += 1
+        return ({"op": "move_evidence", "evidence_id": st.id, kind: target},
+                [{"op": "move_evidence", "evidence_id": st.id, old_kind: old_target}])
+
+    def _ends_of(self, kind: str, target: str) -> list[str]:
+        if kind == "object":
+            return [target]
+        rel = self.ov.rel(target)
+        return [rel.source_id, rel.target_id] if rel is not None else []
 
     # -- types ------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ class GraphChanged:
     types_changed: bool = False
     reverts: str | None = None  # the change this one undid (a revert), if any
     external: bool = False  # written by another process/connection, seen through the change feed
+    evidence_changed: bool = False  # sources (evidence rows) were added, moved or removed
 
 
 @dataclass(frozen=True)

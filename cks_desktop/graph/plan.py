@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from cks_desktop.graph.evidence import EvidenceView
 from cks_desktop.graph.overlay import Overlay
 
 COUNT_KEYS = ("objects_added", "objects_updated", "objects_removed", "objects_reused", "objects_renamed",
               "objects_retyped", "relations_added", "relations_updated", "relations_removed",
-              "properties_changed", "types_defined", "types_removed")
+              "properties_changed", "types_defined", "types_removed", "evidence_added", "evidence_removed",
+              "evidence_moved")
 
 
 class Plan:
@@ -21,6 +23,7 @@ class Plan:
 
     def __init__(self, overlay: Overlay) -> None:
         self.overlay = overlay
+        self.evidence = EvidenceView(overlay.conn, overlay.session_id)  # sources (graph/evidence.py)
         self.resolved: list[dict[str, Any]] = []
         # per resolved op: its properties already encoded as JSON (add ops), or None
         self.props_json: list[str | None] = []

@@ -19,7 +19,16 @@ Operations (plain dicts, the same shape ``evolve_knowledge`` accepts):
   {"op": "remove_relation", "relation_id": str}
   {"op": "define_type", "kind": "object"|"relation", "name": str, "description"?: str,
    "properties_schema"?: dict|None}
-Internal extras (imports and reverts): ``created_at``/``updated_at`` on add
+  {"op": "add_evidence", "object": ref|"$x"  XOR  "relation": relation_id|"$r",
+   "document_id"?: str|None, "chunk_index"?: int|None, "start"?: int|None, "end"?: int|None,
+   "page"?: int|None, "quote": str, "alignment"?: "exact"|"fuzzy"|"unaligned"|"none",
+   "review"?: "auto"|"accepted"|"edited"|"pending", "origin"?: "extraction"|"person"|"chat"|"import",
+   "id"?: str}                                                       # a source of a fact (graph/evidence.py)
+  {"op": "remove_evidence", "evidence_id": str}
+Removing an object or relation removes its evidence (the inverse restores it); the same
+source twice on one target is a no-op (``outcome: reused``).
+Internal extras (imports and reverts): ``{"op": "move_evidence", "evidence_id", "object"|"relation"}``
+(merges), ``created_at``/``change_id`` on ``add_evidence``, ``created_at``/``updated_at`` on add
 ops, ``updated_at`` on ``update_object``, ``set_properties``/
 ``remove_properties`` on ``update_relation``, and
 ``{"op": "undefine_type", "kind", "name"}``.
@@ -89,6 +98,12 @@ class ApplyResult:
 
 
 class GraphStore:
+    # The driver's own errors, passed up as they are (``connection_lock`` turns them into
+    # one sentence); anything else failing mid-write becomes "nothing was written".
+    # ``graph/pg/store.py`` (the PostgreSQL backend) sets psycopg's.
+    DRIVER_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error,)
+    backend = "sqlite"  # "postgresql" for graph/pg/store.py
+
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
@@ -598,7 +613,7 @@ class GraphStore:
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                if isinstance(exc, (StoreError, sqlite3.Error)) or not isinstance(exc, Exception):
+                if isinstance(exc, (StoreError, *self.DRIVER_ERRORS)) or not isinstance(exc, Exception):
                     raise
                 raise StoreError(f"Writing the change failed and nothing was written: {exc}") from exc
         self._emit(event)
@@ -662,7 +677,7 @@ class GraphStore:
                 except BaseException as exc:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
-                    if isinstance(exc, (StoreError, sqlite3.Error)) or not isinstance(exc, Exception):
+                    if isinstance(exc, (StoreError, *self.DRIVER_ERRORS)) or not isinstance(exc, Exception):
                         raise
                     raise StoreError(f"Writing the change failed and nothing was written: {exc}") from exc
         finally:
@@ -679,7 +694,14 @@ class GraphStore:
         from cks_desktop.graph.formats import export_graph
 
         session = self.get_session(session_id)
-        return export_graph(format, session, self.all_objects(session_id), self.all_relations(session_id))
+        evidence = None
+        if format == "json":  # cks-graph version 2 carries the sources (graph/evidence.py)
+            from cks_desktop.graph.evidence import export_rows
+
+            with self._reading(session_id) as conn:
+                evidence = export_rows(conn, session_id)
+        return export_graph(format, session, self.all_objects(session_id), self.all_relations(session_id),
+                            evidence)
 
     def import_data(self, session_id: str, format: str, data: str, origin: str,
                     on_conflict: str | None = None) -> ApplyResult:

@@ -95,7 +95,7 @@ def stream_batch(conn: sqlite3.Connection, session_id: str, items: Iterable[tupl
         plan = planner.plan
         for key, value in plan.counts.items():
             counts[key] += value
-        written = write_rows(conn, session_id, plan)  # also after an error: later chunks see the right state
+        written = write_rows(conn, session_id, plan, change_id, now)  # also after an error: later chunks see the right state
         index_change(conn, change_id, written.touched)
         net.add(written)
         if not errors:
@@ -241,6 +241,7 @@ class _NetEffect:
     updated_relations: dict[str, Relation] = field(default_factory=dict)
     removed_relations: dict[str, None] = field(default_factory=dict)
     types_changed: bool = False
+    evidence_changed: bool = False
 
     def add(self, w: NetWrites) -> None:
         _merge(w.added_objects, w.updated_objects, w.removed_objects,
@@ -248,6 +249,7 @@ class _NetEffect:
         _merge(w.added_relations, w.updated_relations, w.removed_relations,
                self.added_relations, self.updated_relations, self.removed_relations)
         self.types_changed = self.types_changed or w.types_changed
+        self.evidence_changed = self.evidence_changed or w.evidence_changed
 
     def event(self, session_id: str, change_id: str, origin: str, reverts: str | None) -> GraphChanged:
         return GraphChanged(
@@ -255,7 +257,8 @@ class _NetEffect:
             added_objects=tuple(self.added_objects.values()), updated_objects=tuple(self.updated_objects.values()),
             removed_objects=tuple(self.removed_objects), added_relations=tuple(self.added_relations.values()),
             updated_relations=tuple(self.updated_relations.values()),
-            removed_relations=tuple(self.removed_relations), types_changed=self.types_changed, reverts=reverts)
+            removed_relations=tuple(self.removed_relations), types_changed=self.types_changed, reverts=reverts,
+            evidence_changed=self.evidence_changed)
 
 
 def _merge(added: list[Any], updated: list[Any], removed: list[str], all_added: dict[str, Any],

@@ -17,6 +17,7 @@ from json.encoder import encode_basestring as _str
 from typing import Any
 
 from cks_desktop.graph.events import GraphChanged
+from cks_desktop.graph.evidence import write_evidence
 from cks_desktop.graph.history import encode_parts
 from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.graph.plan import Plan
@@ -30,6 +31,8 @@ def summarize(counts: dict[str, int]) -> str:
     def n(count: int, word: str) -> str:
         if word == "property":
             return f"{count} {'property' if count == 1 else 'properties'}"
+        if word == "source":  # evidence rows: where a fact came from
+            return f"{count} source{'' if count == 1 else 's'}"
         return f"{count} {word}{'' if count == 1 else 's'}"
 
     def group(verb: str, *items: tuple[int, str]) -> str | None:
@@ -39,13 +42,16 @@ def summarize(counts: dict[str, int]) -> str:
     c = counts
     prop_only_updates = c["objects_updated"] - c["objects_renamed"] - c["objects_retyped"]
     groups = [
-        group("adds", (c["objects_added"], "object"), (c["relations_added"], "relation")),
+        group("adds", (c["objects_added"], "object"), (c["relations_added"], "relation"),
+              (c.get("evidence_added", 0), "source")),
         group("changes", (c["properties_changed"], "property")),
         group("renames", (c["objects_renamed"], "object")),
         group("retypes", (c["objects_retyped"], "object")),
         group("updates", (c["relations_updated"], "relation"),
               (prop_only_updates if not c["properties_changed"] else 0, "object")),
-        group("removes", (c["objects_removed"], "object"), (c["relations_removed"], "relation")),
+        group("removes", (c["objects_removed"], "object"), (c["relations_removed"], "relation"),
+              (c.get("evidence_removed", 0), "source")),
+        group("moves", (c.get("evidence_moved", 0), "source")),
         group("defines", (c["types_defined"], "type")),
         group("drops", (c["types_removed"], "type definition")),
         group("reuses", (c["objects_reused"], "existing object")),
@@ -114,16 +120,18 @@ class NetWrites:
     updated_relations: list[Relation]
     removed_relations: list[str]
     types_changed: bool
+    evidence_changed: bool = False
 
 
 def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: str, at: str,
                reverts: str | None = None) -> tuple[Change, GraphChanged]:
     """Execute the net writes and record the change; the caller owns the transaction."""
-    net = write_rows(conn, session_id, plan)
+    change_id = new_id("c_")
+    net = write_rows(conn, session_id, plan, change_id, at)
     sid = session_id
     summary = summarize(plan.counts)
     inverse = plan.inverse_ops
-    change = Change(id=new_id("c_"), session_id=sid, at=at, origin=origin, ops=plan.resolved,
+    change = Change(id=change_id, session_id=sid, at=at, origin=origin, ops=plan.resolved,
                     inverse_ops=inverse, summary=summary, reverts=reverts)
     conn.execute("INSERT INTO changes (id, session_id, at, origin, summary, ops, inverse_ops, reverts) "
                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -136,7 +144,7 @@ def write_plan(conn: sqlite3.Connection, session_id: str, plan: Plan, origin: st
         removed_objects=tuple(net.removed_objects),
         added_relations=tuple(net.added_relations), updated_relations=tuple(net.updated_relations),
         removed_relations=tuple(net.removed_relations), types_changed=net.types_changed,
-        reverts=reverts)
+        reverts=reverts, evidence_changed=net.evidence_changed)
     return change, event
 
 
@@ -147,9 +155,10 @@ def index_change(conn: sqlite3.Connection, change_id: str, touched: set[str]) ->
                          [(oid, change_id) for oid in sorted(touched)])
 
 
-def write_rows(conn: sqlite3.Connection, session_id: str, plan: Plan) -> NetWrites:
+def write_rows(conn: sqlite3.Connection, session_id: str, plan: Plan, change_id: str, at: str) -> NetWrites:
     """Execute the plan's net row writes (objects, relations, full-text index, type
-    definitions); the caller owns the transaction and records the change."""
+    definitions, evidence: new rows record ``change_id`` and ``at``); the caller owns the
+    transaction and records the change."""
     ov = plan.overlay
     sid = session_id
     obj_insert: list[tuple[Any, ...]] = []
@@ -230,8 +239,10 @@ def write_rows(conn: sqlite3.Connection, session_id: str, plan: Plan) -> NetWrit
         conn.executemany("INSERT INTO objects_fts (rowid, name, body) VALUES (?, ?, ?)", fts_insert)
 
     types_changed = _write_typedefs(conn, session_id, plan)
+    evidence_changed = write_evidence(conn, session_id, plan.evidence, change_id, at)
+    touched.update(plan.evidence.touched)  # a change of sources shows in the object's history
     return NetWrites(touched, added_objs, updated_objs, [i for _, i in obj_delete], added_rels, updated_rels,
-                     [i for _, i in rel_delete], types_changed)
+                     [i for _, i in rel_delete], types_changed, evidence_changed)
 
 
 def _write_typedefs(conn: sqlite3.Connection, session_id: str, plan: Plan) -> bool:

@@ -3,7 +3,7 @@
 Every adapter yields the same event grammar, and this module is where that
 grammar is written down and checked:
 
-    (TextDelta | ToolCallStart ToolCallDelta* ToolCallDone)*  Usage?  Finish
+    (TextDelta | ReasoningDelta | ToolCallStart ToolCallDelta* ToolCallDone)*  Usage?  Finish
 
 Tool calls may interleave with each other and with text (OpenAI streams
 parallel calls by index), but each call starts once, receives fragments only
@@ -16,16 +16,25 @@ The assembled message keeps calls in the order they started. A call whose
 arguments could not be parsed is kept (with ``{}`` as its arguments) so the
 transcript still pairs every call with a result; ``calls`` keeps the
 ``ToolCallDone`` with its ``error`` for the loop to report back to the model.
+
+Thinking (``ReasoningDelta``) becomes ``Reasoning`` parts in stream order, never
+part of ``text``: consecutive pieces grow one block, a signature closes it (the
+next piece starts a new block), a redacted block stands alone. Each block
+records how long the model thought: from the previous non-thinking event (or
+the start of the turn) to its last piece.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from cks_desktop.llm.events import (
     Finish,
+    ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -33,7 +42,7 @@ from cks_desktop.llm.events import (
     ToolCallStart,
     Usage,
 )
-from cks_desktop.llm.messages import Message, Part, Text, ToolCallPart
+from cks_desktop.llm.messages import Message, Part, Reasoning, Text, ToolCallPart
 
 
 class EventOrderError(AssertionError):
@@ -59,14 +68,37 @@ def done_from_raw(index: int, call_id: str, name: str, raw: str,
     return ToolCallDone(index, call_id, name, arguments, raw, error, metadata=metadata)
 
 
-class StreamAssembler:
-    """Feed it every event of one model turn; read ``text``, ``calls``, ``message()``."""
+@dataclass
+class _Thinking:
+    """A thinking block being streamed (becomes a ``Reasoning`` part)."""
 
-    def __init__(self, *, strict: bool = False) -> None:
+    started: float
+    ended: float
+    origin: str = ""
+    wire_field: str = ""
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    redacted: str | None = None
+    closed: bool = False
+
+    def part(self) -> Reasoning:
+        return Reasoning("".join(self.text), self.signature, self.redacted, self.origin, self.wire_field,
+                         round(max(0.0, self.ended - self.started), 3))
+
+
+class StreamAssembler:
+    """Feed it every event of one model turn; read ``text``, ``calls``, ``message()``.
+
+    ``clock``: where the thinking time comes from (tests pass their own)."""
+
+    def __init__(self, *, strict: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.strict = strict
         self.events: list[StreamEvent] = []
         self._text: list[str] = []
-        self._parts: list[Part | int] = []  # Text parts, or the index of a call (in start order)
+        # Text parts, thinking blocks, or the index of a call (in start order)
+        self._parts: list[Part | _Thinking | int] = []
+        self._clock = clock
+        self._mark = clock()  # the start of the turn, then the last event that was not thinking
         self._open: dict[int, tuple[str, str, list[str]]] = {}
         self._started: list[int] = []
         self._done: dict[int, ToolCallDone] = {}
@@ -78,7 +110,11 @@ class StreamAssembler:
         if self.finish_reason is not None:
             self._violation(f"{type(event).__name__} after Finish")
         self.events.append(event)
+        if not isinstance(event, ReasoningDelta):
+            self._mark = self._clock()
         match event:
+            case ReasoningDelta():
+                self._think(event)
             case TextDelta():
                 if event.text:
                     self._text.append(event.text)
@@ -121,6 +157,25 @@ class StreamAssembler:
             case _:  # the union is closed: a new event kind fails the type check here first
                 assert_never(event)
 
+    def _think(self, event: ReasoningDelta) -> None:
+        now = self._clock()
+        if event.redacted is not None:
+            block = _Thinking(now, now, event.origin, event.wire_field, redacted=event.redacted, closed=True)
+            self._parts.append(block)
+            return
+        if not event.text and event.signature is None:
+            return
+        last = self._parts[-1] if self._parts else None
+        if not isinstance(last, _Thinking) or last.closed:
+            last = _Thinking(self._mark, now, event.origin, event.wire_field)
+            self._parts.append(last)
+        if event.text:
+            last.text.append(event.text)
+        last.ended = now
+        if event.signature is not None:
+            last.signature = event.signature
+            last.closed = True
+
     def feed_all(self, events: Iterable[StreamEvent]) -> "StreamAssembler":
         for event in events:
             self.feed(event)
@@ -134,6 +189,11 @@ class StreamAssembler:
     @property
     def text(self) -> str:
         return "".join(self._text)
+
+    @property
+    def reasoning(self) -> list[Reasoning]:
+        """The thinking blocks so far (also of a turn that failed or was stopped)."""
+        return [item.part() for item in self._parts if isinstance(item, _Thinking)]
 
     @property
     def finished(self) -> bool:
@@ -163,6 +223,8 @@ class StreamAssembler:
                     continue
                 name = (internal_name(call.name) if internal_name else None) or call.name
                 parts.append(ToolCallPart(call.id, name, dict(call.arguments or {}), metadata=call.metadata))
+            elif isinstance(item, _Thinking):
+                parts.append(item.part())
             else:
                 parts.append(item)
         return Message("assistant", parts)

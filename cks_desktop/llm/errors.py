@@ -189,8 +189,8 @@ def kind_for_status(status: int | None) -> str:
         return "timeout"
     if status == 429:
         return "rate_limited"
-    if status == 529:
-        return "overloaded"
+    if status in (503, 529):  # 503 Service Unavailable: Gemini's overload, llama.cpp loading a model,
+        return "overloaded"  # Ollama's full queue, a gateway's busy upstream: temporary, so waited out
     if status is not None and status >= 500:
         return "server_error"
     if status is None or status == 200:
@@ -206,9 +206,11 @@ def _mentions_model(ctx: ErrorContext, message: str | None) -> bool:
 # How each vendor says the prompt is larger than the window: Anthropic "prompt is too long: N tokens >
 # M maximum", OpenAI and vLLM "maximum context length is N tokens", OpenAI's code
 # ``context_length_exceeded``, llama.cpp "exceeds the available context size", Gemini "The input token
-# count (N) exceeds the maximum number of tokens allowed (M)", LM Studio "context length ... exceeded".
+# count (N) exceeds the maximum number of tokens allowed (M)", LM Studio "context length ... exceeded" and
+# "... loaded with context length of only N tokens, which is not enough".
 _TOO_LONG = re.compile(r"prompt is too long|maximum context length|context_length_exceeded|"
                        r"exceeds? the available context size|exceeds the maximum number of tokens|"
+                       r"context length of only \d+ tokens|"
                        r"context (?:length|window|size)[^.]{0,40}exceed|too many tokens", re.IGNORECASE)
 
 
@@ -220,6 +222,8 @@ def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = 
                 retry_after: float | None = None, request: tuple[str, str] | None = None) -> ProviderError:
     """An HTTP status (or an in-stream error) with the vendor's type hint and message."""
     kind = hint or kind_for_status(status)
+    if kind == "server_error" and status == 503:  # a vendor's generic error type on a 503: still temporary
+        kind = "overloaded"
     if kind == "not_found" and _mentions_model(ctx, message):
         kind = "model_not_found"
     if kind == "bad_request" and "does not support tools" in (message or ""):
@@ -404,7 +408,7 @@ _RPC_STATUS = {
     "PERMISSION_DENIED": "auth",
     "NOT_FOUND": "not_found",
     "RESOURCE_EXHAUSTED": "rate_limited",
-    "UNAVAILABLE": "server_error",
+    "UNAVAILABLE": "overloaded",  # Gemini's 503: "The model is overloaded" / "currently unavailable"
     "INTERNAL": "server_error",
     "DEADLINE_EXCEEDED": "timeout",
 }
@@ -438,8 +442,6 @@ def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
         hint = _RPC_STATUS.get(str(exc.status or ""))
         if reason in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED") or status in (401, 403):
             hint = "auth"
-        if status == 503 and "overload" in (message or "").lower():
-            hint = "overloaded"
         if hint is None or (hint == "server_error" and status is not None and status < 500):
             hint = kind_for_status(status)
         headers = getattr(getattr(exc, "response", None), "headers", None)

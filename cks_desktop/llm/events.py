@@ -18,6 +18,25 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's thinking (issue 16, section 2): never part of the answer text.
+
+    ``text`` grows the open thinking block. ``signature`` (Anthropic's ``signature_delta``,
+    Gemini's thought signature) closes the open block with the vendor's opaque signature,
+    which must go back unchanged; the next text starts a new block. ``redacted`` is a whole
+    Anthropic ``redacted_thinking`` block (encrypted data, nothing to show). ``origin`` and
+    ``wire_field`` say where it came from (see ``messages.Reasoning``).
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    origin: str = ""
+    wire_field: str = ""
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True)
 class ToolCallStart:
     index: int
     id: str
@@ -74,4 +93,4 @@ class Finish:
     type: Literal["finish"] = "finish"
 
 
-StreamEvent = TextDelta | ToolCallStart | ToolCallDelta | ToolCallDone | Usage | Finish
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallDone | Usage | Finish

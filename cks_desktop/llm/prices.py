@@ -1,24 +1,36 @@
 """What a model turn costs: a small table of USD per million tokens, which the person can override.
 
 The table covers the default models of each provider (``llm/profiles.py``) and a few
-close relatives; prices change, so Settings' ``agent.prices`` (a mapping of model name
-to ``{"input": .., "output": .., "cached": ..}``) wins over it. A model in neither
-has no price: callers show its tokens only, never a made-up cost. Local models
-(Ollama) cost nothing per token and are priced at zero only if the person says so.
+close relatives; prices change, so the settings' ``agent.prices`` (edited in Settings →
+Chat & agent) wins over it. An entry there is keyed by the model name, or by
+``"<provider>/<model>"`` to price one provider's model only (the same open model costs
+nothing on Ollama and something on a gateway), and holds
+``{"input": .., "output": .., "cached_input": .., "cache_write": ..}`` (the last two
+optional). A model in neither has no price: callers show its tokens only, never a
+made-up cost. Local models (Ollama) cost nothing per token and are priced at zero only
+if the person says so.
 
-Cached tokens are a subset of the input tokens (``llm/events.Usage``), so they are
-billed at the cached rate and the rest at the input rate; tokens written to the
-cache are billed at the input rate (Anthropic charges a little more; close enough
-for an estimate, and an override can say otherwise).
+Cached tokens and tokens written to the cache are parts of the input tokens
+(``llm/events.Usage``: Anthropic's cache reads and writes are added in), so they are
+billed at their own rates and the rest at the input rate. A missing cached rate means
+the input rate, a missing cache-write rate too (Anthropic charges 1.25× for writes: its
+entries say so).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 PRICES_KEY = "agent.prices"
+MAX_PRICE = 10_000.0  # USD per million tokens; anything above is a typo, not a price
+_FIELDS = ("input", "output", "cached_input", "cache_write")
+
+
+class PriceError(ValueError):
+    """One sentence saying which price is wrong."""
 
 
 @dataclass(frozen=True)
@@ -28,14 +40,23 @@ class Price:
     input: float
     output: float
     cached: float | None = None  # None: cached tokens cost the input rate
+    cache_write: float | None = None  # None: tokens written to the cache cost the input rate
+
+    def to_json(self) -> dict[str, float]:
+        data = {"input": self.input, "output": self.output}
+        if self.cached is not None:
+            data["cached_input"] = self.cached
+        if self.cache_write is not None:
+            data["cache_write"] = self.cache_write
+        return data
 
 
 DEFAULT_PRICES: dict[str, Price] = {
-    # Anthropic (cache reads at a tenth of the input rate)
-    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30),
-    "claude-sonnet-4-0": Price(3.0, 15.0, 0.30),
-    "claude-opus-4-1": Price(15.0, 75.0, 1.50),
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.10),
+    # Anthropic (cache reads at a tenth of the input rate, writes at 1.25×)
+    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),
+    "claude-sonnet-4-0": Price(3.0, 15.0, 0.30, 3.75),
+    "claude-opus-4-1": Price(15.0, 75.0, 1.50, 18.75),
+    "claude-haiku-4-5": Price(1.0, 5.0, 0.10, 1.25),
     # OpenAI
     "gpt-4o": Price(2.50, 10.0, 1.25),
     "gpt-4o-mini": Price(0.15, 0.60, 0.075),
@@ -50,38 +71,83 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
-def _price_from(value: Any) -> Price | None:
-    """One override entry, or None when it is not a mapping of non-negative numbers."""
-    if not isinstance(value, Mapping):
+def _rate(value: Any, name: str, key: str) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
-        inp, out = float(value["input"]), float(value["output"])
-        cached = value.get("cached")
-        cached_f = float(cached) if cached is not None else None
-    except (KeyError, TypeError, ValueError):
-        return None
-    if inp < 0 or out < 0 or (cached_f is not None and cached_f < 0):
-        return None
-    return Price(inp, out, cached_f)
+        number = float(value)
+    except (TypeError, ValueError):
+        raise PriceError(f"The {name} price of {key} must be a number of US dollars per million tokens, "
+                         f"not {str(value)[:40]!r}.") from None
+    if isinstance(value, bool) or not math.isfinite(number) or not 0 <= number <= MAX_PRICE:
+        raise PriceError(f"The {name} price of {key} must be from 0 to {MAX_PRICE:,.0f} US dollars per million "
+                         f"tokens; {value} is outside.")
+    return number
 
 
-def price_for(model: str, overrides: Mapping[str, Any] | None = None) -> Price | None:
-    """The override for ``model``, else the table's entry; dated ids ("claude-haiku-4-5-20251001")
-    fall back to the longest table name they start with."""
+def check_price(key: str, value: Any) -> Price:
+    """One settings entry as a ``Price``; raises ``PriceError`` with a sentence (input and output required)."""
+    if not isinstance(key, str) or not key.strip():
+        raise PriceError("A price needs the model's name (or provider/model).")
+    if not isinstance(value, Mapping):
+        raise PriceError(f"The price of {key} must be a table of input, output, cached_input and cache_write.")
+    rates = {name: _rate(value.get(name, value.get("cached") if name == "cached_input" else None),
+                         name.replace("_", " "), key) for name in _FIELDS}
+    inp, out = rates["input"], rates["output"]
+    if inp is None or out is None:
+        raise PriceError(f"The price of {key} needs both an input and an output price.")
+    return Price(inp, out, rates["cached_input"], rates["cache_write"])
+
+
+def _price_from(key: str, value: Any) -> Price | None:
+    """One override entry, or None when it is not valid (the settings file may be edited by hand)."""
+    try:
+        return check_price(key, value)
+    except PriceError:
+        return None
+
+
+def overrides_in(settings_data: Mapping[str, Any]) -> dict[str, Any]:
+    """``agent.prices`` of a settings file's data (``Settings.data``), or {} when absent or not a table."""
+    agent = settings_data.get("agent")
+    prices = agent.get("prices") if isinstance(agent, Mapping) else None
+    return dict(prices) if isinstance(prices, Mapping) else {}
+
+
+def valid_overrides(settings_data: Mapping[str, Any]) -> dict[str, Price]:
+    """The valid entries of ``agent.prices`` (an invalid one is left out, so the table's price applies)."""
+    out: dict[str, Price] = {}
+    for key, value in overrides_in(settings_data).items():
+        price = _price_from(str(key), value)
+        if price is not None:
+            out[str(key)] = price
+    return out
+
+
+def price_for(model: str, overrides: Mapping[str, Any] | None = None, provider: str = "") -> Price | None:
+    """The override for ``provider/model``, else for ``model``, else the table's entry; dated ids
+    ("claude-haiku-4-5-20251001") fall back to the longest table name they start with."""
     if overrides:
-        found = _price_from(overrides.get(model))
-        if found is not None:
-            return found
+        for key in ((f"{provider}/{model}",) if provider else ()) + (model,):
+            value = overrides.get(key)
+            found = value if isinstance(value, Price) else _price_from(key, value) if value is not None else None
+            if found is not None:
+                return found
     if model in DEFAULT_PRICES:
         return DEFAULT_PRICES[model]
     prefixes = [name for name in DEFAULT_PRICES if model.startswith(name + "-")]
     return DEFAULT_PRICES[max(prefixes, key=len)] if prefixes else None
 
 
-def cost_usd(price: Price | None, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float | None:
+def cost_usd(price: Price | None, input_tokens: int, output_tokens: int, cached_tokens: int = 0,
+             cache_write_tokens: int = 0) -> float | None:
     """The cost of one turn in USD, or None without a price."""
     if price is None:
         return None
-    cached = min(max(cached_tokens, 0), max(input_tokens, 0))
+    total_in = max(input_tokens, 0)
+    cached = min(max(cached_tokens, 0), total_in)
+    written = min(max(cache_write_tokens, 0), total_in - cached)
     cached_rate = price.cached if price.cached is not None else price.input
-    return ((input_tokens - cached) * price.input + cached * cached_rate + output_tokens * price.output) / 1e6
+    write_rate = price.cache_write if price.cache_write is not None else price.input
+    return ((total_in - cached - written) * price.input + cached * cached_rate + written * write_rate
+            + max(output_tokens, 0) * price.output) / 1e6

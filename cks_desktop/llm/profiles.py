@@ -30,6 +30,9 @@ ANTHROPIC = ProviderProfile(
     # Anthropic's models take 200k tokens (the 1M window of some needs a beta header we do not send).
     context_windows=(("claude-", 200_000),),
     default_context_window=200_000,
+    # Every Claude model since Claude 3 reads images; the older ones did not.
+    image_models=(("claude-", True), ("claude-2", False), ("claude-instant", False)),
+    default_images=False,
 )
 
 OLLAMA = ProviderProfile(
@@ -45,6 +48,7 @@ OLLAMA = ProviderProfile(
     parallel_tool_calls=True,
     # The window is the ``num_ctx`` the adapter sends (see llm/windows.py), not a table.
     default_context_window=16_384,
+    images_from_server=True,  # /api/show lists "vision" among a model's capabilities
 )
 
 OPENAI = ProviderProfile(
@@ -62,6 +66,11 @@ OPENAI = ProviderProfile(
                      ("gpt-5", 400_000), ("gpt-3.5-turbo", 16_385), ("o1", 200_000), ("o3", 200_000),
                      ("o4-mini", 200_000)),
     default_context_window=32_768,  # a compatible server that does not say (a setting overrides it)
+    # OpenAI's own vision models; a compatible server's model is unknown: the setting ``images`` says.
+    image_models=(("gpt-4o", True), ("gpt-4.1", True), ("gpt-4-turbo", True), ("gpt-4.5", True), ("gpt-5", True),
+                  ("o1", True), ("o1-mini", False), ("o1-preview", False), ("o3", True), ("o3-mini", False),
+                  ("o4-mini", True), ("chatgpt-4o", True), ("gpt-4o-audio", False), ("gpt-3.5", False)),
+    default_images=False,
 )
 
 GEMINI = ProviderProfile(
@@ -76,6 +85,8 @@ GEMINI = ProviderProfile(
     parallel_tool_calls=True,
     context_windows=(("gemini-1.5-pro", 2_097_152), ("gemini-", 1_048_576)),
     default_context_window=1_048_576,
+    image_models=(("gemini-", True), ("gemma-", False)),  # every Gemini model reads images
+    default_images=False,
 )
 
 PROFILES: dict[str, ProviderProfile] = {p.name: p for p in (ANTHROPIC, OLLAMA, OPENAI, GEMINI)}

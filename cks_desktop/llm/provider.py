@@ -22,7 +22,7 @@ class ProviderProfile:
     Callers branch on these facts, never on the provider's name, and every field has a
     reader (``tests/llm/test_profiles.py`` fails on a fact nobody reads: an unread flag
     would only pretend to configure something). Capabilities the app has no use for
-    yet (vision, reasoning) are not here on purpose; add one together with its reader.
+    yet are not here on purpose; add one together with its reader.
     """
 
     name: str  # "anthropic" | "ollama" | "openai" | "gemini"
@@ -47,6 +47,13 @@ class ProviderProfile:
     # longest matching prefix wins; ``default_context_window`` for a model not in the table.
     context_windows: tuple[tuple[str, int], ...] = ()
     default_context_window: int = 128_000
+    # Which models take images (issue 16, section 3), read by ``llm/vision.py``: (model-name prefix,
+    # takes images), the longest matching prefix wins; ``default_images`` for a model not in the
+    # table. ``images_from_server``: the server says per model (Ollama's ``/api/show`` capabilities).
+    # The setting ``images`` ("yes"/"no") overrides all three (an OpenAI-compatible server's model).
+    image_models: tuple[tuple[str, bool], ...] = ()
+    default_images: bool = False
+    images_from_server: bool = False
 
     @property
     def needs_api_key(self) -> bool:
@@ -101,10 +108,24 @@ class GenerationParams:
 
     temperature: float | None = None
     max_output_tokens: int | None = None
+    # Issue 16, section 2: ask the model to think first (the session's switch; off: nothing is
+    # asked, and thinking a model does anyway is still shown apart from the answer).
+    # ``reasoning_budget``: tokens it may think for (None: the provider's default); providers
+    # that take a level instead map it (``reasoning_level``).
+    reasoning: bool = False
+    reasoning_budget: int | None = None
 
     @property
     def empty(self) -> bool:
-        return self.temperature is None and self.max_output_tokens is None
+        return self.temperature is None and self.max_output_tokens is None and not self.reasoning
+
+    @property
+    def reasoning_level(self) -> str:
+        """The budget as the level OpenAI's ``reasoning_effort`` and Ollama's ``think`` take."""
+        budget = self.reasoning_budget
+        if budget is None:
+            return "medium"
+        return "low" if budget < 4096 else "medium" if budget < 16384 else "high"
 
 
 class Provider(Protocol):

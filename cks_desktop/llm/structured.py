@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from cks_desktop.llm.assembler import collect
+from cks_desktop.llm.events import Usage
 from cks_desktop.llm.messages import Message, Text
 from cks_desktop.llm.provider import Provider
 
@@ -84,24 +85,31 @@ def _in_words(schema: dict[str, Any], system: str | None) -> str:
     return f"{system}\n\n{ask}" if system else ask
 
 
-async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None) -> str:
+async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None,
+               usage: list[Usage] | None = None) -> str:
     if enforced(provider):
         stream = provider.stream(messages, [], system=system, response_schema=schema)
     else:
         stream = provider.stream(messages, [], system=_in_words(schema, system))
-    return (await collect(stream)).text
+    assembled = await collect(stream)
+    if usage is not None and assembled.usage is not None:
+        usage.append(assembled.usage)
+    return assembled.text
 
 
 async def respond_json(provider: Provider, messages: list[Message], schema: dict[str, Any], *,
-                       system: str | None = None) -> Any:
-    """The parsed, schema-valid answer; ``ProviderError`` and ``StructuredOutputError`` propagate."""
-    answer = await _ask(provider, messages, schema, system)
+                       system: str | None = None, usage: list[Usage] | None = None) -> Any:
+    """The parsed, schema-valid answer; ``ProviderError`` and ``StructuredOutputError`` propagate.
+
+    ``usage``: when given, each model turn's reported token usage is appended to it (one entry,
+    or two after a repair turn), so a caller can count cost (document extraction does)."""
+    answer = await _ask(provider, messages, schema, system, usage)
     value, errors = check(answer, schema)
     if not errors:
         return value
     repair = [*messages, Message("assistant", [Text(answer or "(empty answer)")]),
               Message.user(_repair_prompt(errors, schema))]
-    answer = await _ask(provider, repair, schema, system)
+    answer = await _ask(provider, repair, schema, system, usage)
     value, errors = check(answer, schema)
     if not errors:
         return value

@@ -1,8 +1,7 @@
 """MCP ↔ registry: tool listings become ``ToolSpec``s, call results become ``ToolOutput``s.
 
 A model reads text, so every content block becomes text: images and audio as a
-short note (``[image: image/png, 2,048 bytes]``; their bytes would only waste
-the context), embedded resources as their text (or a note for binary ones),
+short note (``[image: image/png, 16×16, 2,048 bytes]``), embedded resources as their text (or a note for binary ones),
 resource links as a line naming the link. ``structured_content`` is kept as
 the result's ``structured`` value and shown as JSON when the server sent no
 text. The registry caps the text like every other result; structured content
@@ -17,6 +16,13 @@ when the schema is too big to send with every request, or when its wire name
 and the short hash in a wire name can be made to collide on purpose. A tool's
 description is cut to ``MAX_DESCRIPTION`` characters, since every request carries it.
 Whatever one tool of a listing does wrong costs that tool only.
+
+Images (issue 16, section 3): an image block's bytes are validated (``tools/images.py``: PNG,
+JPEG, GIF or WebP by their magic number, at most 20 MB, a sane size in the header) and kept in
+the output's ``images`` beside the note; the agent stores them in the session and sends them
+to a model that takes images (a model without images reads the note, as before). A block that
+fails the check becomes ``[image refused: <why>]``. Nothing a server sends is ever fetched: a
+resource link (or a URL in text) stays a line of text.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import jsonschema
 import mcp_types as types
 
 from cks_desktop.mcp.config import ServerConfig
+from cks_desktop.tools.images import ImageBlob, ImageRefused, from_base64
+from cks_desktop.tools.images import describe as describe_image
 from cks_desktop.tools.types import Handler, Policy, ToolOutput, ToolSpec
 from cks_desktop.tools.wire_names import to_wire
 
@@ -139,8 +147,27 @@ def clip_json(value: Any, budget: int) -> Any:
     return clip(value)
 
 
+def image_of(block: Any) -> ImageBlob | str:
+    """An image block's validated bytes, or the note that says why they were refused."""
+    try:
+        return from_base64(str(block.data or ""), claimed=str(block.mime_type or "") or None)
+    except ImageRefused as exc:
+        return f"[image refused: {exc}]"
+
+
 def result_to_output(result: types.CallToolResult) -> ToolOutput:
-    parts = [describe_block(block) for block in result.content]
+    parts: list[str] = []
+    images: list[ImageBlob] = []
+    for block in result.content:
+        if getattr(block, "type", None) == "image":
+            found = image_of(block)
+            if isinstance(found, str):
+                parts.append(found)
+            else:
+                images.append(found)
+                parts.append(f"[image: {describe_image(found)}]")
+        else:
+            parts.append(describe_block(block))
     text = "\n".join(p for p in parts if p)
     structured = result.structured_content
     if structured is not None and json_size_over(structured, MAX_STRUCTURED):
@@ -156,7 +183,7 @@ def result_to_output(result: types.CallToolResult) -> ToolOutput:
         text = json.dumps(structured, ensure_ascii=False, indent=2, default=str)
     if not text:
         text = "(the tool reported an error without a message)" if result.is_error else "(the tool returned nothing)"
-    return ToolOutput(content=text, structured=structured, is_error=bool(result.is_error))
+    return ToolOutput(content=text, structured=structured, is_error=bool(result.is_error), images=tuple(images))
 
 
 # -- tool specs ---------------------------------------------------------------

@@ -118,7 +118,8 @@ class Serving:
         from cks_desktop.mcp.serving.logbook import Logbook
 
         clients = ClientTracker(transport)
-        return cls(registry, scope, clients, Logbook(), LiveUpdates(scope, clients))
+        logbook = Logbook()
+        return cls(registry, scope, clients, logbook, LiveUpdates(scope, clients, logbook))
 
     def tools(self) -> list[ToolSpec]:
         """The tools to list: those any visible session's run may use (all exposed ones when

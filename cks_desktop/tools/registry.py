@@ -29,6 +29,7 @@ from cks_desktop.tools.approval import (
     reason_for,
 )
 from cks_desktop.tools.context import Run, ToolContext
+from cks_desktop.tools.images import ImageBlob
 from cks_desktop.tools.scopes import SESSION_SETTING, scope_refusal
 from cks_desktop.tools.types import (
     Outcome,
@@ -312,7 +313,8 @@ class ToolRegistry:
         started = time.perf_counter()
         spec = self.resolve(call.name)
 
-        def done(content: Any, outcome: Outcome, *, structured: Any = None, change_id: str | None = None) -> ToolResult:
+        def done(content: Any, outcome: Outcome, *, structured: Any = None, change_id: str | None = None,
+                 images: tuple[ImageBlob, ...] = ()) -> ToolResult:
             return ToolResult(
                 call_id=call.id,
                 name=spec.name if spec else call.name,
@@ -321,6 +323,7 @@ class ToolRegistry:
                 structured=structured,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 change_id=change_id,
+                images=images,
             )
 
         if spec is None:
@@ -381,7 +384,7 @@ class ToolRegistry:
                         change_id=ctx.change_id)
         if isinstance(value, ToolOutput):
             return done(value.content, Outcome.ERROR if value.is_error else Outcome.OK,
-                        structured=value.structured, change_id=ctx.change_id)
+                        structured=value.structured, change_id=ctx.change_id, images=value.images)
         return done(value, Outcome.OK, structured=value if not isinstance(value, str) else None,
                     change_id=ctx.change_id)
 

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.tools.images import ImageBlob
+
 if TYPE_CHECKING:
     from cks_desktop.tools.context import ToolContext
 
@@ -114,6 +116,9 @@ class ToolResult:
     name: str = ""
     duration_ms: float | None = None
     change_id: str | None = None
+    # Images the tool returned (an MCP image block), validated (``tools/images.py``); ``content``
+    # names each in a note. The loop stores them in the session (``agent/images.py``).
+    images: tuple[ImageBlob, ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -129,6 +134,8 @@ class ToolResult:
             "content": self.content,
             "structured": self.structured,
             "change_id": self.change_id,
+            **({"images": [{"media_type": i.media_type, "width": i.width, "height": i.height, "bytes": i.size,
+                            "sha256": i.digest} for i in self.images]} if self.images else {}),
         }
 
 
@@ -139,6 +146,7 @@ class ToolOutput:
     content: str
     structured: Any = None
     is_error: bool = False
+    images: tuple[ImageBlob, ...] = ()  # validated image bytes (issue 16); ``content`` keeps their notes
 
 
 class ToolError(Exception):

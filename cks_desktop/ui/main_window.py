@@ -63,8 +63,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(APP_NAME)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
+        # one queue for every modal host dialog: approvals, and MCP servers' elicitation / sampling
+        self.modal_turn = asyncio.Lock()
         self.approver = GuiApprover(dialog_presenter(lambda: self, self._session_title,
-                                                     on_open=self.approvalDialogOpened.emit))
+                                                     on_open=self.approvalDialogOpened.emit), self.modal_turn)
         self.controllers: dict[str, ChatController] = {}
         # Settings → Share with other apps: served in this window's background; "this app asks too" asks here
         self.share_service = services.share_service(app_approver=self.approver)
@@ -404,7 +406,7 @@ class MainWindow(QMainWindow):
         from cks_desktop.agent.mcp_sampling import ProviderSampler
         from cks_desktop.ui.mcp_host.host import GuiMcpHost
 
-        return GuiMcpHost(lambda: self, ProviderSampler(self.services.providers))
+        return GuiMcpHost(lambda: self, ProviderSampler(self.services.providers), turn=self.modal_turn)
 
     def _mcp_changed(self, _event: object) -> None:
         if self.services.mcp is not None:

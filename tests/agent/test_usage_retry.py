@@ -65,6 +65,28 @@ async def test_rate_limit_is_waited_out(store: GraphStore, provider_name: str, s
     assert "".join(e.text for e in seen if isinstance(e, ev.TextDelta)) == "Hello."
 
 
+GEMINI_UNAVAILABLE = {"error": {"code": 503, "message": "The service is currently unavailable.",
+                                  "status": "UNAVAILABLE"}}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("provider_name", PROVIDER_NAMES)
+async def test_503_unavailable_is_waited_out_like_429(store: GraphStore, provider_name: str) -> None:
+    """Gemini's overload is 503 UNAVAILABLE (with or without "overloaded" in the text); llama.cpp
+    answers 503 while it loads a model, Ollama when its queue is full: all of them wait and retry."""
+    with make_fake(provider_name) as fake:
+        body = GEMINI_UNAVAILABLE if provider_name == "gemini" else None
+        fake.queue(Turn(status=503, retry_after=0.01, error_body=body), Turn(status=503, retry_after=0.01),
+                   text_turn("Back."))
+        session_id = store.create_session("s").id
+        seen = await chat(store, fake, session_id, rate_limit_retries=2)
+    waits = [e for e in seen if isinstance(e, ev.Waiting) and not e.resumed]
+    assert [w.kind for w in waits] == ["overloaded", "overloaded"], seen
+    assert "(overloaded)" in waits[0].text
+    assert isinstance(seen[-1], ev.Finished) and seen[-1].reason == "stop"
+    assert "".join(e.text for e in seen if isinstance(e, ev.TextDelta)) == "Back."
+
+
 @pytest.mark.asyncio
 async def test_retries_are_bounded(store: GraphStore) -> None:
     with make_fake("anthropic") as fake:

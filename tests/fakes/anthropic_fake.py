@@ -10,6 +10,14 @@ Anthropic for JSON) gets the turn's text as that tool's input, which is what the
 model does. Statuses come with Anthropic's error bodies (and ``retry-after``);
 ``error_mid_stream`` sends ``event: error``. ``GET /v1/models`` lists models.
 The fake accepts any ``Authorization: Bearer`` key (STACK.md R5).
+
+Extended thinking (issue 16): a request with ``thinking: {"type": "enabled"}`` gets the turn's
+``thinking`` as a ``thinking`` block first (``thinking_delta``s, then one ``signature_delta``)
+and its ``redacted_thinking`` as a ``redacted_thinking`` block. The fake enforces the API's
+rules and answers 400 with its words when a request breaks one: ``budget_tokens`` at least
+1024 and below ``max_tokens``; no ``temperature`` other than 1; no forced tool; a thinking
+block sent back must carry the signature issued for exactly that text; and, continuing a
+tool loop, the last assistant message must start with a thinking block.
 """
 
 from __future__ import annotations
@@ -70,6 +78,11 @@ class FakeAnthropic(FakeServer):
                            f"prompt is too long: {too_long} tokens > {self.context_window} maximum"},
                            "request_id": "req_fake"})
             return
+        refused = self.thinking_refusal(body)
+        if refused is not None:
+            out.json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": refused},
+                           "request_id": "req_fake"})
+            return
         turn = self.next_turn(body)
         if turn is None:
             self.out_of_turns(out)
@@ -82,6 +95,70 @@ class FakeAnthropic(FakeServer):
             return
         self._stream(turn, body, model, out)
 
+    def __init__(self, *, chunk_delay: float = 0.0) -> None:
+        super().__init__(chunk_delay=chunk_delay)
+        self.signatures: dict[str, str] = {}  # signature → the thinking text it was issued for
+
+    def thinking_refusal(self, body: dict[str, Any]) -> str | None:
+        """The API's 400 message for a request that breaks a thinking rule, else None."""
+        for message in body.get("messages") or []:
+            for block in message.get("content") or [] if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "thinking":
+                    if self.signatures.get(block.get("signature", "")) != block.get("thinking"):
+                        return "messages: Invalid `signature` in `thinking` block"
+                elif block.get("type") == "redacted_thinking" and not block.get("data"):
+                    return "messages: `data` is required in a `redacted_thinking` block"
+        thinking = body.get("thinking") or {}
+        if thinking.get("type") != "enabled":
+            return None
+        budget = int(thinking.get("budget_tokens") or 0)
+        if budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        if int(body.get("max_tokens") or 0) <= budget:
+            return "`max_tokens` must be greater than `thinking.budget_tokens`."
+        if "temperature" in body and body["temperature"] != 1:
+            return "`temperature` may only be set to 1 when thinking is enabled."
+        if (body.get("tool_choice") or {}).get("type") in ("tool", "any"):
+            return "Thinking may not be enabled when tool_choice forces tool use."
+        messages = body.get("messages") or []
+        last = messages[-1] if messages else {}
+        content = last.get("content") if isinstance(last.get("content"), list) else []
+        if last.get("role") == "user" and any(b.get("type") == "tool_result" for b in content):
+            assistant = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+            blocks = assistant.get("content") if assistant else None
+            first = blocks[0].get("type") if isinstance(blocks, list) and blocks else None
+            if first not in ("thinking", "redacted_thinking"):
+                return (f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                        f"but found `{first}`. When `thinking` is enabled, a final `assistant` message must start "
+                        "with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).")
+        return None
+
+    def _thinking_blocks(self, turn: Turn, body: dict[str, Any], out: Responder) -> int:
+        """The turn's thinking blocks when the request enabled thinking; returns the next index."""
+        if (body.get("thinking") or {}).get("type") != "enabled":
+            return 0
+        index = 0
+        if turn.thinking:
+            text = "".join(turn.thinking)
+            signature = turn.thinking_signature or "EqQBCkYIBxgCKkB" + secrets.token_hex(24)
+            self.signatures[signature] = text
+            out.send(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                  "content_block": {"type": "thinking", "thinking": "",
+                                                                    "signature": ""}}))
+            for chunk in turn.thinking:
+                out.send(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                      "delta": {"type": "thinking_delta", "thinking": chunk}}))
+            out.send(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "signature_delta", "signature": signature}}))
+            out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+        if turn.redacted_thinking:
+            out.send(_sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                "type": "redacted_thinking", "data": turn.redacted_thinking}}))
+            out.send(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+            index += 1
+        return index
+
     def _stream(self, turn: Turn, body: dict[str, Any], model: str, out: Responder) -> None:
         out.begin("text/event-stream", {"request-id": "req_fake"})
         out.send(_sse("message_start", {"type": "message_start", "message": {
@@ -92,7 +169,7 @@ class FakeAnthropic(FakeServer):
         out.send(_sse("ping", {"type": "ping"}))
         choice = body.get("tool_choice") or {}
         forced = choice.get("name") if choice.get("type") == "tool" else None
-        index = 0
+        index = self._thinking_blocks(turn, body, out)
         if turn.text and forced is None:
             out.send(_sse("content_block_start", {"type": "content_block_start", "index": index,
                                                   "content_block": {"type": "text", "text": ""}}))

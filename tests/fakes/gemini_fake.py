@@ -5,7 +5,9 @@ Each event is ``data: <GenerateContentResponse>`` followed by a blank line
 then one chunk with every ``functionCall`` part whole (``args`` as an object; an
 ``id`` only when the scripted call has one; the first call carries a
 ``thoughtSignature``, as Gemini 3 models send), and ``finishReason`` with
-``usageMetadata`` on the last chunk. As the real API does:
+``usageMetadata`` on the last chunk (``thoughtsTokenCount`` when the turn has
+``reasoning_tokens``). A turn's ``thinking`` comes first as ``thought: true`` parts
+(thought summaries; the last is signed when no call follows). As the real API does:
 - a scripted call with ``raw_arguments`` (a call the model botched) ends the
   answer with ``finishReason: MALFORMED_FUNCTION_CALL`` and a ``finishMessage``;
 - ``error_mid_stream`` sends ``data: {"error": {...}}``;
@@ -37,6 +39,7 @@ _ERRORS: dict[int, tuple[str, str]] = {
     503: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
 }
 SIGNATURE = b"fake-thought-signature"
+THOUGHT_SIGNATURE = b"fake-signature-of-thoughts"
 BAD_KEY_BODY = {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
                           "status": "INVALID_ARGUMENT", "details": [
                               {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
@@ -93,10 +96,19 @@ class FakeGemini(FakeServer):
             data: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": response_id,
                                     "usageMetadata": {"promptTokenCount": turn.input_tokens,
                                                       "candidatesTokenCount": turn.output_tokens if finish else 1,
-                                                      "totalTokenCount": turn.input_tokens + turn.output_tokens}}
+                                                      "totalTokenCount": turn.input_tokens + turn.output_tokens,
+                                                      **({"thoughtsTokenCount": turn.reasoning_tokens}
+                                                         if turn.reasoning_tokens and finish else {})}}
             return "data: " + json.dumps(data) + "\r\n\r\n"
 
         out.begin("text/event-stream")
+        if turn.thinking:  # thought summaries (issue 16): ``thought: true`` parts, signed on the last
+            signature = turn.thinking_signature or base64.b64encode(THOUGHT_SIGNATURE).decode()
+            for number, piece in enumerate(turn.thinking, start=1):
+                thought: dict[str, Any] = {"text": piece, "thought": True}
+                if number == len(turn.thinking) and not turn.tool_calls:
+                    thought["thoughtSignature"] = signature
+                out.send(event([thought]))
         pending = list(turn.text)
         last_text = pending.pop() if pending and not turn.tool_calls else None
         for piece in pending:

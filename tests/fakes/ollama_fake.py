@@ -10,7 +10,8 @@ counts. As the real server does:
 - a scripted call with ``raw_arguments`` (JSON the model got wrong) becomes the
   ``{"error": "error parsing tool call: ..."}`` line Ollama sends when it cannot
   parse the model's call;
-- ``error_mid_stream`` sends an ``{"error": ...}`` line.
+- ``error_mid_stream`` sends an ``{"error": ...}`` line;
+- a turn's ``thinking`` streams as ``message.thinking`` pieces before the text.
 Errors are ``{"error": "<text>"}``. ``GET /api/tags`` and ``/api/version`` answer
 like Ollama, so listing models and ``detect_ollama`` work against it.
 """
@@ -41,6 +42,7 @@ def _now() -> str:
 class FakeOllama(FakeServer):
     name = "ollama"
     default_model = "llama-test"
+    vision_models: set[str] = {"llava-test"}  # /api/show lists "vision" for these (issue 16)
 
     def __init__(self, *, chunk_delay: float = 0.0, models_without_tools: set[str] | None = None) -> None:
         super().__init__(chunk_delay=chunk_delay)
@@ -59,6 +61,12 @@ class FakeOllama(FakeServer):
                  "digest": "0" * 64, "details": {"format": "gguf", "family": "llama", "parameter_size": "8B",
                                                  "quantization_level": "Q4_K_M"}}
                 for m in (self.default_model, "llama-other")]})
+            return
+        if request.method == "POST" and request.path == "/api/show":  # issue 16: capabilities ("vision")
+            shown = str((request.body or {}).get("model", ""))
+            capabilities = ["completion", "tools", *(["vision"] if shown in self.vision_models else [])]
+            out.json(200, {"modelfile": "", "parameters": "", "template": "", "model_info": {},
+                           "details": {"format": "gguf", "family": "llama"}, "capabilities": capabilities})
             return
         if not self.is_generation(request):
             out.json(404, {"error": "404 page not found"})
@@ -88,6 +96,8 @@ class FakeOllama(FakeServer):
                          "done": False})
 
         out.begin("application/x-ndjson")
+        for piece in turn.thinking:  # a thinking model's ``message.thinking`` (issue 16), before the answer
+            out.send(chunk({"content": "", "thinking": piece}))
         for piece in turn.text:
             out.send(chunk({"content": piece}))
         if turn.error_mid_stream:

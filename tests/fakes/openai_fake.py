@@ -10,6 +10,14 @@ with ``finish_reason``, and — when the request asked for
 as parallel calls may arrive. Errors carry OpenAI's ``{"error": {...}}`` bodies
 and ``retry-after``; ``error_mid_stream`` sends an ``{"error": ...}`` data line.
 ``GET /v1/models`` lists models. ``base_url`` includes ``/v1``, as the SDK expects.
+
+Reasoning (issue 16): a turn's ``thinking`` streams as ``delta.<reasoning_field>`` pieces
+before the text (``reasoning_content``: DeepSeek, vLLM, llama.cpp; ``reasoning``: OpenRouter
+and newer vLLM), and ``reasoning_tokens`` in ``completion_tokens_details``. ``reasoning_rule``
+plays a server's documented rule for reasoning sent back: ``"deepseek"`` (DeepSeek's thinking
+mode: the ``reasoning_content`` of a turn with tool calls must come back in every later
+request, else 400) or ``"refuse"`` (deepseek-reasoner: any ``reasoning_content`` in the input
+is a 400).
 """
 
 from __future__ import annotations
@@ -44,9 +52,30 @@ class FakeOpenAI(FakeServer):
     name = "openai"
     default_model = "gpt-test"
 
-    def __init__(self, *, chunk_delay: float = 0.0, interleave_calls: bool = False) -> None:
+    def __init__(self, *, chunk_delay: float = 0.0, interleave_calls: bool = False,
+                 reasoning_field: str = "reasoning_content", reasoning_rule: str | None = None) -> None:
         super().__init__(chunk_delay=chunk_delay)
         self.interleave_calls = interleave_calls
+        self.reasoning_field = reasoning_field
+        self.reasoning_rule = reasoning_rule
+        self.reasoned_calls: dict[str, str] = {}  # tool call id → the reasoning of the turn that made it
+
+    def reasoning_refusal(self, body: dict[str, Any]) -> str | None:
+        """The server's 400 message for reasoning sent back against its rule, else None."""
+        for number, message in enumerate(body.get("messages") or []):
+            if message.get("role") != "assistant":
+                continue
+            sent = message.get("reasoning_content")
+            if self.reasoning_rule == "refuse" and sent is not None:
+                return ("The reasoning_content is an intermediate result for display purposes only and will not be "
+                        "included in the context for inference. Please remove the reasoning_content from your "
+                        "message to reduce network traffic.")
+            if self.reasoning_rule == "deepseek":
+                issued = {self.reasoned_calls.get(c.get("id", "")) for c in message.get("tool_calls") or []} - {None}
+                if issued and sent not in issued:
+                    return (f"Missing `reasoning_content` in the assistant message at index {number}: in thinking "
+                            "mode the reasoning_content of a turn with tool calls must be passed back.")
+        return None
 
     @property
     def base_url(self) -> str:
@@ -76,6 +105,11 @@ class FakeOpenAI(FakeServer):
                                      "reduce the length of the messages.", "type": "invalid_request_error",
                                      "param": "messages", "code": "context_length_exceeded"}})
             return
+        refused = self.reasoning_refusal(body)
+        if refused is not None:
+            out.json(400, {"error": {"message": refused, "type": "invalid_request_error", "param": None,
+                                     "code": "invalid_request_error"}})
+            return
         turn = self.next_turn(body)
         if turn is None:
             self.out_of_turns(out)
@@ -99,6 +133,8 @@ class FakeOpenAI(FakeServer):
 
         out.begin("text/event-stream", {"x-request-id": "req_fake"})
         out.send(chunk({"role": "assistant", "content": "", "refusal": None}))
+        for piece in turn.thinking:
+            out.send(chunk({"content": None, self.reasoning_field: piece}))
         for piece in turn.text:
             out.send(chunk({"content": piece}))
         if turn.error_mid_stream:
@@ -118,6 +154,8 @@ class FakeOpenAI(FakeServer):
             raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments or {})
             head = {"index": index, "id": call.id or "call_fake" + secrets.token_hex(8), "type": "function",
                     "function": {"name": call.name, "arguments": ""}}
+            if turn.thinking:
+                self.reasoned_calls[head["id"]] = "".join(turn.thinking)
             tail = [{"index": index, "function": {"arguments": piece}}
                     for piece in split_text(raw, turn.split_arguments)]
             streams.append([head, *tail])
@@ -126,8 +164,10 @@ class FakeOpenAI(FakeServer):
         finish = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
         out.send(chunk({}, finish))
         if (body.get("stream_options") or {}).get("include_usage"):
-            usage = {"prompt_tokens": self.usage_tokens(body, turn.input_tokens), "completion_tokens": turn.output_tokens,
+            usage: dict[str, Any] = {"prompt_tokens": self.usage_tokens(body, turn.input_tokens), "completion_tokens": turn.output_tokens,
                      "total_tokens": turn.input_tokens + turn.output_tokens}
+            if turn.reasoning_tokens:
+                usage["completion_tokens_details"] = {"reasoning_tokens": turn.reasoning_tokens}
             out.send("data: " + json.dumps({"id": ident, "object": "chat.completion.chunk", "created": created,
                                             "model": model, "choices": [], "usage": usage}) + "\n\n")
         out.send("data: [DONE]\n\n")

@@ -34,6 +34,7 @@ class Turn:
     client goes away or the server closes.
     ``split_arguments``: send tool-call argument JSON in this many fragments (where the protocol
     streams fragments), deliberately splitting mid-token.
+    ``thinking``: the model's thinking, as chunks (see the fields' comment below).
     """
 
     text: list[str] = field(default_factory=list)
@@ -49,6 +50,14 @@ class Turn:
     finish_reason: str | None = None  # override ("length", ...)
     input_tokens: int = 11
     output_tokens: int = 7
+    # Thinking (issue 16, section 2), sent before the text in each protocol's own form: Anthropic
+    # ``thinking`` blocks (only when the request enabled thinking) closed by ``signature_delta``,
+    # Ollama ``message.thinking``, OpenAI-compatible ``reasoning_content``/``reasoning`` deltas,
+    # Gemini ``thought`` parts. ``thinking_signature`` None: the fake makes one up (Anthropic, Gemini).
+    thinking: list[str] = field(default_factory=list)
+    thinking_signature: str | None = None
+    redacted_thinking: str | None = None  # (Anthropic) a redacted_thinking block with this data
+    reasoning_tokens: int = 0
 
 
 def text_turn(*chunks: str) -> Turn:

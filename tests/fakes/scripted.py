@@ -16,7 +16,16 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
-from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
+from cks_desktop.llm.events import (
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStart,
+    Usage,
+)
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 
@@ -86,6 +95,11 @@ class ScriptedProvider:
         if turn.status is not None and turn.status >= 400:
             kind, text = _STATUS_KINDS.get(turn.status, ("server_error", f"HTTP {turn.status}."))
             raise ProviderError(text, kind, retryable=turn.status in (429, 500, 529))
+        for chunk in turn.thinking:  # thinking first, signed at its end when the turn has a signature
+            yield ReasoningDelta(chunk, origin=self.profile.name)
+            await asyncio.sleep(0)
+        if turn.thinking_signature:
+            yield ReasoningDelta(signature=turn.thinking_signature, origin=self.profile.name)
         for chunk in turn.text:
             yield TextDelta(chunk)
             await asyncio.sleep(0)
@@ -109,5 +123,5 @@ class ScriptedProvider:
             except json.JSONDecodeError as exc:
                 parsed, error = None, f"{exc.msg} at column {exc.colno}"
             yield ToolCallDone(index, call_id, call.name, parsed if error is None else None, raw, error)
-        yield Usage(turn.input_tokens, turn.output_tokens)
+        yield Usage(turn.input_tokens, turn.output_tokens, reasoning_tokens=turn.reasoning_tokens)
         yield Finish(turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,75 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "cks.sqlite3"
 
 
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only(reason): a store test about the SQLite file itself "
+                                       "(WAL, corruption, locks, pragmas); not run on PostgreSQL")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A ``sqlite_only`` test runs once, on SQLite: its PostgreSQL variant is deselected."""
+    keep, drop = [], []
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if (spec is not None and spec.params.get("backend") == "postgresql"
+                and item.get_closest_marker("sqlite_only") is not None):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """A real PostgreSQL server for the whole run (tests/pgcluster.py); skipped, with the
+    reason, only where the server binaries are not installed."""
+    from tests import pgcluster
+
+    reason = pgcluster.missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    cluster = pgcluster.acquire()
+    try:
+        yield cluster
+    finally:
+        pgcluster.release()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def store(db_path: Path) -> Iterator[GraphStore]:
-    s = GraphStore.open(db_path)
+def pg_url(pg_cluster: Any) -> Iterator[str]:
+    """A fresh, migrated database for one test."""
+    from tests import pgcluster
+
+    name = pgcluster.new_database(pg_cluster)
+    try:
+        yield pg_cluster.dsn(name)
+    finally:
+        pgcluster.drop_database(pg_cluster, name)
+
+
+def open_store(backend: str, db_path: Path, request: pytest.FixtureRequest) -> GraphStore:
+    """A store of the given backend: the SQLite file ``db_path``, or the test's database."""
+    if backend == "sqlite":
+        return GraphStore.open(db_path)
+    from cks_desktop.graph.pg.store import PgGraphStore
+
+    return PgGraphStore.connect(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def store(backend: str, db_path: Path, request: pytest.FixtureRequest) -> Iterator[GraphStore]:
+    """Every store test runs on both backends (``sqlite_only`` ones on SQLite alone)."""
+    s = open_store(backend, db_path, request)
     try:
         yield s
     finally:
@@ -47,10 +114,11 @@ def dump(store: GraphStore, fts_segments: bool = True) -> dict[str, list[tuple[A
     the indexed content itself stays in the comparison.
     """
     skip = set() if fts_segments else {"objects_fts_data", "objects_fts_idx"}
+    listing = ("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+               if getattr(store, "backend", "sqlite") == "sqlite" else
+               "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")
     with store.connection_lock() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            if r[0] not in skip]
+        tables = [r[0] for r in conn.execute(listing) if r[0] not in skip]
         return {t: sorted(conn.execute(f"SELECT * FROM \"{t}\"").fetchall(), key=repr) for t in tables}
 
 
@@ -69,3 +137,18 @@ def fts_rows(store: GraphStore, session_id: str) -> list[tuple[Any, ...]]:
         return sorted(conn.execute(
             "SELECT o.id, f.name, f.body FROM objects_fts f JOIN objects o ON o.n = f.rowid "
             "WHERE o.session_id = ?", (session_id,)).fetchall())
+
+
+def count_elsewhere(store: GraphStore, db_path: Path, table: str) -> int:
+    """Rows of ``table`` as ANOTHER connection sees them (what is committed)."""
+    if store.backend == "sqlite":
+        other = sqlite3.connect(db_path)
+        try:
+            return int(other.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        finally:
+            other.close()
+    import psycopg
+
+    with psycopg.connect(store._conninfo) as conn:  # type: ignore[attr-defined]
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        return int(row[0]) if row else 0

@@ -16,9 +16,10 @@ from cks_desktop.graph.events import GraphChanged
 from cks_desktop.graph.model import Session
 from cks_desktop.graph.store import GraphStore
 
-from .conftest import dump
+from .conftest import count_elsewhere, dump
 
 
+@pytest.mark.sqlite_only(reason="PRAGMA user_version, WAL and foreign_keys are the SQLite file's; tests/pg/test_pg_store.py checks the PostgreSQL schema version")
 def test_new_database_is_migrated_with_wal_and_foreign_keys(store: GraphStore, db_path: Path) -> None:
     with store.connection_lock() as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.schema_version()
@@ -78,6 +79,7 @@ def test_a_corrupt_file_is_refused_with_one_sentence(tmp_path: Path) -> None:
     assert str(info.value) == f"The file {path} is not a CKS Desktop database or it is damaged."
 
 
+@pytest.mark.sqlite_only(reason="SQLite's file lock; PostgreSQL writers queue on the write lock instead")
 def test_a_locked_database_gives_a_clear_error_and_writes_nothing(db_path: Path, session: Session,
                                                                   store: GraphStore) -> None:
     quick = GraphStore.open(db_path, busy_timeout=0.05)
@@ -114,6 +116,7 @@ def test_a_missing_folder_is_refused(tmp_path: Path) -> None:
         GraphStore.open(tmp_path / "nope" / "x.sqlite3")
 
 
+@pytest.mark.sqlite_only(reason="the failure is injected with a SQLite trigger; tests/pg/test_pg_store.py injects it with a PostgreSQL one")
 def test_a_failure_while_writing_rolls_everything_back(store: GraphStore, session: Session,
                                                        events: list[object]) -> None:
     store.apply(session.id, [{"op": "add_object", "type": "T", "name": "a"}], "t")
@@ -137,11 +140,7 @@ def test_events_are_emitted_after_commit_only(store: GraphStore, session: Sessio
     def listener(event: object) -> None:
         if isinstance(event, GraphChanged):
             # Another connection must already see the rows: the transaction is committed.
-            other = sqlite3.connect(db_path)
-            try:
-                seen.append((event, other.execute("SELECT count(*) FROM objects").fetchone()[0]))
-            finally:
-                other.close()
+            seen.append((event, count_elsewhere(store, db_path, "objects")))
 
     unsubscribe = store.subscribe(listener)
     r = store.apply(session.id, [{"op": "add_object", "type": "T", "name": "a", "label": "$a"}], "origin-x")
@@ -189,6 +188,7 @@ def test_closed_store_refuses_politely(db_path: Path) -> None:
         s.list_sessions()
 
 
+@pytest.mark.sqlite_only(reason="SQLite's max_page_count simulates a full disk")
 def test_a_full_disk_gives_a_clear_error_and_writes_nothing(store: GraphStore, session: Session) -> None:
     store.apply(session.id, [{"op": "add_object", "type": "T", "name": "a"}], "t")
     before = dump(store)

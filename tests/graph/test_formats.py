@@ -79,7 +79,7 @@ def test_json_import_gets_new_ids_when_they_clash_or_the_session_is_not_empty(st
 @pytest.mark.parametrize(("data", "message"), [
     ("{not json", "not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
     ('{"format": "other"}', "not a CKS graph file"),
-    ('{"format": "cks-graph", "version": 2, "objects": []}', "version 2, written by a newer CKS Desktop"),
+    ('{"format": "cks-graph", "version": 3, "objects": []}', "version 3, written by a newer CKS Desktop"),
     ('{"format": "cks-graph", "version": 1, "objects": {}}', '"objects" and "relations" must be lists'),
     ('{"format": "cks-graph", "version": 1, "objects": [{"id": "a", "type": "T"}]}',
      "object 0 (a): name must be a non-empty string"),

@@ -38,6 +38,7 @@ def _stored(store: GraphStore, change_id: str) -> tuple[Any, Any]:
         return conn.execute("SELECT ops, inverse_ops FROM changes WHERE id = ?", (change_id,)).fetchone()
 
 
+@pytest.mark.sqlite_only(reason="watches the reads with SQLite's authorizer")
 def test_history_of_an_object_never_reads_the_op_lists(store: GraphStore, session: Session) -> None:
     """The inspector's query (``changes_touching``) and ``list_changes(with_ops=False)`` must not
     even read the op columns: an authorizer refuses any read of them while they run."""

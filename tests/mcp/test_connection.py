@@ -39,7 +39,9 @@ async def test_results_become_tool_results(protocol, tmp_path, registry, run):
     r = await call("mixed")
     assert r.content.splitlines() == [
         "here you go",
-        "[image: image/png, 100 bytes]",
+        # not a PNG at all, whatever its mimeType says: refused in one sentence (issue 16)
+        "[image refused: This is not a PNG, JPEG, GIF or WebP image (it says image/png); the chat takes only "
+        "those.]",
         "[resource: file:///notes.txt, text/plain]",
         "resource body",
         "[resource link: report — https://example.invalid/report.pdf, application/pdf]",

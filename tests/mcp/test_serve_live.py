@@ -5,6 +5,7 @@ shared as list_changed — over stdio and HTTP, in both protocol eras."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import warnings
 
@@ -99,3 +100,32 @@ async def test_stdio_serve_of_one_pinned_session_takes_no_session_argument(tmp_p
         assert "list_shared_sessions" not in tools
         uris = [str(x.uri) for x in (await c.list_resources()).resources]
         assert uris and all(sid in u for u in uris)  # pinned: the shared "Two" is not offered here
+
+
+@pytest.mark.asyncio
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # logging/setLevel (2025 era)
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_log_messages_reach_a_host_between_requests(tmp_path, transport):
+    """A graph change by another process is a log message (info) to a 2025-era host that set its
+    level to info, sent on its standalone channel while it makes no request."""
+    home, (sid,) = make_home(tmp_path, "Shared", shared=(0,))
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params) -> None:
+        got.append(params)
+
+    with contextlib.ExitStack() as stack:
+        if transport == "stdio":
+            host = stdio(home, tmp_path / "stdio.err", mode="legacy", logging_callback=on_log)
+        else:
+            host = stack.enter_context(serve_http(home)).client("legacy", logging_callback=on_log)
+        async with host as c:
+            await c.list_tools()  # the connection is known to the server (its first request)
+            terminal_adds(home, sid, "Quiet")  # below the default floor (warning): not sent
+            await c.set_logging_level("info")
+            terminal_adds(home, sid, "Ada")
+            await wait_for(lambda: any("another process" in str(p.data.get("message", "")) for p in got), 20,
+                           "a log message sent outside a request")
+    message = next(p for p in got if "another process" in str(p.data.get("message", "")))
+    assert message.level == "info" and message.logger == "cks-desktop" and message.data["session"] == sid
+    assert "1 object added" in message.data["message"]

@@ -28,6 +28,7 @@ TABLE: dict[str, tuple[set[Scope], Policy, bool]] = {
     "list_types": ({R}, Policy.AUTO, True),
     "list_changes": ({R}, Policy.AUTO, True),
     "export_graph": ({R}, Policy.AUTO, True),
+    "get_sources": ({R}, Policy.AUTO, True),  # issue 17: provenance, so the assistant can cite
     "add_object": ({M}, Policy.AUTO, True),
     "update_object": ({M}, Policy.AUTO, True),
     "remove_object": ({M}, Policy.ONCE, True),
@@ -74,7 +75,7 @@ def test_admin_tools_are_never_offered(scopes: frozenset[Scope]) -> None:
         offered = {s.name for s in reg.offered(Run("S", caller, granted_scopes=scopes))}
         assert not offered & set(ADMIN_TOOLS)
         assert all(reg.get(n).scopes <= scopes for n in offered)  # type: ignore[union-attr]
-    assert len(reg.offered(Run("S", Caller.MODEL))) == 20
+    assert len(reg.offered(Run("S", Caller.MODEL))) == 21  # issue 17: get_sources
 
 
 @pytest.mark.asyncio

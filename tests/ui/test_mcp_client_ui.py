@@ -147,6 +147,78 @@ async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbo
             await manager.aclose()
 
 
+@pytest.mark.asyncio
+async def test_a_reloaded_chat_offers_sign_in_on_the_row_that_needed_it(qtbot, memory_keyring, tmp_path) -> None:
+    """The transcript keeps which server a call needed a sign-in to: a chat reopened from the
+    session's file shows the row's "Sign in to <server>" as the live chat did."""
+    from cks_desktop.agent.chat_inputs import ChatDeps
+    from cks_desktop.agent.loop import ai_chat
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.mcp.connection import Status
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.approval import Decision, StaticApprover
+    from cks_desktop.tools.registry import ToolRegistry
+    from cks_desktop.tools.types import Policy, Scope, ToolOutput, ToolSpec
+    from cks_desktop.ui.chat.chat_view import ChatView
+    from cks_desktop.ui.chat.model import ChatModel
+    from cks_desktop.ui.chat.presenter import ChatPresenter
+    from tests.agent.helpers import turn_options
+    from tests.fakes.script import call_turn, text_turn
+    from tests.fakes.scripted import ScriptedProvider
+    from tests.mcp.conftest import wait_until
+    from tests.mcp.test_oauth import make_manager, oauth_server
+
+    async with oauth_server(tmp_path) as url:
+        settings = Settings.load(tmp_path / "config" / "settings.json")
+        settings.mcp_servers["remote"] = {"url": url, "approval": "auto"}
+        settings.save()
+        manager = make_manager(settings, ToolRegistry(None), tmp_path)  # type: ignore[arg-type]
+        store = GraphStore.open(tmp_path / "graph.sqlite3")
+        try:
+            await manager.start_all()
+            conn = manager.connections["remote"]
+            assert conn.status is Status.NEEDS_AUTH, conn.reason
+
+            async def echo(args: dict, ctx: object) -> ToolOutput:  # the server's tool, as the manager wraps it
+                return await conn.call_tool("echo", args)
+
+            registry = ToolRegistry(store)
+            registry.register(ToolSpec(name="remote_echo", description="Echo on remote.",
+                                       input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+                                       scopes=frozenset({Scope.GRAPH_READ}), default_policy=Policy.AUTO,
+                                       llm_exposed=True, handler=echo, source="mcp:remote"))
+            session = store.create_session("Chat")
+            transcript = TranscriptStore.for_store(store)
+            provider = ScriptedProvider([call_turn("remote_echo", {"text": "x"}), text_turn("Please sign in.")])
+            await asyncio.wait_for(ai_chat(session.id, [], "echo x", ChatDeps(provider, registry, store, transcript),
+                                           turn_options(), approver=StaticApprover(Decision.ALLOW)), 30)
+            saved = transcript.history(session.id)
+            (record,) = [c for s in saved for c in s.calls]
+            assert record.sign_in == "remote"
+
+            # reopened: a fresh model and view load the saved chat
+            model = ChatModel()
+            view = ChatView(model)
+            qtbot.addWidget(view)
+            view.show()
+            ChatPresenter(model, lambda name, source: False).load(transcript.history(session.id))
+            await wait_until(lambda: any(getattr(r, "action_strip", None) is not None
+                                         for r in view.findChildren(_row_type())), what="the reloaded sign-in strip")
+            row = _row_for(view, record.call_id)
+            assert row.action_strip.sign_in_button.text() == "Sign in to remote"
+            assert row.action_strip.sign_in_button.isVisibleTo(row)
+        finally:
+            store.close()
+            await manager.aclose()
+
+
+def _row_type():
+    from cks_desktop.ui.chat.tool_row import ToolCallRow
+
+    return ToolCallRow
+
+
 # -- (3) a resource_link in a result: Open (plain text in a dialog) or Attach -------------------------------
 @pytest.mark.asyncio
 async def test_a_resource_link_in_a_result_opens_as_text_or_attaches(qtbot, tmp_path) -> None:

@@ -243,3 +243,50 @@ def test_the_tool_row_shows_progress_while_running(qtbot):
     item.state = RowState.DONE
     row.refresh()
     assert row.progress_bar.isHidden()  # the bar goes with the run
+
+
+def _open_elicitations(window: Any) -> list[ElicitationDialog]:
+    import shiboken6
+
+    return [d for d in window.findChildren(ElicitationDialog) if shiboken6.isValid(d) and d.isVisible()]
+
+
+@pytest.mark.asyncio
+async def test_approvals_and_server_questions_share_one_queue_in_the_window(qtbot, tmp_path):
+    """The real window: an approval and an MCP server's elicitation never stack. Whichever asked
+    first shows; the other waits its turn and shows when the first is answered."""
+    from cks_desktop.tools.approval import Decision
+    from cks_desktop.ui.approval.dialog import ApprovalDialog
+
+    from tests.ui.conftest import open_window
+    from tests.ui.helpers import approval_request, signal_future, wait
+
+    home = tmp_path / "home"
+    home.mkdir()
+    async with open_window(home) as window:
+        host = window._mcp_host()  # what the window hands the MCP manager
+        # an approval first: the server's question waits behind it
+        opened = signal_future(window.approvalDialogOpened)
+        approval = asyncio.ensure_future(window.approver.request_approval(approval_request(call_id="a")))
+        (dialog,) = await wait(opened)
+        question = asyncio.ensure_future(host.elicit(form_request()))
+        for _ in range(20):  # give the queued request every chance to (wrongly) open its dialog
+            await asyncio.sleep(0.01)
+        assert not _open_elicitations(window) and not question.done()
+        qtbot.mouseClick(dialog.deny_button, Qt.MouseButton.LeftButton)
+        assert await wait(approval) is Decision.DENY
+        await wait_for(lambda: len(_open_elicitations(window)) == 1)
+
+        # the question is on screen: a new approval waits behind it
+        approvals: list[ApprovalDialog] = []
+        window.approvalDialogOpened.connect(approvals.append)
+        second = asyncio.ensure_future(window.approver.request_approval(approval_request(call_id="b")))
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert approvals == [] and not second.done()
+        (shown,) = _open_elicitations(window)
+        qtbot.mouseClick(shown.decline_button, Qt.MouseButton.LeftButton)
+        assert (await wait(question)).action == "decline"
+        await wait_for(lambda: len(approvals) == 1)
+        qtbot.mouseClick(approvals[0].allow_button, Qt.MouseButton.LeftButton)
+        assert await wait(second) is Decision.ALLOW

@@ -3,7 +3,7 @@ Imports: json, graphml, memory-jsonl — each as ONE change, all or nothing."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Object, Relation, Session
@@ -17,10 +17,12 @@ EXPORT_FORMATS = ("json", "graphml", "markdown", "mermaid", "memory-jsonl")
 IMPORT_FORMATS = ("json", "graphml", "memory-jsonl")
 
 
-def export_graph(format: str, session: Session, objects: list[Object], relations: list[Relation]) -> str:
+def export_graph(format: str, session: Session, objects: list[Object], relations: list[Relation],
+                 evidence: list[dict[str, Any]] | None = None) -> str:
+    """``evidence`` (the session's sources, ``graph.evidence.export_rows``) only goes into json."""
     if format == "json":
         from cks_desktop.graph.formats.json_format import export_json
-        return export_json(session, objects, relations)
+        return export_json(session, objects, relations, evidence)
     if format == "graphml":
         from cks_desktop.graph.formats.graphml import export_graphml
         return export_graphml(session, objects, relations)

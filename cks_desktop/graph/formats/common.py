@@ -43,10 +43,21 @@ class ParsedRelation:
     where: str | None  # None: "relation {i} ({id})"
 
 
+@dataclass(slots=True)
+class ParsedEvidence:
+    """A source of an object or relation of the input (cks-graph version 2)."""
+
+    kind: str  # "object" | "relation"
+    target: str  # a ParsedObject.key or a ParsedRelation.id of the input
+    fields: dict[str, Any]  # the add_evidence fields (document_id, start, end, page, quote, ...)
+    where: str  # "evidence 3"
+
+
 @dataclass
 class ParsedGraph:
     objects: list[ParsedObject] = field(default_factory=list)
     relations: list[ParsedRelation] = field(default_factory=list)
+    evidence: list[ParsedEvidence] = field(default_factory=list)
 
 
 class ImportRefused(StoreError):
@@ -122,7 +133,12 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
             for i, op in enumerate(plan.ops):
                 if op is not None:
                     yield i, op
-    seen = _existing_relations(store, session_id, graph, refs, index) if dedupe else set()
+    # (type key, source, target) -> the relation already there (its id), or None for a repeat inside the file
+    seen: dict[tuple[str, str, str], str | None] = (
+        _existing_relations(store, session_id, graph, refs, index) if dedupe else {})
+    cited = {e.target for e in graph.evidence if e.kind == "relation"}  # relations that need a label
+    rel_ref: dict[str, str] = {}  # relation id in the input -> its label in this import
+    documents = _session_documents(store, session_id) if graph.evidence else set()
 
     def items() -> Iterator[tuple[int, dict[str, Any]]]:
         yield from object_ops()
@@ -135,13 +151,19 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
                 key = (r.type.strip().casefold(), source, target)
                 if key in seen:
                     extra["relations_skipped"] = extra.get("relations_skipped", 0) + 1
+                    there = seen[key]
+                    if there is not None and r.id is not None and r.id in cited:
+                        rel_ref[r.id] = there  # its sources go to the relation already there
                     continue
-                seen.add(key)
+                seen[key] = None
             op: dict[str, Any] = {"op": "add_relation", "type": r.type, "properties": r.properties,
                                   "source": source, "target": target}
             if keep_ids and r.id is not None:
                 op["id"] = r.id
+            if r.id is not None and r.id in cited:
+                op["label"] = rel_ref[r.id] = f"$importrel{j}"
             yield base + j, op
+        yield from evidence_ops(graph, refs, index, rel_ref, documents, extra, base + len(graph.relations))
 
     try:
         result = store.apply_stream(session_id, items(), origin)
@@ -156,10 +178,30 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
     return result
 
 
+def evidence_ops(graph: ParsedGraph, refs: list[str], index: dict[str, int], rel_ref: dict[str, str],
+                 documents: set[str], extra: dict[str, int], base: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The input's sources as ``add_evidence`` ops on the imported objects and relations
+    (after them, so labels resolve). A source whose relation was left out as a repeat, or
+    whose document is not in the session (an import without its documents), is left out and
+    counted (``sources_skipped``): the facts still import, their passages cannot be shown."""
+    for k, e in enumerate(graph.evidence):  # (the parser checked that every target is in the input)
+        ref = refs[index[e.target]] if e.kind == "object" else rel_ref.get(e.target)
+        doc = e.fields.get("document_id")
+        if ref is None or (isinstance(doc, str) and doc not in documents):
+            extra["sources_skipped"] = extra.get("sources_skipped", 0) + 1
+            continue
+        yield base + k, {"op": "add_evidence", e.kind: ref, **e.fields}
+
+
+def _session_documents(store: "GraphStore", session_id: str) -> set[str]:
+    with store.connection_lock() as conn:
+        return {r[0] for r in conn.execute("SELECT id FROM documents WHERE session_id = ?", (session_id,))}
+
+
 def _existing_relations(store: "GraphStore", session_id: str, graph: ParsedGraph, refs: list[str],
-                        index: dict[str, int]) -> set[tuple[str, str, str]]:
-    """(type key, source id, target id) of the session's relations between objects the
-    file's relations reach that are already there (ids, not labels of this import)."""
+                        index: dict[str, int]) -> dict[tuple[str, str, str], str | None]:
+    """(type key, source id, target id) → relation id, of the session's relations between
+    objects the file's relations reach that are already there (ids, not labels of this import)."""
     ends = set()
     for r in graph.relations:
         for end in (r.source, r.target):
@@ -168,12 +210,15 @@ def _existing_relations(store: "GraphStore", session_id: str, graph: ParsedGraph
             if not ref.startswith("$"):
                 ends.add(ref)
     if not ends:
-        return set()
+        return {}
     with store.connection_lock() as conn:
-        rows = conn.execute("SELECT type, source_id, target_id FROM relations WHERE session_id = ? "
-                            "AND source_id IN (SELECT value FROM json_each(?))",
+        rows = conn.execute("SELECT type, source_id, target_id, id FROM relations WHERE session_id = ? "
+                            "AND source_id IN (SELECT value FROM json_each(?)) ORDER BY id",
                             (session_id, json_list(sorted(ends)))).fetchall()
-    return {(t.strip().casefold(), s, d) for t, s, d in rows}
+    found: dict[tuple[str, str, str], str | None] = {}
+    for t, s, d, ident in rows:
+        found.setdefault((t.strip().casefold(), s, d), ident)
+    return found
 
 
 def _where(graph: ParsedGraph, index: int) -> str:
@@ -182,6 +227,8 @@ def _where(graph: ParsedGraph, index: int) -> str:
         o = graph.objects[index]
         return o.where if o.where is not None else f"object {index} ({o.key})"
     j = index - len(graph.objects)
+    if j >= len(graph.relations):
+        return graph.evidence[j - len(graph.relations)].where
     r = graph.relations[j]
     if r.where is not None:
         return r.where

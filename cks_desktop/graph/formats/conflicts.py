@@ -253,6 +253,8 @@ def outcome_words(counts: dict[str, int]) -> str:
         parts.append(f"keeps {counted(counts['objects_suffixed'], 'object')} under a suffixed name")
     if counts.get("relations_skipped"):
         parts.append(f"leaves out {counted(counts['relations_skipped'], 'repeated relation')}")
+    if counts.get("sources_skipped"):  # cks-graph v2 evidence whose document or relation is not there
+        parts.append(f"leaves out {counted(counts['sources_skipped'], 'source')} whose document is not in the session")
     return ", ".join(parts)
 
 

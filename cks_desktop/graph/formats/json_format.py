@@ -1,8 +1,18 @@
-"""The "cks-graph" v1 interchange format (the app's own, lossless for the graph).
+"""The "cks-graph" interchange format (the app's own, lossless for the graph).
 
+Version 1:
 {"format": "cks-graph", "version": 1, "session": {"id", "title"},
  "objects": [{"id", "type", "name", "properties"}],
  "relations": [{"id", "type", "source_id", "target_id", "properties"}]}
+
+Version 2 (issue 17 §3) adds where each fact came from:
+ "evidence": [{"object": object id | "relation": relation id, "document_id", "chunk_index",
+               "start", "end", "page", "quote", "alignment", "review", "origin", "created_at"}]
+(the documents themselves travel in the ``"documents"`` section, ``documents/exchange.py``).
+An export without evidence is written as version 1 (exactly what older releases read);
+one with evidence as version 2 (older releases refuse it with "written by a newer CKS
+Desktop" instead of silently dropping the sources). Both versions are read. The evidence
+ids and change ids are not carried: the importing session mints its own.
 """
 
 from __future__ import annotations
@@ -13,18 +23,50 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.graph.formats.common import (ParsedGraph, ParsedObject, ParsedRelation, Problems, require_props,
-                                              require_str)
+from cks_desktop.graph.formats.common import (ParsedEvidence, ParsedGraph, ParsedObject, ParsedRelation, Problems,
+                                              require_props, require_str)
 from cks_desktop.graph.model import Object, Relation, Session
 
 FORMAT = "cks-graph"
-VERSION = 1
+VERSION = 2  # the newest version this build writes and reads
+EVIDENCE_FIELDS = ("document_id", "chunk_index", "start", "end", "page", "quote", "alignment", "review", "origin",
+                   "created_at")
 
 
-def export_json(session: Session, objects: list[Object], relations: list[Relation]) -> str:
-    doc = {"format": FORMAT, "version": VERSION, "session": {"id": session.id, "title": session.title},
-           "objects": [o.to_json() for o in objects], "relations": [r.to_json() for r in relations]}
+def export_json(session: Session, objects: list[Object], relations: list[Relation],
+                evidence: list[dict[str, Any]] | None = None) -> str:
+    doc: dict[str, Any] = {"format": FORMAT, "version": 2 if evidence else 1,
+                           "session": {"id": session.id, "title": session.title},
+                           "objects": [o.to_json() for o in objects], "relations": [r.to_json() for r in relations]}
+    if evidence:
+        doc["evidence"] = evidence
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _evidence(graph: ParsedGraph, items: Any, problems: Problems) -> None:
+    """The "evidence" list: each entry names one object or relation OF THE FILE; the other
+    fields are checked by the store like any ``add_evidence`` op (errors name "evidence i")."""
+    if items is None:
+        return
+    if not isinstance(items, list):
+        problems.add(StoreError('Nothing was imported: "evidence" must be a list.'))
+        return
+    keys = {o.key for o in graph.objects}
+    rel_ids = {r.id for r in graph.relations if r.id is not None}
+    for i, item in enumerate(items):
+        where = f"evidence {i}"
+        if not isinstance(item, dict):
+            problems.add(StoreError(f"Nothing was imported: {where} is not a JSON object."))
+            continue
+        kinds = [k for k in ("object", "relation") if item.get(k) is not None]
+        if len(kinds) != 1 or not isinstance(item[kinds[0]], str):
+            problems.add(StoreError(f"Nothing was imported: {where} must name one object or one relation."))
+            continue
+        kind, target = kinds[0], item[kinds[0]]
+        if target not in (keys if kind == "object" else rel_ids):
+            problems.add(StoreError(f"Nothing was imported: {where}: its {kind} {target!r} is not in the file."))
+            continue
+        graph.evidence.append(ParsedEvidence(kind, target, {k: item[k] for k in EVIDENCE_FIELDS if k in item}, where))
 
 
 def _why(exc: BaseException) -> str:
@@ -117,6 +159,11 @@ def _parse_streamed(data: str) -> ParsedGraph:
         raise _Unusual
     if not 1 <= header["version"] <= VERSION or any(k in header for k in _LISTS):
         raise _Unusual  # too new, or "objects"/"relations" not lists: the whole reading says so
+    if "evidence" in header:
+        problems = Problems()
+        _evidence(graph, header["evidence"], problems)
+        if problems.items:
+            raise _Unusual  # the whole reading names every problem
     return graph
 
 
@@ -176,6 +223,7 @@ def _parse_whole(data: str) -> ParsedGraph:
             _whole_relation(graph, i, item)
         except StoreError as exc:
             problems.add(exc)
+    _evidence(graph, doc.get("evidence"), problems)
     problems.check()
     return graph
 

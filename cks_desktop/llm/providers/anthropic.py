@@ -29,14 +29,27 @@ import anthropic
 
 from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_anthropic
-from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
-from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.events import (
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
+from cks_desktop.llm.messages import ImagePart, Message, Reasoning, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import ANTHROPIC
+from cks_desktop.llm.providers import image_wire
 from cks_desktop.llm.providers.base import Adapter, StreamState, normalize_finish, shared_tls, system_text
+from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
 
 RESPONSE_TOOL = "respond"
+ORIGIN = "anthropic"  # ``Reasoning.origin`` of thinking blocks this adapter sends back
+DEFAULT_THINKING_BUDGET = 8192  # tokens, when the session asks for thinking without a budget
+MIN_THINKING_BUDGET = 1024  # the API's minimum ``budget_tokens``
 _FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -55,31 +68,72 @@ def response_tool_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return {"type": "object", "properties": {"value": schema}, "required": ["value"]}, True
 
 
-def _content(message: Message) -> list[dict[str, Any]]:
+def _content(message: Message, images: bool = False) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, Text):
             if part.text:
                 blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            blocks.append(image_wire.anthropic_image(part) if image_wire.usable(part, images)
+                          else {"type": "text", "text": image_wire.note(part)})
+        elif isinstance(part, Reasoning):
+            block_ = thinking_block(part)
+            if block_ is not None:
+                blocks.append(block_)
         elif isinstance(part, ToolCallPart):
             blocks.append({"type": "tool_use", "id": part.id, "name": to_wire(part.name), "input": part.arguments})
         elif isinstance(part, ToolResultPart):
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id,
                                      "content": part.content or "(no output)"}
+            shown = [image_wire.anthropic_image(i) for i in part.images if image_wire.usable(i, images)]
+            if shown:  # tool_result content may hold image blocks beside the text
+                block["content"] = [{"type": "text", "text": block["content"]}, *shown]
             if part.is_error:
                 block["is_error"] = True
             blocks.append(block)
     return blocks
 
 
-def to_anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral history → Anthropic ``messages`` (system messages go to ``system=``)."""
+def thinking_block(part: Reasoning) -> dict[str, Any] | None:
+    """A thinking part as the API wants it back: whole and signed, or redacted; anything else
+    (another vendor's thinking, a block cut off before its signature) is left out, since the
+    API refuses a thinking block whose signature does not match it."""
+    if part.origin != ORIGIN:
+        return None
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def _mid_tool_loop_without_thinking(wire: list[dict[str, Any]]) -> bool:
+    """True when thinking cannot be switched on for this request: it continues a tool loop whose
+    last assistant turn has no thinking block (the API refuses it: "a final assistant message must
+    start with a thinking block"), or it ends with an assistant message (a prefill, such as the
+    iteration-limit notice Continue goes on from, which thinking is not compatible with)."""
+    if wire and wire[-1]["role"] == "assistant":
+        return True
+    if not wire or wire[-1]["role"] != "user":
+        return False
+    if not any(b.get("type") == "tool_result" for b in wire[-1]["content"]):
+        return False
+    last = next((m for m in reversed(wire) if m["role"] == "assistant"), None)
+    if last is None or not last["content"]:
+        return False
+    return last["content"][0].get("type") not in ("thinking", "redacted_thinking")
+
+
+def to_anthropic_messages(messages: list[Message], *, images: bool = False) -> list[dict[str, Any]]:
+    """Neutral history → Anthropic ``messages`` (system messages go to ``system=``); ``images``: the
+    model takes images (``llm/vision.py``), else they go as their notes."""
     wire: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "system":
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _content(message)
+        blocks = _content(message, images)
         if not blocks:
             continue
         if wire and wire[-1]["role"] == role:
@@ -132,7 +186,8 @@ class AnthropicProvider(Adapter):
                 response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` (public for tests and the benchmark)."""
         kwargs: dict[str, Any] = {"model": self.config.model, "max_tokens": self.config.max_tokens,
-                                  "messages": to_anthropic_messages(messages), "stream": True}
+                                  "messages": to_anthropic_messages(messages, images=sends_images(self)),
+                                  "stream": True}
         text = system_text(messages, system)
         if text:
             kwargs["system"] = text
@@ -143,6 +198,19 @@ class AnthropicProvider(Adapter):
             kwargs["extra_body"] = {"temperature": params.temperature}
         if params is not None and params.max_output_tokens is not None:
             kwargs["max_tokens"] = params.max_output_tokens
+        if (params is not None and params.reasoning and response_schema is None
+                and not _mid_tool_loop_without_thinking(kwargs["messages"])):
+            # Extended thinking. Forcing a tool (structured output) is refused with thinking on, so
+            # respond_json never thinks; the budget must be below max_tokens, which grows to fit it;
+            # temperature must be the default (the API refuses any other value with thinking).
+            budget = max(MIN_THINKING_BUDGET, params.reasoning_budget or DEFAULT_THINKING_BUDGET)
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            if kwargs["max_tokens"] <= budget:
+                kwargs["max_tokens"] = budget + kwargs["max_tokens"]
+            extra = kwargs.pop("extra_body", None) or {}
+            extra.pop("temperature", None)
+            if extra:
+                kwargs["extra_body"] = extra
         if response_schema is not None:
             schema, _ = response_tool_schema(response_schema)
             kwargs["tools"] = [{"name": RESPONSE_TOOL, "input_schema": schema,
@@ -159,6 +227,7 @@ class AnthropicProvider(Adapter):
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         structured = response_schema is not None
         wrapped = structured and response_tool_schema(response_schema or {})[1]
+        await images_ready(self, messages)
         stream = await self._client().messages.create(**self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         calls: dict[int, _Call] = {}
@@ -179,6 +248,13 @@ class AnthropicProvider(Adapter):
                     block = event.content_block
                     if block.type == "text" and block.text:
                         yield TextDelta(block.text)
+                    elif block.type == "thinking":
+                        if block.thinking:
+                            yield ReasoningDelta(block.thinking, origin=ORIGIN)
+                        if block.signature:
+                            yield ReasoningDelta(signature=block.signature, origin=ORIGIN)
+                    elif block.type == "redacted_thinking":
+                        yield ReasoningDelta(redacted=block.data, origin=ORIGIN)
                     elif block.type == "tool_use":
                         call = _Call(started_calls, block.id, block.name, initial=block.input or None)
                         calls[event.index] = call
@@ -190,6 +266,11 @@ class AnthropicProvider(Adapter):
                     if delta.type == "text_delta":
                         if delta.text:
                             yield TextDelta(delta.text)
+                    elif delta.type == "thinking_delta":
+                        if delta.thinking:
+                            yield ReasoningDelta(delta.thinking, origin=ORIGIN)
+                    elif delta.type == "signature_delta":
+                        yield ReasoningDelta(signature=delta.signature, origin=ORIGIN)
                     elif delta.type == "input_json_delta" and event.index in calls:
                         call = calls[event.index]
                         if delta.partial_json:

@@ -68,6 +68,16 @@ def system_text(messages: list[Message], system: str | None) -> str:
     return "\n\n".join(pieces)
 
 
+def current_exchange(messages: list[Message]) -> int:
+    """The index of the last user message that is not only tool results: where the exchange in
+    progress starts (reasoning rules differ for it and for earlier ones; 0 when there is none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user":
+            return index
+    return 0
+
+
 def result_text(part: ToolResultPart) -> str:
     """A tool result for protocols without an error flag: the failure is said in words."""
     content = part.content if part.content else "(no output)"

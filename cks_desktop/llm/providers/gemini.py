@@ -36,8 +36,18 @@ from google import genai
 from google.genai import types
 
 from cks_desktop.llm.errors import build, map_gemini
-from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
-from cks_desktop.llm.messages import Message, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.events import (
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStart,
+    Usage,
+)
+from cks_desktop.llm.messages import ImagePart, Message, Reasoning, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm.providers import image_wire
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import GEMINI
 from cks_desktop.llm.providers.base import (
@@ -49,10 +59,12 @@ from cks_desktop.llm.providers.base import (
     synth_id,
     system_text,
 )
+from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
 
 SIGNATURE_KEY = "thought_signature"
 SKIP_SIGNATURE = b"skip_thought_signature_validator"
+ORIGIN = "gemini"  # ``Reasoning.origin`` of thoughts this adapter sends back
 _FILTERED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
              "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION")
 _FINISH = {"stop": "stop", "max_tokens": "length", "finish_reason_unspecified": "stop",
@@ -69,18 +81,41 @@ def _signature(metadata: dict[str, Any] | None) -> bytes | None:
         return None
 
 
-def to_gemini_contents(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral history → ``contents`` (dict form; system text goes to ``system_instruction``)."""
+def _thought_part(part: Reasoning, parts: list[dict[str, Any]]) -> None:
+    """A thought back into ``parts``: a summary as a ``thought`` part with its signature; a bare
+    signature (Gemini put it on the answer's last text part) back onto the part before it, as
+    received. Another vendor's thinking is left out."""
+    if part.origin != ORIGIN:
+        return
+    signature = _signature({SIGNATURE_KEY: part.signature})
+    if part.text:
+        entry: dict[str, Any] = {"text": part.text, "thought": True}
+        if signature is not None:
+            entry["thought_signature"] = signature
+        parts.append(entry)
+    elif signature is not None and parts and "thought_signature" not in parts[-1]:
+        parts[-1]["thought_signature"] = signature
+
+
+def to_gemini_contents(messages: list[Message], *, images: bool = False) -> list[dict[str, Any]]:
+    """Neutral history → ``contents`` (dict form; system text goes to ``system_instruction``);
+    ``images``: the model takes images (``inline_data`` parts; a tool's after the function responses)."""
     contents: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "system":
             continue
         parts: list[dict[str, Any]] = []
+        carried: list[dict[str, Any]] = []  # a tool's images, after the function responses
         signed = False
         for part in message.parts:
             if isinstance(part, Text):
                 if part.text:
                     parts.append({"text": part.text})
+            elif isinstance(part, Reasoning):
+                _thought_part(part, parts)
+            elif isinstance(part, ImagePart):
+                parts.append(image_wire.gemini_image(part) if image_wire.usable(part, images)
+                             else {"text": image_wire.note(part)})
             elif isinstance(part, ToolCallPart):
                 call: dict[str, Any] = {"name": to_wire(part.name), "args": part.arguments}
                 if not is_synthetic_id(part.id):
@@ -99,6 +134,10 @@ def to_gemini_contents(messages: list[Message]) -> list[dict[str, Any]]:
                 if not is_synthetic_id(part.call_id):
                     response["id"] = part.call_id
                 parts.append({"function_response": response})
+                shown = [image_wire.gemini_image(i) for i in part.images if image_wire.usable(i, images)]
+                if shown:
+                    carried += [{"text": image_wire.result_caption(part)}, *shown]
+        parts += carried
         if not parts:
             continue
         role = "model" if message.role == "assistant" else "user"
@@ -151,6 +190,11 @@ class GeminiProvider(Adapter):
             config["temperature"] = params.temperature
         if params is not None and params.max_output_tokens is not None:  # only when the person set one
             config["max_output_tokens"] = params.max_output_tokens
+        if params is not None and params.reasoning:
+            # Thought summaries (``include_thoughts``) and the budget where one is set (-1 would be
+            # "dynamic", the model's default anyway); Gemini 3 reads the budget as its nearest level.
+            config["thinking_config"] = types.ThinkingConfig(include_thoughts=True,
+                                                             thinking_budget=params.reasoning_budget)
         if response_schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = response_schema
@@ -158,11 +202,12 @@ class GeminiProvider(Adapter):
             config["tools"] = [{"function_declarations": [
                 {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters}
                 for t in tools]}]
-        return {"model": self.config.model, "contents": to_gemini_contents(messages),
+        return {"model": self.config.model, "contents": to_gemini_contents(messages, images=sends_images(self)),
                 "config": types.GenerateContentConfig(**config)}
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
+        await images_ready(self, messages)
         chunks = await self._client().aio.models.generate_content_stream(
             **self.request(messages, tools, system, response_schema, state.params))
         ordinal = 0
@@ -185,14 +230,20 @@ class GeminiProvider(Adapter):
                 candidate = chunk.candidates[0]
                 content = candidate.content
                 for part in (content.parts or []) if content is not None else []:
-                    if part.thought:
+                    signature = (base64.b64encode(part.thought_signature).decode("ascii")
+                                 if part.thought_signature else None)
+                    if part.thought:  # a thought summary (include_thoughts): never in the answer
+                        yield ReasoningDelta(part.text or "", signature=signature, origin=ORIGIN)
                         continue
                     if part.function_call is not None:
                         for event in _call_events(ordinal, part):
                             yield event
                         ordinal += 1
-                    elif part.text:
+                        continue
+                    if part.text:
                         yield TextDelta(part.text)
+                    if signature is not None:  # on the answer's last part: kept to go back with it
+                        yield ReasoningDelta(signature=signature, origin=ORIGIN)
                 if candidate.finish_reason is not None:
                     finish = str(getattr(candidate.finish_reason, "value", candidate.finish_reason))
                     if finish == "MALFORMED_FUNCTION_CALL":

@@ -29,48 +29,81 @@ from typing import Any
 import ollama
 
 from cks_desktop.llm.errors import map_ollama
-from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
+from cks_desktop.llm.events import (
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStart,
+    Usage,
+)
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
+from cks_desktop.llm.providers import image_wire
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import OLLAMA
 from cks_desktop.llm.providers.base import (
     Adapter,
     StreamState,
+    current_exchange,
     normalize_finish,
     result_text,
     shared_tls,
     synth_id,
     system_text,
 )
+from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
 
 DEFAULT_NUM_CTX = 16384
 _RETRY_STATUSES = {429, 500, 502, 503}
 _FINISH = {"stop": "stop", "length": "length", "load": "stop", "unload": "stop"}
+ORIGIN = "ollama"
+LEVEL_MODELS = ("gpt-oss",)  # models whose ``think`` takes a level ("low"/"medium"/"high"), not true
 
 
-def to_ollama_messages(messages: list[Message], system: str | None) -> list[dict[str, Any]]:
-    """Neutral history → ``messages`` for ``/api/chat``."""
+def to_ollama_messages(messages: list[Message], system: str | None, *, images: bool = False) -> list[dict[str, Any]]:
+    """Neutral history → ``messages`` for ``/api/chat``; ``images``: the model takes images (sent in
+    the message's ``images`` list as bytes, which the SDK base64-encodes; see ``image_wire``)."""
     wire: list[dict[str, Any]] = []
     text = system_text(messages, system)
     if text:
         wire.append({"role": "system", "content": text})
-    for message in messages:
+    current = current_exchange(messages)
+    for position, message in enumerate(messages):
         if message.role == "system":
             continue
         for part in message.parts:
             if isinstance(part, ToolResultPart):
-                wire.append({"role": "tool", "content": result_text(part), "tool_name": to_wire(part.name)})
+                result: dict[str, Any] = {"role": "tool", "content": result_text(part), "tool_name": to_wire(part.name)}
+                shown = [i.data for i in part.images if image_wire.usable(i, images)]
+                if shown:
+                    result["images"] = shown
+                wire.append(result)
         body = message.text
         calls = message.tool_calls
         if message.role == "assistant":
             if not body and not calls:
                 continue
             entry: dict[str, Any] = {"role": "assistant", "content": body}
+            thinking = "".join(p.text for p in message.reasoning if p.origin == ORIGIN)
+            if thinking and position >= current:
+                # The thinking of the exchange in progress goes back (the tool loop continues from it,
+                # as Ollama's own examples append the whole message); the models' templates drop
+                # that of earlier exchanges, so it is not sent.
+                entry["thinking"] = thinking
             if calls:
                 entry["tool_calls"] = [{"function": {"name": to_wire(c.name), "arguments": c.arguments}}
                                        for c in calls]
             wire.append(entry)
+        elif message.images:
+            shown = [i.data for i in message.images if image_wire.usable(i, images)]
+            notes = [image_wire.note(i) for i in message.images if not image_wire.usable(i, images)]
+            user: dict[str, Any] = {"role": "user", "content": "\n".join([body, *notes] if body else notes)}
+            if shown:
+                user["images"] = shown
+            wire.append(user)
         elif body:
             wire.append({"role": "user", "content": body})
     return wire
@@ -101,7 +134,7 @@ class OllamaProvider(Adapter):
         options = self.config.options or {}
         kwargs: dict[str, Any] = {
             "model": self.config.model,
-            "messages": to_ollama_messages(messages, system),
+            "messages": to_ollama_messages(messages, system, images=sends_images(self)),
             "stream": True,
             "options": {"num_ctx": int(options.get("num_ctx") or DEFAULT_NUM_CTX)},
         }
@@ -114,6 +147,14 @@ class OllamaProvider(Adapter):
         elif tools:
             kwargs["tools"] = [{"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
+        if params is not None and params.reasoning:
+            # ``think``: true, or a level for the models that take one (gpt-oss; options["think_level"]
+            # forces a level). Off sends nothing: a thinking model still thinks by its own default, and
+            # its ``thinking`` is shown apart from the answer either way.
+            level = options.get("think_level")
+            if not isinstance(level, str) or level not in ("low", "medium", "high"):
+                level = params.reasoning_level if self.config.model.startswith(LEVEL_MODELS) else None
+            kwargs["think"] = level or True
         return kwargs
 
     async def _open(self, kwargs: dict[str, Any]) -> tuple[AsyncIterator[Any], Any]:
@@ -138,6 +179,7 @@ class OllamaProvider(Adapter):
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
+        await images_ready(self, messages)
         parts, part = await self._open(self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         ordinal = 0
@@ -149,6 +191,8 @@ class OllamaProvider(Adapter):
                 if not complete:
                     message = part.message
                     if message is not None:
+                        if message.thinking:
+                            yield ReasoningDelta(message.thinking, origin=ORIGIN)
                         if message.content:
                             yield TextDelta(message.content)
                         for call in message.tool_calls or []:
@@ -175,6 +219,11 @@ class OllamaProvider(Adapter):
             return  # the base class reports a cut stream
         yield usage
         yield Finish(normalize_finish(done_reason, ordinal > 0, _FINISH))
+
+    async def reported_capabilities(self) -> list[str]:
+        """The model's ``capabilities`` from ``/api/show`` ("completion", "tools", "vision", …; llm/vision.py)."""
+        shown = await self._client().show(self.config.model)
+        return [str(c) for c in getattr(shown, "capabilities", None) or ()]
 
     async def reported_context_window(self) -> int | None:
         """The model's own ``<family>.context_length`` from ``/api/show`` (llm/windows.py caps num_ctx by it)."""

@@ -31,8 +31,9 @@ import openai
 
 from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_openai
-from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
+from cks_desktop.llm.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef
+from cks_desktop.llm.providers import image_wire
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import OPENAI
 from cks_desktop.llm.providers.base import (
@@ -44,10 +45,13 @@ from cks_desktop.llm.providers.base import (
     synth_id,
     system_text,
 )
+from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls", "length": "length",
            "content_filter": "content_filter"}
+REASONING_FIELDS = ("reasoning_content", "reasoning")  # DeepSeek/vLLM/llama.cpp, OpenRouter/newer vLLM
+ECHO_RULES = ("tool_calls", "never")
 _UNSUPPORTED_STRICT = {"patternProperties", "if", "then", "else", "dependentRequired", "dependentSchemas",
                        "unevaluatedProperties", "propertyNames", "not", "contains", "allOf", "oneOf"}
 
@@ -77,8 +81,10 @@ def strict_compatible(schema: Any, *, root: bool = True) -> bool:
     return True
 
 
-def to_openai_messages(messages: list[Message], system: str | None) -> list[dict[str, Any]]:
-    """Neutral history → ``messages`` for Chat Completions."""
+def to_openai_messages(messages: list[Message], system: str | None, *, images: bool = False,
+                       reasoning_origin: str = "", echo: str = "tool_calls") -> list[dict[str, Any]]:
+    """Neutral history → ``messages`` for Chat Completions; ``images``: the model takes images
+    (a tool's images follow its turn's tool messages as a user message: see ``image_wire``)."""
     wire: list[dict[str, Any]] = []
     text = system_text(messages, system)
     if text:
@@ -88,21 +94,41 @@ def to_openai_messages(messages: list[Message], system: str | None) -> list[dict
             continue
         for part in message.tool_results:
             wire.append({"role": "tool", "tool_call_id": part.call_id, "content": result_text(part)})
+        carried = image_wire.openai_result_images(message.tool_results, images)
+        if carried is not None:
+            wire.append(carried)
         calls = message.tool_calls
         body = message.text
         if message.role == "assistant":
             if not body and not calls:
                 continue
             entry: dict[str, Any] = {"role": "assistant", "content": body or None}
+            if calls and echo == "tool_calls":
+                _echo_reasoning(entry, message, reasoning_origin)
             if calls:
                 entry["tool_calls"] = [
                     {"id": c.id, "type": "function",
                      "function": {"name": to_wire(c.name), "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
                     for c in calls]
             wire.append(entry)
+        elif message.images:
+            content: list[dict[str, Any]] = [{"type": "text", "text": body}] if body else []
+            content += [image_wire.openai_image(i) if image_wire.usable(i, images)
+                        else {"type": "text", "text": image_wire.note(i)} for i in message.images]
+            wire.append({"role": "user", "content": content})
         elif body:
             wire.append({"role": "user", "content": body})
     return wire
+
+
+def _echo_reasoning(entry: dict[str, Any], message: Message, origin: str) -> None:
+    """Send an assistant turn's reasoning back, as DeepSeek documents it: the ``reasoning_content``
+    of a turn that made tool calls goes back in every later request (it refuses the request
+    otherwise, 400), and that of a turn without calls is never sent (older deepseek-reasoner
+    refused any; the others ignore it). Only to the server that wrote it, under its field name."""
+    parts = [p for p in message.reasoning if p.origin == origin and p.text]
+    if origin and parts:
+        entry[parts[0].wire_field or REASONING_FIELDS[0]] = "".join(p.text for p in parts)
 
 
 @dataclass
@@ -128,6 +154,31 @@ class OpenAICompatProvider(Adapter):
         host = urlsplit(self.base_url).hostname or ""
         return "OpenAI" if host.endswith("openai.com") else "the OpenAI-compatible server"
 
+    @property
+    def reasoning_origin(self) -> str:
+        """``Reasoning.origin`` of this server's reasoning: sent back only to the same server."""
+        return f"{self.profile.name}@{urlsplit(self.base_url).netloc}"
+
+    def _reasoning_request(self, kwargs: dict[str, Any], params: GenerationParams) -> None:
+        """Ask for reasoning: ``reasoning_effort`` (OpenAI's o-series and GPT-5, DeepSeek, vLLM's
+        gpt-oss; the budget as a level), DeepSeek's ``thinking`` switch at its own host, and
+        ``options["reasoning_request"]`` (an object merged into the body) for a server that wants
+        something else (vLLM/llama.cpp ``chat_template_kwargs``, OpenRouter's ``reasoning``).
+        OpenAI's reasoning models refuse a temperature other than 1: it is not sent to OpenAI."""
+        options = self.config.options or {}
+        host = urlsplit(self.base_url).hostname or ""
+        kwargs["reasoning_effort"] = params.reasoning_level
+        extra: dict[str, Any] = {}
+        if host.endswith("deepseek.com"):
+            extra["thinking"] = {"type": "enabled"}
+        custom = options.get("reasoning_request")
+        if isinstance(custom, dict):
+            extra.update(custom)
+        if extra:
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **extra}
+        if host.endswith("openai.com"):
+            kwargs.pop("temperature", None)
+
     def _client(self) -> openai.AsyncOpenAI:
         if self._closed:
             raise RuntimeError("this provider was closed")
@@ -144,7 +195,11 @@ class OpenAICompatProvider(Adapter):
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                 response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
         options = self.config.options or {}
-        kwargs: dict[str, Any] = {"model": self.config.model, "messages": to_openai_messages(messages, system),
+        echo = options.get("reasoning_echo", "tool_calls")
+        kwargs: dict[str, Any] = {"model": self.config.model,
+                                  "messages": to_openai_messages(messages, system, images=sends_images(self),
+                                                                 reasoning_origin=self.reasoning_origin,
+                                                                 echo=echo if echo in ECHO_RULES else "tool_calls"),
                                   "stream": True}
         if options.get("stream_usage", True):
             kwargs["stream_options"] = {"include_usage": True}
@@ -163,10 +218,13 @@ class OpenAICompatProvider(Adapter):
                 "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
             if not self.profile.parallel_tool_calls:  # only sent to turn it off: not every server knows it
                 kwargs["parallel_tool_calls"] = False
+        if params is not None and params.reasoning:
+            self._reasoning_request(kwargs, params)
         return kwargs
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
+        await images_ready(self, messages)
         stream = await self._client().chat.completions.create(
             **self.request(messages, tools, system, response_schema, state.params))
         state.started = True
@@ -182,6 +240,11 @@ class OpenAICompatProvider(Adapter):
                         continue
                     delta = choice.delta
                     if delta is not None:
+                        for name in REASONING_FIELDS:  # never mixed into the answer
+                            thought = getattr(delta, name, None)
+                            if isinstance(thought, str) and thought:
+                                yield ReasoningDelta(thought, origin=self.reasoning_origin, wire_field=name)
+                                break
                         if delta.content:
                             yield TextDelta(delta.content)
                         for position, fragment in enumerate(delta.tool_calls or []):

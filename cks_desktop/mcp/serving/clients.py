@@ -7,11 +7,18 @@ session-less 2026-07-28 era by client name, version and peer address. Records no
 ``IDLE`` seconds are dropped (the transport's own idle timeout is the same 30 minutes), and
 at most ``LIMIT`` are kept, oldest first out, so a client that opens thousands of sessions
 costs a bounded amount of memory.
+
+An HTTP session also leaves the list when it ends: its DELETE was answered (``ended``), or
+its standalone GET stream closed and no stream or request came back within ``STREAM_GRACE``
+seconds (``stream_opened`` / ``stream_closed``; a host that lost its stream reconnects within
+the SSE retry interval, one that quit never does). Both are observed at the ASGI level
+(``serving/http.py``): the SDK's session manager has no close hook.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 IDLE = 30 * 60.0
 LIMIT = 1000
+STREAM_GRACE = 10.0  # a few SSE retry intervals (http.SSE_RETRY_MS): time for a dropped stream to come back
 
 
 @dataclass
@@ -69,6 +77,9 @@ class ClientTracker:
         self.transport = transport
         self._clock = clock
         self._records: dict[str, ClientRecord] = {}
+        self.stream_grace = STREAM_GRACE
+        self._streams: Counter[str] = Counter()  # open standalone GET streams per HTTP session
+        self._closed_at: dict[str, float] = {}  # when the last one closed, while none is open
 
     def seen(self, ctx: Any) -> ClientRecord:
         """Note one request (``ServerRequestContext``); returns its connection's record."""
@@ -92,6 +103,31 @@ class ClientTracker:
 
     def forget(self, key: str) -> None:
         self._records.pop(key, None)
+
+    def ended(self, key: str) -> bool:
+        """The connection ended for good (an HTTP session's DELETE was answered); True if listed."""
+        self._closed_at.pop(key, None)
+        return self._records.pop(key, None) is not None
+
+    def stream_opened(self, key: str) -> None:
+        self._streams[key] += 1
+        self._closed_at.pop(key, None)
+
+    def stream_closed(self, key: str) -> None:
+        self._streams[key] -= 1
+        if self._streams[key] <= 0:
+            del self._streams[key]
+            self._closed_at[key] = self._clock()
+
+    def gone(self) -> list[str]:
+        """Drop the records whose stream closed ``stream_grace`` ago with nothing since; their keys."""
+        now = self._clock()
+        keys = [k for k, at in self._closed_at.items()
+                if now - max(at, self._records[k].last_seen if k in self._records else at) > self.stream_grace]
+        for key in keys:
+            del self._closed_at[key]
+            self._records.pop(key, None)
+        return keys
 
     def _trim(self, now: float) -> None:
         for key in [k for k, r in self._records.items() if now - r.last_seen > IDLE]:

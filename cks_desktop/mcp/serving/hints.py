@@ -52,6 +52,7 @@ RESULT_KEYS: dict[str, tuple[str, ...]] = {
     "list_types": ("object_types", "relation_types"),
     "list_changes": ("changes",),
     "export_graph": ("format", "characters"),
+    "get_sources": ("object", "relation", "count", "sources", "written_by"),
 }
 
 

@@ -117,8 +117,59 @@ class _RequireToken:
         await send({"type": "http.response.body", "body": body})
 
 
+class _ObserveSessions:
+    """Tells the client list when an HTTP session ends, seen from outside the SDK's manager
+    (it has no close hook): a DELETE of the session answered 2xx ends it at once; its standalone
+    GET stream closing starts ``ClientTracker``'s grace time, after which a host that did not
+    come back (it quit without a DELETE) leaves the list, its subscriptions and log level too."""
+
+    def __init__(self, app: Any, serving: "Serving") -> None:
+        self.app = app
+        self.serving = serving
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        method = scope.get("method") if scope["type"] == "http" else None
+        session_id = next((v.decode("latin-1") for k, v in scope.get("headers", [])
+                           if k.lower() == b"mcp-session-id"), None) if method in ("GET", "DELETE") else None
+        if session_id is None:
+            await self.app(scope, receive, send)
+            return
+        key = f"http:{session_id}"
+        status = 0
+        opened = False
+        clients = self.serving.clients
+
+        async def watch(message: Any) -> None:
+            nonlocal status, opened
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                if method == "GET" and status == 200:
+                    opened = True
+                    clients.stream_opened(key)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if method == "DELETE" and 200 <= status < 300:
+                self._forget([key])
+                clients.ended(key)
+            elif opened:
+                clients.stream_closed(key)
+                with contextlib.suppress(RuntimeError):  # no loop: the server is stopping
+                    asyncio.get_running_loop().call_later(clients.stream_grace + 0.1, self._sweep)
+
+    def _sweep(self) -> None:
+        self._forget(self.serving.clients.gone())
+
+    def _forget(self, keys: list[str]) -> None:
+        for key in keys:
+            self.serving.live.forget(key)
+            self.serving.logbook.forget(key)
+
+
 def build_app(server: "Server[Any]", *, host: str, token: str | None,
-              extra_hosts: tuple[str, ...] = ()) -> tuple[Any, Any]:
+              extra_hosts: tuple[str, ...] = (), serving: "Serving | None" = None) -> tuple[Any, Any]:
     """The Starlette app and its session manager (the manager runs in the app's lifespan)."""
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -134,6 +185,8 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
         app=server, event_store=MemoryEventStore(), security_settings=security_settings(host, extra_hosts),
         session_idle_timeout=SESSION_IDLE_TIMEOUT, max_sessions=MAX_SESSIONS, retry_interval=SSE_RETRY_MS)
     endpoint: Any = StreamableHTTPASGIApp(manager)
+    if serving is not None:
+        endpoint = _ObserveSessions(endpoint, serving)
     middleware = []
     if token is not None:
         middleware = [Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(token)))]
@@ -193,7 +246,8 @@ class HttpServer:
 
         if self.token is None and not is_loopback(self.host):
             raise HttpStartError("Serving without a token is allowed only on a loopback address (127.0.0.1, ::1).")
-        app, _ = build_app(self.server, host=self.host, token=self.token, extra_hosts=self.extra_hosts)
+        app, _ = build_app(self.server, host=self.host, token=self.token, extra_hosts=self.extra_hosts,
+                           serving=self.serving)
         sock = _bind(self.host, self.port)
         self._sock = sock
         self.port = sock.getsockname()[1]

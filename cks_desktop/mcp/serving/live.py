@@ -39,6 +39,7 @@ from cks_desktop.mcp.serving import resources
 if TYPE_CHECKING:
     from cks_desktop.graph.events import StoreEvent
     from cks_desktop.mcp.serving.clients import ClientTracker
+    from cks_desktop.mcp.serving.logbook import Logbook
     from cks_desktop.mcp.serving.scope import SessionScope
 
 log = logging.getLogger(__name__)
@@ -55,9 +56,10 @@ class _Subscriptions:
 
 
 class LiveUpdates:
-    def __init__(self, scope: "SessionScope", clients: "ClientTracker") -> None:
+    def __init__(self, scope: "SessionScope", clients: "ClientTracker", logbook: "Logbook | None" = None) -> None:
         self.scope = scope
         self.clients = clients
+        self.logbook = logbook  # set: graph changes are also log messages (info) to 2025-era hosts
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus, max_subscriptions=MAX_LISTEN_STREAMS)
         self._subs: dict[str, _Subscriptions] = {}
@@ -120,6 +122,10 @@ class LiveUpdates:
             subs.uris.pop(uri, None)
         return types.EmptyResult()
 
+    def forget(self, key: str) -> None:
+        """A connection ended: its subscriptions go with it."""
+        self._subs.pop(key, None)
+
     def subscription_count(self) -> int:
         return sum(len(s.uris) for s in self._subs.values()) + sum(self._listened.values())
 
@@ -169,6 +175,10 @@ class LiveUpdates:
                 await self._send(subs.session, "updated", uri)
         if event.added_objects or event.removed_objects:
             await self._list_changed()
+        if self.logbook is not None:
+            await self.logbook.broadcast(self.clients.records(), "info", describe_change(event),
+                                         session=event.session_id, change=event.change_id,
+                                         external=event.external)
 
     @staticmethod
     def _matching(keys: set[resources.Key], unnamed: bool, session_id: str,
@@ -210,3 +220,16 @@ class LiveUpdates:
                 raise
             except Exception:
                 log.exception("reading the shared sessions failed")
+
+
+def describe_change(event: GraphChanged) -> str:
+    """One line about a committed batch, for a host's log view."""
+    from cks_desktop.plural import counted
+
+    parts = [f"{counted(n, noun)} {verb}" for n, noun, verb in (
+        (len(event.added_objects), "object", "added"), (len(event.updated_objects), "object", "updated"),
+        (len(event.removed_objects), "object", "removed"), (len(event.added_relations), "relation", "added"),
+        (len(event.updated_relations), "relation", "updated"),
+        (len(event.removed_relations), "relation", "removed")) if n]
+    who = "another process" if event.external else (event.origin or "this server")
+    return f"The shared graph changed ({', '.join(parts) or 'no objects or relations'}), by {who}."

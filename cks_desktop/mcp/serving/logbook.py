@@ -5,6 +5,13 @@ both protocol eras allow: on 2025-era connections at or above the level the clie
 ``logging/setLevel`` (``warning`` until it sets one), on 2026-07-28 connections only when the
 request opted in through its ``_meta`` log level (the SDK's rule, ``allowed_log_levels``).
 
+Messages about what happens between requests (the shared graph changed, by this server, the
+window or another process) go to 2025-era connections on their standalone channel (the GET
+stream, stdout), through ``ServerSession.send_notification`` without a related request: the
+SDK sends a notification outside a request on that channel (``broadcast``). 2026-07-28
+connections get none: that revision allows ``notifications/message`` only on the stream of
+the response it is about.
+
 The handler is registered with ``add_request_handler`` rather than the constructor's
 ``on_set_logging_level``: the capability is deprecated in the 2026-07-28 revision, and the
 constructor warns about that at every start, but 2025-era hosts still use it.
@@ -13,10 +20,13 @@ constructor warns about that at every start, but 2025-era hosts still use it.
 from __future__ import annotations
 
 import logging
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import mcp_types as types
 from mcp.server.connection import allowed_log_levels
+
+if TYPE_CHECKING:
+    from cks_desktop.mcp.serving.clients import ClientRecord
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +64,29 @@ class Logbook:
                 related_request_id=ctx.request_id)
         except Exception:  # a closed stream: the host is gone, nothing to tell
             log.debug("log message not delivered", exc_info=True)
+
+    def level_allows(self, key: str, level: str) -> bool:
+        """A 2025-era connection's own floor (``warning`` until its client sets one)."""
+        floor = self._levels.get(key, DEFAULT_LEVEL)
+        return LEVELS.index(level) >= LEVELS.index(floor)
+
+    async def broadcast(self, records: "list[ClientRecord]", level: types.LoggingLevel, message: str,
+                        **data: Any) -> int:
+        """Send one log message to every 2025-era connection whose level allows it, outside any
+        request (see the module docstring); returns how many were sent. Never raises."""
+        payload: dict[str, Any] = {"message": message, **data}
+        sent = 0
+        for record in records:
+            if record.modern or record.session is None or not self.level_allows(record.key, level):
+                continue
+            try:
+                await record.session.send_notification(
+                    types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
+                        level=level, logger=LOGGER, data=payload)))
+                sent += 1
+            except Exception:  # a closed stream: the host is gone
+                log.debug("log message not delivered", exc_info=True)
+        return sent
 
     def forget(self, key: str) -> None:
         self._levels.pop(key, None)

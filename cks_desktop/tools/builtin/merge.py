@@ -9,6 +9,9 @@ Rules (chosen so the merged graph says what both objects said, once):
 - properties ``keep`` lacks are copied; on a conflict ``keep`` wins and the
   result lists what was dropped;
 - ``merge``'s name and aliases join ``keep``'s ``aliases`` list property;
+- every source (evidence) of ``merge`` moves to ``keep`` (``move_evidence``), and the sources
+  of a relation dropped as a duplicate move to the relation of ``keep`` it duplicated; a
+  link between the two objects (dropped) takes its sources with it (the revert restores them);
 - ``merge`` is removed last. One change, so one ``revert_change`` undoes it all.
 """
 
@@ -49,8 +52,12 @@ def merged_aliases(keep: "Object", merge: "Object") -> list[Any] | None:
 
 
 def _relation_ops(keep: "Object", merge: "Object", keep_rels: list["Relation"],
-                  merge_rels: list["Relation"]) -> tuple[list[dict[str, Any]], int, int]:
+                  merge_rels: list["Relation"],
+                  sources: dict[str, list[str]] | None = None) -> tuple[list[dict[str, Any]], int, int]:
+    """The relation ops of a merge; ``sources`` (relation id → its evidence ids) lets a
+    dropped duplicate hand its sources to the relation it duplicates."""
     existing = {(r.type, r.source_id, r.target_id) for r in keep_rels}
+    survivor = {(r.type, r.source_id, r.target_id): r.id for r in keep_rels}
     repoint: list[dict[str, Any]] = []
     drop: list[dict[str, Any]] = []
     for rel in merge_rels:
@@ -60,16 +67,21 @@ def _relation_ops(keep: "Object", merge: "Object", keep_rels: list["Relation"],
         target = keep.id if rel.target_id == merge.id else rel.target_id
         key = (rel.type, source, target)
         if (between and not self_link) or key in existing:
+            into = survivor.get(key) if not (between and not self_link) else None
+            if into is not None:
+                drop.extend({"op": "move_evidence", "evidence_id": e, "relation": into}
+                            for e in (sources or {}).get(rel.id, ()))
             drop.append({"op": "remove_relation", "relation_id": rel.id})
             continue
         existing.add(key)
+        survivor[key] = rel.id
         op: dict[str, Any] = {"op": "update_relation", "relation_id": rel.id}
         if source != rel.source_id:
             op["source"] = source
         if target != rel.target_id:
             op["target"] = target
         repoint.append(op)
-    return drop + repoint, len(repoint), len(drop)
+    return drop + repoint, len(repoint), sum(op["op"] == "remove_relation" for op in drop)
 
 
 def _unique(*groups: list["Relation"]) -> list["Relation"]:
@@ -86,13 +98,18 @@ async def build_merge(args: dict[str, Any], ctx: ToolContext) -> tuple[list[dict
     if keep.id == merge.id:
         raise ToolError(f"keep and merge are the same object ({keep.id}, {keep.name!r}); nothing to merge.")
 
-    def relation_ops() -> tuple[list[dict[str, Any]], Any, Any]:
+    def relation_ops() -> tuple[list[dict[str, Any]], Any, Any, list[str]]:
+        from cks_desktop.provenance.queries import evidence_of
+
         keep_rels = _unique(*ctx.store.relations_of(ctx.session_id, keep.id))
         merge_rels = _unique(*ctx.store.relations_of(ctx.session_id, merge.id))
-        return _relation_ops(keep, merge, keep_rels, merge_rels)
+        sources = {r.id: [e.id for e in evidence_of(ctx.store, ctx.session_id, "relation", r.id)]
+                   for r in merge_rels}
+        own = [e.id for e in evidence_of(ctx.store, ctx.session_id, "object", merge.id)]
+        return (*_relation_ops(keep, merge, keep_rels, merge_rels, sources), own)
 
     with store_errors():  # on a worker thread: an object may have thousands of relations
-        rel_ops, repointed, dropped = await asyncio.to_thread(relation_ops)
+        rel_ops, repointed, dropped, own_sources = await asyncio.to_thread(relation_ops)
 
     to_set: dict[str, Any] = {}
     conflicts: list[dict[str, Any]] = []
@@ -108,6 +125,7 @@ async def build_merge(args: dict[str, Any], ctx: ToolContext) -> tuple[list[dict
         to_set[ALIASES] = aliases
 
     ops = list(rel_ops)
+    ops.extend({"op": "move_evidence", "evidence_id": e, "object": keep.id} for e in own_sources)
     if to_set:
         ops.append({"op": "update_object", "ref": keep.id, "set_properties": to_set})
     ops.append({"op": "remove_object", "ref": merge.id})

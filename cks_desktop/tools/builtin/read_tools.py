@@ -124,6 +124,36 @@ async def export_graph(args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(content=text, structured={"format": fmt, "characters": len(text)})
 
 
+async def get_sources(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """Where an object or relation came from: each quote with its document, page and span,
+    and the changes that wrote it (who: person, chat, another app) — so an answer can cite."""
+    from cks_desktop.provenance.queries import authorship, sources_of
+
+    ref = args["ref"]
+
+    def collect() -> dict[str, Any]:
+        from cks_desktop.graph.sqlite_util import is_id
+
+        if isinstance(ref, str) and is_id(ref.strip(), "r_"):
+            rel = ctx.store.get_relation(ctx.session_id, ref.strip())
+            ends = Ends(ctx.store, ctx.session_id)
+            target: dict[str, Any] = {"relation": ends.relation(rel)}
+            sources = sources_of(ctx.store, ctx.session_id, "relation", rel.id)
+            written = authorship(ctx.store, ctx.session_id, rel.source_id)
+            written = [w for w in written if w.change_id in {c.id for c in ctx.store.changes_touching(
+                ctx.session_id, rel.target_id)}] or written
+        else:
+            obj = resolve(ctx, ref)
+            target = {"object": brief(obj)}
+            sources = sources_of(ctx.store, ctx.session_id, "object", obj.id)
+            written = authorship(ctx.store, ctx.session_id, obj.id)
+        return {**target, "count": len(sources), "sources": [s.to_json() for s in sources],
+                "written_by": [w.to_json() for w in written]}
+
+    with store_errors():
+        return await blocking(collect)
+
+
 def read_tools() -> list[ToolSpec]:
     sid = {"session_id": S.SESSION_ID}
     req = ("session_id",)
@@ -212,6 +242,15 @@ def read_tools() -> list[ToolSpec]:
             properties={**sid, "limit": S.limit(20, 200, "changes")},
             description="The change history, newest first: {changes: [{id, at, origin, summary, reverts}]}. "
                         "A change id can be passed to revert_change.",
+            **common),
+        S.make_tool(
+            "get_sources", title="Get sources", handler=get_sources, required=(*req, "ref"),
+            properties={**sid, "ref": {**S.REF, "description": "The object (id or exact name) or a relation "
+                                                               "id (r_…) whose sources to read."}},
+            description="Where an object or relation came from, so you can cite it: {sources: [{quote, "
+                        "document, document_id, page, start, end, alignment, review, origin}], count, "
+                        "written_by: [{change_id, at, author (person, chat, another app), summary}]}. Quote "
+                        "the passage and name the document and page when you state a fact from the graph.",
             **common),
         S.make_tool(
             "export_graph", title="Export graph", handler=export_graph, required=(*req, "format"),

@@ -7,6 +7,10 @@ everything pending with Deny (quitting).
 
 The dialog is made by an injected ``present`` coroutine, so the queueing logic
 is tested without widgets and the widget without the queue.
+
+``turn`` is the lock every modal dialog of the window waits on: the main window gives
+the same one to its MCP host (elicitation, sampling; ``ui/mcp_host/host.py``), so an
+approval and a server's question never stack; they show one at a time, in arrival order.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ Present = Callable[[ApprovalRequest], Awaitable[Decision]]
 class GuiApprover:
     denial_hint = ""
 
-    def __init__(self, present: Present) -> None:
+    def __init__(self, present: Present, turn: asyncio.Lock | None = None) -> None:
         self._present = present
-        self._turn = asyncio.Lock()  # FIFO: waiters acquire in arrival order
+        self._turn = turn if turn is not None else asyncio.Lock()  # FIFO: waiters acquire in arrival order
         self._active: asyncio.Task[Decision] | None = None
         self._arrivals = 0  # numbers requests as they arrive
         self._denied_through = 0  # every request numbered up to this is answered Deny

@@ -30,7 +30,7 @@ from typing import Any, assert_never
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.events import Notice
-from cks_desktop.agent.transcript import Mark, SavedMessage
+from cks_desktop.agent.transcript import Mark, SavedMessage, sign_in_of
 from cks_desktop.tools.approval import Decision
 from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
 
@@ -343,9 +343,7 @@ class ChatPresenter:
         item.duration_ms = event.duration_ms  # the same number the transcript keeps for this row
         item.result = event.result.content
         item.change_id = event.change_id
-        structured = event.result.structured  # mcp/connection.py: a call that needs a sign-in says so
-        needs = structured.get("needs_sign_in") if isinstance(structured, dict) else None
-        item.sign_in_server = needs if isinstance(needs, str) and needs else None
+        item.sign_in_server = sign_in_of(event.result.structured)  # mcp/connection.py: a call that needs a sign-in
         self.model.changed(item)
 
     def _on_error(self, event: ev.ErrorEvent) -> None:
@@ -422,7 +420,7 @@ class ChatPresenter:
                                              turn=saved.turn, summary=saved.notice is Notice.SUMMARY))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
-                last_notice_limit = saved.notice is Notice.ITERATION_LIMIT
+                last_notice_limit = saved.notice in (Notice.ITERATION_LIMIT, Notice.BUDGET)  # both offer Continue
                 records = {c.call_id: c for c in saved.calls}
                 for part in message.tool_calls:
                     record = records.get(part.id)
@@ -444,7 +442,8 @@ class ChatPresenter:
                         duration_ms=record.duration_ms if record else None,
                         change_id=record.change_id if record else None,
                         reverted=record.reverted if record else False,
-                        revertable=self._is_revertable(part.name, source), turn=saved.turn)
+                        revertable=self._is_revertable(part.name, source), turn=saved.turn,
+                        sign_in_server=record.sign_in if record else None)  # its row offers Sign in again
                     items.append(item)
                     by_call[part.id] = item
             elif message.role == "tool":

@@ -29,6 +29,7 @@ TELLING: dict[str, tuple[str, ...]] = {
     "list_objects": ("type",),
     "list_relations": ("ref", "type", "direction"),
     "find_path": ("source", "target"),
+    "get_sources": ("ref",),
     "add_object": ("name", "type"),
     "add_relation": ("source", "type", "target"),
     "remove_relation": ("relation_id",),

@@ -1,6 +1,7 @@
 """The window's ``McpHost``: a server's requests shown as modal dialogs, one at a time.
 
-Requests from every server wait their turn (FIFO, like approvals). Each dialog is opened with
+Requests from every server wait their turn (FIFO), in the same queue as the window's
+approvals when the window passes its ``turn`` (the approver's lock): one modal host dialog at a time. Each dialog is opened with
 ``open()`` and awaited (``ui.dialogs.run_dialog``), never ``exec()``. Sampling asks twice when
 the server's setting is ``ask``: the request (allow, edit or deny), then, once the session's model
 answered, the answer (send or not); with ``allow`` the model runs and the answer goes back
@@ -23,11 +24,11 @@ from cks_desktop.ui.mcp_host.sampling_dialog import SamplingReplyDialog, Samplin
 
 class GuiMcpHost:
     def __init__(self, parent: Callable[[], QWidget | None], sampler: Sampler | None,
-                 on_open: Callable[[object], None] | None = None) -> None:
+                 on_open: Callable[[object], None] | None = None, turn: asyncio.Lock | None = None) -> None:
         self._parent = parent
         self.sampler = sampler
         self._on_open = on_open or (lambda dialog: None)
-        self._turn = asyncio.Lock()
+        self._turn = turn if turn is not None else asyncio.Lock()
 
     async def _show(self, dialog: ElicitationDialog | SamplingRequestDialog | SamplingReplyDialog) -> None:
         owner = self._parent()

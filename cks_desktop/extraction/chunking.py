@@ -1,0 +1,211 @@
+"""Cut a document's stored text into chunks for extraction, by its structure.
+
+Why structure first: a chunk that ends mid-sentence or mixes two sections gives the model half a
+fact and the wrong context. So the text is first cut into *units* — sentences, each knowing how
+strong the break before it is (a heading, a blank line, a line end, a sentence end) — and units are
+packed into chunks of ``TARGET_TOKENS`` (at most ``MAX_TOKENS``): a chunk closes early at a heading
+once it is half full, at a paragraph end once it reaches the target, and only at a sentence end
+(or, for one sentence longer than a whole chunk, at a space) when it reaches the maximum.
+
+Exact offsets: a chunk is ``text[start:end]`` of the document's stored text, never a re-joined
+copy, so a quote aligned inside a chunk is a span of the document itself.
+
+Overlap: the next chunk starts with the last sentences of the previous one, about
+``OVERLAP`` of the target (not across a heading), so a fact on the boundary is seen whole once.
+The overlap is part of both chunks (the resolver merges what both find). Context only: the
+heading path and the previous chunk's tail (the text just before the chunk, ``CONTEXT_CHARS``)
+are shown to the model as context, not as text to extract from.
+
+Size in tokens: a FIXED ``CHARS_PER_TOKEN`` (4, English prose; the same figure the context
+manager starts its calibrated estimate from is deliberately NOT used here, because a calibrated
+estimate moves, and moving chunk boundaries would turn every cached chunk into a miss — re-adding a
+document would no longer be free). Cost estimates use the calibrated estimate (``runner``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+CHARS_PER_TOKEN = 4.0
+TARGET_TOKENS = 1100
+MIN_TOKENS = 1000
+MAX_TOKENS = 1200
+OVERLAP = 0.10
+CONTEXT_CHARS = 300
+
+HEADING = 3
+PARAGRAPH = 2
+LINE = 1
+SENTENCE = 0
+
+_ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=\S)")
+_TERMINAL = ".!?,;:…"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of a document: ``text == document_text[start:end]``."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+    heading_path: tuple[str, ...] = ()
+    context_tail: str = ""  # the text just before ``start``: context for the model only
+    page: int | None = None  # the page of ``start`` (1-based), None without pages
+    last_page: int | None = None
+    overlap_chars: int = 0  # how much of the start repeats the previous chunk
+
+    @property
+    def chars(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class _Unit:
+    start: int
+    end: int
+    strength: int  # the break BEFORE this unit
+    headings: tuple[str, ...]  # heading path in force at this unit
+    heading: bool = False
+
+
+@dataclass
+class ChunkPlan:
+    target_chars: int
+    max_chars: int
+    overlap_chars: int
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def page_of(page_starts: Sequence[int], offset: int) -> int | None:
+    """The 1-based page holding ``offset``; None when the document has no pages."""
+    if not page_starts:
+        return None
+    return max(1, bisect.bisect_right(list(page_starts), offset))
+
+
+def _heading_of(line: str, prev_blank: bool, prev_line: str) -> tuple[int, str] | None:
+    """(level, title) for a heading line: Markdown's ``#``, or a short title-like line."""
+    match = _ATX.match(line)
+    if match:
+        return len(match.group(1)), match.group(2).strip()
+    stripped = line.strip()
+    if not stripped or "\t" in stripped or len(stripped) > 60 or stripped[-1] in _TERMINAL:
+        return None
+    if len(stripped.split()) > 8 or not (stripped[0].isupper() or stripped[0].isdigit()):
+        return None
+    if not (prev_blank or not prev_line or prev_line.rstrip()[-1:] in ".!?:"):
+        return None
+    return 7, stripped  # below every Markdown level: a title line nests under real headings
+
+
+def _sentences(text: str, start: int, end: int, max_chars: int) -> Iterator[tuple[int, int]]:
+    """Sentence spans of ``text[start:end]``; a sentence over ``max_chars`` cut at spaces."""
+    pos = start
+    piece = text[start:end]
+    cuts = [start + m.end() for m in _SENTENCE_END.finditer(piece)]
+    for cut in [*cuts, end]:
+        while cut - pos > max_chars:
+            space = text.rfind(" ", pos + max_chars // 2, pos + max_chars)
+            hard = space + 1 if space > pos else pos + max_chars
+            yield pos, hard
+            pos = hard
+        if cut > pos:
+            yield pos, cut
+            pos = cut
+
+
+def units(text: str, max_chars: int) -> list[_Unit]:
+    """Every sentence of the text with the strength of the break before it and its heading path."""
+    out: list[_Unit] = []
+    stack: list[tuple[int, str]] = []
+    pos = 0
+    prev_blank = True
+    prev_line = ""
+    pending = PARAGRAPH
+    for raw in text.splitlines(keepends=True):
+        line_start, pos = pos, pos + len(raw)
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            prev_blank = True
+            pending = max(pending, PARAGRAPH)
+            continue
+        heading = _heading_of(line, prev_blank, prev_line)
+        lead = len(line) - len(line.lstrip())
+        content_start, content_end = line_start + lead, line_start + len(line.rstrip())
+        if heading is not None:
+            level, title = heading
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title))
+            out.append(_Unit(content_start, content_end, HEADING, tuple(t for _, t in stack), heading=True))
+            pending = PARAGRAPH
+        else:
+            first = True
+            for s, e in _sentences(text, content_start, content_end, max_chars):
+                strength = (pending if pending > LINE else LINE) if first else SENTENCE
+                out.append(_Unit(s, e, strength, tuple(t for _, t in stack)))
+                first = False
+            pending = LINE
+        prev_blank, prev_line = False, line
+    return out
+
+
+def chunk_text(text: str, page_starts: Sequence[int] = (), *, target_tokens: int = TARGET_TOKENS,
+               max_tokens: int = MAX_TOKENS, overlap: float = OVERLAP,
+               chars_per_token: float = CHARS_PER_TOKEN) -> list[Chunk]:
+    """The chunks of ``text`` (see the module docstring); deterministic for the same arguments."""
+    target = max(200, int(target_tokens * chars_per_token))
+    limit = max(target, int(max_tokens * chars_per_token))
+    overlap_chars = int(target * overlap)
+    all_units = units(text, limit)
+    groups: list[tuple[list[_Unit], int]] = []  # (units, how many leading units repeat the previous group)
+    current: list[_Unit] = []
+    repeated = 0
+
+    def size(group: list[_Unit], extra: _Unit | None = None) -> int:
+        if not group:
+            return 0 if extra is None else extra.end - extra.start
+        end = extra.end if extra is not None else group[-1].end
+        return end - group[0].start
+
+    for unit in all_units:
+        fresh = len(current) - repeated  # units of this group not carried over
+        if current and fresh > 0:
+            grown = size(current, unit)
+            now = size(current)
+            close_heading = unit.heading and now >= target // 2
+            close = grown > limit or close_heading or (now >= target and unit.strength >= PARAGRAPH)
+            if close:
+                groups.append((current, repeated))
+                carry: list[_Unit] = []
+                if not close_heading:
+                    for prev in reversed(current[repeated:]):
+                        if prev.heading or size([prev, *carry]) > overlap_chars:
+                            break
+                        carry.insert(0, prev)
+                    if len(carry) == len(current):
+                        carry = []
+                    while carry and size(carry, unit) > limit:
+                        carry.pop(0)
+                current, repeated = list(carry), len(carry)
+        current.append(unit)
+    if current and len(current) > repeated:
+        groups.append((current, repeated))
+    chunks: list[Chunk] = []
+    for index, (group, rep) in enumerate(groups):
+        start, end = group[0].start, group[-1].end
+        tail_from = max(0, start - CONTEXT_CHARS)
+        tail = text[tail_from:start]
+        if tail_from > 0 and " " in tail:
+            tail = tail[tail.index(" ") + 1:]
+        chunks.append(Chunk(index=index, start=start, end=end, text=text[start:end],
+                            heading_path=group[0].headings, context_tail=tail.strip(),
+                            page=page_of(page_starts, start), last_page=page_of(page_starts, max(start, end - 1)),
+                            overlap_chars=(group[rep - 1].end - start) if rep else 0))
+    return chunks

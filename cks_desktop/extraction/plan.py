@@ -1,0 +1,398 @@
+"""From the model's per-chunk answers to a reviewable plan, and from a plan to ONE batch of ops.
+
+``collect_chunk`` turns one chunk's answer into mentions and relation claims, grounding every quote
+(``grounding``) and mapping every type (``vocabulary``); ``build_plan`` runs them through the
+``Resolver`` and produces a ``Plan``: plain JSON-able items, each with its source passage, its risk
+and why, and ``include`` (what the review panel's tick boxes and the review file edit).
+``plan_ops`` makes the store batch: ``add_object`` for new things (ids minted by the store, the
+model's refs never reach it), ``update_object`` on existing ones for what a merge adds (aliases,
+new properties, recorded conflicts — never an overwrite), ``add_relation`` for new relations, and
+``add_evidence`` for every grounded quote (the store skips a source a target already has, so
+re-extracting a document adds nothing). One batch → one change → one revert.
+
+Risk, highest first: an item whose quote did not align (it goes to review and is NOT written
+unless the person ticks it), a fuzzy or model-decided merge, an object of a new type.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cks_desktop.extraction.chunking import Chunk
+from cks_desktop.extraction.grounding import Normalised, ground
+from cks_desktop.extraction.resolution import Entity, Existing, Mention, Pair, Resolver
+from cks_desktop.extraction.vocabulary import EXTRACTED_TYPE, NEW_TYPES_WARNING, Vocabulary
+
+ALIASES = "aliases"
+DESCRIPTION = "description"
+CONFLICTS = "conflicting_values"
+RISK_UNALIGNED = 3
+RISK_MERGE = 2
+RISK_NEW_TYPE = 1
+PLAN_VERSION = 1
+
+
+@dataclass
+class Evidence:
+    """One source of a fact: document span (None when the quote did not align) and quote."""
+
+    document_id: str
+    chunk_index: int
+    start: int | None
+    end: int | None
+    page: int | None
+    quote: str
+    alignment: str  # "exact" | "fuzzy" | "unaligned"
+    model_quote: str = ""
+
+
+@dataclass
+class RelationClaim:
+    chunk: int
+    source: int  # entity index (resolver)
+    target: int
+    type: str
+    evidence: Evidence
+
+
+@dataclass
+class ChunkResult:
+    mentions: list[Mention] = field(default_factory=list)
+    relations: list[tuple[str, str, str, Evidence]] = field(default_factory=list)  # (src ref, dst ref, type, ev)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _props(items: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if isinstance(item, dict):
+            key = str(item.get("key", "")).strip()
+            if key and key not in (ALIASES, DESCRIPTION, EXTRACTED_TYPE, CONFLICTS):
+                out[key] = str(item.get("value", ""))
+    return out
+
+
+def _evidence(quote: str, chunk: Chunk, document_id: str, page_starts: tuple[int, ...], norm: Normalised,
+              hint: int | None) -> Evidence:
+    placed = ground(quote, chunk.text, chunk.start, page_starts, hint=hint, norm=norm)
+    if placed is None:
+        return Evidence(document_id, chunk.index, None, None, None, quote.strip(), "unaligned", quote)
+    return Evidence(document_id, chunk.index, placed.start, placed.end, placed.page, placed.quote,
+                    placed.alignment, quote if quote != placed.quote else "")
+
+
+def relation_type(said: str) -> str:
+    words = [w for w in "".join(c if c.isalnum() else " " for c in said.strip()).split()]
+    return "_".join(w.casefold() for w in words) or "related_to"
+
+
+def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_starts: tuple[int, ...],
+                  vocab: Vocabulary) -> ChunkResult:
+    """One chunk's answer as mentions and relation claims, every quote grounded."""
+    out = ChunkResult()
+    norm = Normalised(chunk.text)
+    refs: set[str] = set()
+    for obj in answer.get("objects") or []:
+        if not isinstance(obj, dict):
+            continue
+        name, said = str(obj.get("name", "")).strip(), str(obj.get("type", "")).strip()
+        ref = str(obj.get("ref", "")).strip() or name
+        if not name or ref in refs:
+            out.skipped.append(f"an object without a name or with a repeated ref ({ref or '?'})")
+            continue
+        refs.add(ref)
+        type_, _mapped = vocab.map(said)
+        at = chunk.text.find(name)
+        ev = _evidence(str(obj.get("quote", "")) or name, chunk, document_id, page_starts, norm, at if at >= 0 else None)
+        aliases = [str(a).strip() for a in obj.get("aliases") or [] if str(a).strip() and str(a).strip() != name]
+        out.mentions.append(Mention(chunk=chunk.index, ref=ref, name=name, type=type_, said_type=said,
+                                    description=str(obj.get("description", "")).strip(), aliases=aliases,
+                                    properties=_props(obj.get("properties")), evidence=[ev]))
+    for rel in answer.get("relations") or []:
+        if not isinstance(rel, dict):
+            continue
+        src, dst = str(rel.get("source", "")).strip(), str(rel.get("target", "")).strip()
+        if src not in refs or dst not in refs:
+            out.skipped.append(f"a relation {src} → {dst} whose end is not an object of the answer")
+            continue
+        ev = _evidence(str(rel.get("quote", "")), chunk, document_id, page_starts, norm, None)
+        out.relations.append((src, dst, relation_type(str(rel.get("type", ""))), ev))
+    return out
+
+
+@dataclass
+class PlanItem:
+    """One reviewable item: an object to add or merge, or a relation."""
+
+    key: str  # "e3" (object) or "r5" (relation)
+    kind: str  # "object" | "relation"
+    action: str  # "add" | "merge" (object into an existing one) | "known" (relation already in the graph)
+    name: str = ""
+    type: str = ""
+    existing_id: str | None = None
+    source: str = ""  # relations: item keys of the ends
+    target: str = ""
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+    properties: dict[str, Any] = field(default_factory=dict)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    said_types: list[str] = field(default_factory=list)
+    merges: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    risk: int = 0
+    reasons: list[str] = field(default_factory=list)
+    include: bool = True
+
+
+@dataclass
+class Plan:
+    """What one extraction would write, reviewable and serialisable (the review file)."""
+
+    session_id: str
+    document_id: str
+    document_name: str
+    objects: list[PlanItem] = field(default_factory=list)
+    relations: list[PlanItem] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)  # ambiguous pairs the model did not settle
+    warnings: list[str] = field(default_factory=list)
+    new_types: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    entity_keys: dict[str, int] = field(default_factory=dict)  # object item key → resolver entity (this run)
+
+    def items(self) -> list[PlanItem]:
+        return sorted([*self.objects, *self.relations], key=lambda i: (-i.risk, i.kind, i.key))
+
+    def needs_review(self) -> list[PlanItem]:
+        return [i for i in self.items() if i.risk >= RISK_UNALIGNED or not i.include]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["version"] = PLAN_VERSION
+        data["objects"] = [asdict(i) for i in sorted(self.objects, key=lambda i: (-i.risk, i.key))]
+        data["relations"] = [asdict(i) for i in sorted(self.relations, key=lambda i: (-i.risk, i.key))]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Plan":
+        """A plan read back from a review file (edited by the person); bad shape → ValueError."""
+        if not isinstance(data, dict) or data.get("version") != PLAN_VERSION:
+            raise ValueError("is not a review file of this version of CKS Desktop")
+        try:
+            objects = [PlanItem(**item) for item in data["objects"]]
+            relations = [PlanItem(**item) for item in data["relations"]]
+            plan = cls(session_id=str(data["session_id"]), document_id=str(data["document_id"]),
+                       document_name=str(data.get("document_name", "")), objects=objects, relations=relations,
+                       pairs=list(data.get("pairs") or []), warnings=list(data.get("warnings") or []),
+                       new_types=list(data.get("new_types") or []), skipped=list(data.get("skipped") or []),
+                       stats=dict(data.get("stats") or {}))
+            plan.entity_keys = {str(k): int(v) for k, v in dict(data.get("entity_keys") or {}).items()}
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"does not have the shape of a review file ({exc})") from None
+        for item in [*objects, *relations]:
+            if not isinstance(item.include, bool) or not isinstance(item.name, str) or not isinstance(item.type, str):
+                raise ValueError(f"has an item {item.key!r} whose include, name or type is not valid")
+        return plan
+
+
+def _ev_json(ev: Evidence) -> dict[str, Any]:
+    return asdict(ev)
+
+
+def resolve_mentions(results: list[ChunkResult], resolver: Resolver) -> tuple[list[RelationClaim], list[str]]:
+    """Every chunk's mentions through the resolver, in document order; relations on entity indexes."""
+    claims: list[RelationClaim] = []
+    skipped: list[str] = []
+    for result in results:
+        local: dict[str, int] = {}
+        for m in result.mentions:
+            local[m.ref] = resolver.add(m).index
+        for src, dst, kind, ev in result.relations:
+            claims.append(RelationClaim(ev.chunk_index, local[src], local[dst], kind, ev))
+        skipped.extend(result.skipped)
+    return claims, skipped
+
+
+def build_plan(session_id: str, document_id: str, document_name: str, results: list[ChunkResult],
+               resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str],
+               verdicts: dict[int, str] | None = None) -> Plan:
+    """Resolve every chunk's mentions and lay out what would be written (verdicts: the model's)."""
+    claims, skipped = resolve_mentions(results, resolver)
+    if verdicts is not None:
+        resolver.settle(verdicts)
+    return lay_out(session_id, document_id, document_name, claims, skipped, resolver, vocab, existing_edges)
+
+
+def lay_out(session_id: str, document_id: str, document_name: str, claims: list[RelationClaim], skipped: list[str],
+            resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str]) -> Plan:
+    """The plan of resolved entities and relation claims (after the model's verdicts, if any)."""
+    plan = Plan(session_id, document_id, document_name, skipped=list(skipped))
+    keys: dict[int, str] = {}
+    for ent in resolver.live():
+        if not ent.mentions:
+            continue  # an existing object this document does not mention
+        keys[ent.index] = f"e{len(keys) + 1}"
+        plan.entity_keys[keys[ent.index]] = ent.index
+        plan.objects.append(_object_item(keys[ent.index], ent, vocab))
+    seen: dict[tuple[int, str, int], PlanItem] = {}
+    for claim in claims:
+        a, b = resolver.find(claim.source), resolver.find(claim.target)
+        if a.index == b.index:
+            continue  # both ends turned out to be one thing: no self-link
+        triple = (a.index, claim.type, b.index)
+        ev = _ev_json(claim.evidence)
+        if triple in seen:
+            if ev not in seen[triple].evidence:
+                seen[triple].evidence.append(ev)
+            continue
+        known = existing_edges.get((a.existing_id, claim.type, b.existing_id)) \
+            if a.existing_id is not None and b.existing_id is not None else None
+        item = PlanItem(key=f"r{len(seen) + 1}", kind="relation", action="known" if known else "add",
+                        name=claim.type, type=claim.type, existing_id=known, source=keys[a.index],
+                        target=keys[b.index], evidence=[ev])
+        seen[triple] = item
+        plan.relations.append(item)
+    for item in plan.relations:
+        _score(item)
+    plan.new_types = sorted({o.type for o in plan.objects if o.action == "add" and vocab.is_new(o.type)})
+    if len(plan.new_types) > NEW_TYPES_WARNING:
+        plan.warnings.append(f"This document would add {len(plan.new_types)} new types "
+                             f"({', '.join(plan.new_types[:8])}{', …' if len(plan.new_types) > 8 else ''}); "
+                             "check them in the review before applying.")
+    for item in plan.objects:
+        if item.action == "add" and item.type in plan.new_types:
+            item.risk = max(item.risk, RISK_NEW_TYPE)
+            item.reasons.append(f"new type {item.type}")
+    plan.pairs = [_pair_json(p, resolver, keys) for p in resolver.pairs if p.verdict in ("unsure", "pending")
+                  and resolver.find(p.a).index != resolver.find(p.b).index]
+    return plan
+
+
+def _object_item(key: str, ent: Entity, vocab: Vocabulary) -> PlanItem:
+    evidence = [_ev_json(ev) for m in ent.mentions for ev in m.evidence]
+    unique: list[dict[str, Any]] = []
+    for ev in evidence:
+        if ev not in unique:
+            unique.append(ev)
+    said = sorted(t for t in ent.said_types if t and t != ent.type)
+    item = PlanItem(key=key, kind="object", action="add" if ent.is_new else "merge", name=ent.name, type=ent.type,
+                    existing_id=ent.existing_id, aliases=list(ent.aliases), description=ent.description,
+                    properties=dict(ent.properties), conflicts=list(ent.conflicts), said_types=said,
+                    merges=[asdict(r) for r in ent.merges if r.tier != "exact" or r.name != ent.name],
+                    evidence=unique)
+    _score(item)
+    return item
+
+
+def _score(item: PlanItem) -> None:
+    aligned = [e for e in item.evidence if e["alignment"] != "unaligned"]
+    if not aligned:
+        item.risk, item.include = RISK_UNALIGNED, False
+        item.reasons.append("its quote was not found in the document")
+    elif len(aligned) < len(item.evidence):
+        item.reasons.append(f"{len(item.evidence) - len(aligned)} of its quotes were not found")
+    risky = [m for m in item.merges if m["tier"] in ("fuzzy", "model")]
+    if risky:
+        item.risk = max(item.risk, RISK_MERGE)
+        item.reasons.append(", ".join(f"{m['tier']} merge of {m['name']!r}" for m in risky[:3]))
+    if any(e["alignment"] == "fuzzy" for e in aligned):
+        item.reasons.append("a quote matched only approximately")
+
+
+def _pair_json(p: Pair, resolver: Resolver, keys: dict[int, str]) -> dict[str, Any]:
+    a, b = resolver.find(p.a), resolver.find(p.b)
+    return {"a": keys.get(a.index, ""), "b": keys.get(b.index, ""), "a_name": a.name, "b_name": b.name,
+            "b_existing_id": b.existing_id, "reason": p.reason, "score": p.score,
+            "a_identity": a.identity, "b_identity": b.identity}
+
+
+# -- the batch -----------------------------------------------------------------------------------------
+
+def _merged_list(current: Any, extra: list[Any]) -> list[Any]:
+    out = list(current) if isinstance(current, list) else ([] if current is None else [current])
+    seen = {json.dumps(v, sort_keys=True).casefold() for v in out}
+    for value in extra:
+        key = json.dumps(value, sort_keys=True).casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def plan_ops(plan: Plan, existing: dict[str, Existing], existing_props: dict[str, dict[str, Any]],
+             *, evidence: bool = True, review: str = "auto") -> list[dict[str, Any]]:
+    """The store batch of the plan's included items (one change)."""
+    ops: list[dict[str, Any]] = []
+    ref: dict[str, str] = {}
+    included = {o.key for o in plan.objects if o.include}
+    for item in plan.objects:
+        if not item.include:
+            continue
+        if item.action == "merge" and item.existing_id:
+            ref[item.key] = item.existing_id
+            current = existing_props.get(item.existing_id, {})
+            name = existing[item.existing_id].name if item.existing_id in existing else item.name
+            to_set: dict[str, Any] = {}
+            aliases = [a for a in item.aliases if a.casefold() != name.casefold()]
+            if aliases:
+                merged = _merged_list(current.get(ALIASES), aliases)
+                if merged != current.get(ALIASES):
+                    to_set[ALIASES] = merged
+            conflicts = list(item.conflicts)
+            for k, v in item.properties.items():
+                if k not in current:
+                    to_set[k] = v
+                elif current[k] != v:
+                    conflicts.append({"property": k, "kept": current[k], "value": v, "source": plan.document_name})
+            if item.description and DESCRIPTION not in current:
+                to_set[DESCRIPTION] = item.description
+            if conflicts:
+                merged_c = _merged_list(current.get(CONFLICTS), conflicts)
+                if merged_c != current.get(CONFLICTS):
+                    to_set[CONFLICTS] = merged_c
+            if to_set:
+                ops.append({"op": "update_object", "ref": item.existing_id, "set_properties": to_set})
+        else:
+            label = f"${item.key}"
+            ref[item.key] = label
+            props: dict[str, Any] = dict(item.properties)
+            if item.aliases:
+                props[ALIASES] = list(item.aliases)
+            if item.description:
+                props[DESCRIPTION] = item.description
+            if item.said_types:
+                props[EXTRACTED_TYPE] = item.said_types[0] if len(item.said_types) == 1 else item.said_types
+            if item.conflicts:
+                props[CONFLICTS] = item.conflicts
+            ops.append({"op": "add_object", "type": item.type, "name": item.name, "properties": props, "label": label})
+        if evidence:
+            ops.extend(_evidence_ops("object", ref[item.key], item, review))
+    for item in plan.relations:
+        if not item.include or item.source not in included or item.target not in included:
+            continue
+        if item.action == "known" and item.existing_id:
+            if evidence:  # already in the graph: only its sources are new (the store skips known ones)
+                ops.extend(_evidence_ops("relation", item.existing_id, item, review))
+            continue
+        label = f"${item.key}"
+        ops.append({"op": "add_relation", "source": ref[item.source], "target": ref[item.target], "type": item.type,
+                    "label": label})
+        if evidence:
+            ops.extend(_evidence_ops("relation", label, item, review))
+    return ops
+
+
+def _evidence_ops(kind: str, target: str, item: PlanItem, review: str) -> list[dict[str, Any]]:
+    out = []
+    for ev in item.evidence:
+        aligned = ev["alignment"] != "unaligned"
+        if not aligned and item.risk < RISK_UNALIGNED:
+            continue  # an extra quote that did not align: the item has grounded ones
+        out.append({"op": "add_evidence", kind: target, "document_id": ev["document_id"],
+                    "chunk_index": ev["chunk_index"], "start": ev["start"] if aligned else None,
+                    "end": ev["end"] if aligned else None, "page": ev["page"] if aligned else None,
+                    "quote": ev["quote"], "alignment": ev["alignment"],
+                    "review": ("accepted" if not aligned else review), "origin": "extraction"})
+    return out

@@ -1,0 +1,421 @@
+"""Entity resolution in tiers: which mentions of a document are one thing, and which are already
+in the session.
+
+The anchors' trackers are full of the two opposite failures — duplicates ("Ada Lovelace", "Ada
+Lovelace (mathematician)", "A. Lovelace") and wrong merges of different things with one name. So
+the rules are conservative, and every decision says which tier made it:
+
+1. Names are normalised (``name_key``: diacritics, case, punctuation, honorifics, legal suffixes).
+2. Candidates come from three indexes over both the document's entities so far and the session's
+   existing objects: the exact-key index (every known name and alias of an entity), the alias
+   index (the aliases the model gave for a mention: "the Northern Rail Company (NRC)"), and a
+   word index for fuzzy candidates (words shared with the name; words too common to tell things
+   apart are not used as keys). The word index is built with the full-text search's own tokenizer
+   (``graph/ranking.py``), in memory, because resolution asks it thousands of times per document
+   and a SQLite query per name would dominate the run (see ``bench/documents.py``).
+3. Automatic merges: a UNIQUE exact (or alias) match of the same type whose description does not
+   contradict; or a very close fuzzy match (``FUZZY_AUTO`` of the characters, the only one that
+   close) that is not a common short name (one word, or fewer than ``SHORT_NAME`` characters).
+4. Ambiguous: several exact matches, an exact match with a contradicting description (two people
+   with one name) or another type, a near fuzzy match, a part of a name ("Okonkwo"), an acronym.
+   These become pairs that the model is asked about ONCE for the whole batch; "distinct" is the
+   default when it is unsure or cannot be asked; what it could not settle goes to review.
+5. No chained merges: a name that joined an entity by a fuzzy or model decision is not itself a
+   fuzzy anchor, and an entity takes part in at most one model-decided merge per round.
+6. Pairs the person said are different (``distinct``) are never merged, by any tier.
+
+Merges keep everything: the merged names become aliases, every property is kept (a different value
+for a known key is recorded in ``conflicts``, never overwritten), every mention and its evidence.
+Each merge is recorded (``MergeRecord``) so the review can show it and split it again.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cks_desktop.graph.ranking import tokens as fts_tokens
+
+FUZZY_AUTO = 0.92
+FUZZY_ASK = 0.80
+SHORT_NAME = 6
+COMMON_WORD = 200  # a word shared by more entities than this is no blocking key
+MAX_FUZZY_CANDIDATES = 40
+
+_HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "the"})
+_SUFFIXES = frozenset({"inc", "ltd", "llc", "plc", "gmbh", "ag", "sa", "corp"})
+_SMALL = frozenset({"of", "the", "and", "for", "de", "la", "du", "von", "van", "&"})
+_STOP = frozenset({"a", "an", "the", "of", "and", "in", "at", "on", "for", "to", "by", "with", "from", "its", "his",
+                   "her", "their", "is", "was"})
+
+
+def name_key(name: str) -> str:
+    """The normalised form names are compared by: "Dr. José  Núñez, Inc." → "jose nunez"."""
+    text = unicodedata.normalize("NFKD", name.casefold())
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).replace("&", " and ")
+    words = re.findall(r"\w+", text)
+    while len(words) > 1 and words[0] in _HONORIFICS:
+        words.pop(0)
+    while len(words) > 1 and words[-1] in _SUFFIXES:
+        words.pop()
+    return " ".join(words)
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.casefold()) if w not in _STOP and len(w) > 2}
+
+
+def descriptions_conflict(a: str, b: str) -> bool:
+    """Both say what the thing is, and share no content word: "painter" vs "senator"."""
+    ca, cb = _content(a), _content(b)
+    return bool(ca) and bool(cb) and not (ca & cb)
+
+
+def acronym_of(short: str, long: str) -> bool:
+    """``short`` (as written, e.g. "NRC") is the initials of ``long`` ("Northern Rail Company")."""
+    s = short.strip().replace(".", "")
+    if not (2 <= len(s) <= 6) or not s.isupper() or " " in s:
+        return False
+    words = [w for w in re.findall(r"\w+", long) if w.casefold() not in _SMALL]
+    return len(words) >= 2 and "".join(w[0] for w in words).upper() == s.upper()
+
+
+def similarity(a: str, b: str) -> float:
+    """Character similarity of two normalised names (difflib's ratio)."""
+    if a == b:
+        return 1.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < FUZZY_ASK or matcher.quick_ratio() < FUZZY_ASK:
+        return matcher.quick_ratio() * 0.9
+    return matcher.ratio()
+
+
+@dataclass(frozen=True)
+class Existing:
+    """An object already in the session, as resolution needs it."""
+
+    id: str
+    name: str
+    type: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass
+class Mention:
+    """One object the model found in one chunk (``ref`` is the model's chunk-local reference)."""
+
+    chunk: int
+    ref: str
+    name: str
+    type: str
+    said_type: str = ""
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    properties: dict[str, Any] = field(default_factory=dict)
+    evidence: list[Any] = field(default_factory=list)  # plan.Evidence
+
+
+@dataclass
+class MergeRecord:
+    """One merge decision: what joined which entity, by which tier, how sure."""
+
+    name: str  # the name that joined
+    into: str  # the entity's name at the time
+    tier: str  # "exact" | "alias" | "fuzzy" | "model"
+    score: float
+    chunk: int | None = None
+    existing: bool = False  # into an object already in the session
+
+
+@dataclass
+class Entity:
+    """A resolved thing: an existing object (``existing_id``) or a new one, with all its mentions."""
+
+    index: int
+    name: str
+    type: str
+    existing_id: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    description: str = ""
+    properties: dict[str, Any] = field(default_factory=dict)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    merges: list[MergeRecord] = field(default_factory=list)
+    said_types: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)  # keys that match exactly
+    anchors: set[str] = field(default_factory=set)  # keys fuzzy matching may compare against
+    merged_into: int | None = None
+
+    @property
+    def identity(self) -> str:
+        """How a "these are different" answer names this entity."""
+        return f"o:{self.existing_id}" if self.existing_id else f"n:{self.type.casefold()}:{name_key(self.name)}"
+
+    @property
+    def is_new(self) -> bool:
+        return self.existing_id is None
+
+
+@dataclass
+class Pair:
+    """An ambiguous pair for the model (and, if it cannot settle it, for the person)."""
+
+    a: int  # the newer entity
+    b: int  # the candidate it may be
+    reason: str
+    score: float
+    verdict: str = "pending"  # "same" | "distinct" | "unsure" | "pending"
+
+
+def identity_pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+class Resolver:
+    """Resolves mentions one by one, in document order; ``pairs`` collects the ambiguous ones."""
+
+    def __init__(self, existing: Iterable[Existing] = (), distinct: Iterable[tuple[str, str]] = ()) -> None:
+        self.entities: list[Entity] = []
+        self.pairs: list[Pair] = []
+        self.distinct = {identity_pair(a, b) for a, b in distinct}
+        self._exact: dict[str, list[int]] = {}
+        self._words: dict[str, list[int]] = {}
+        self._taken: dict[tuple[str, str], int] = {}  # (type, name) casefolded → entity: names stay unique
+        for obj in existing:
+            ent = self._new(obj.name, obj.type, existing_id=obj.id, description=obj.description)
+            for alias in obj.aliases:
+                self._index_name(ent, alias, anchor=True)
+                if alias not in ent.aliases:
+                    ent.aliases.append(alias)
+
+    # -- indexes -----------------------------------------------------------------------------
+    def _new(self, name: str, type_: str, *, existing_id: str | None = None, description: str = "") -> Entity:
+        ent = Entity(index=len(self.entities), name=name, type=type_, existing_id=existing_id,
+                     description=description)
+        self.entities.append(ent)
+        self._taken[(type_.casefold(), name.casefold())] = ent.index
+        self._index_name(ent, name, anchor=True)
+        return ent
+
+    def _index_name(self, ent: Entity, name: str, *, anchor: bool) -> None:
+        key = name_key(name)
+        if not key:
+            return
+        if key not in ent.names:
+            ent.names.add(key)
+            self._exact.setdefault(key, []).append(ent.index)
+        if anchor and key not in ent.anchors:
+            ent.anchors.add(key)
+            for word in set(fts_tokens(key)):
+                posting = self._words.setdefault(word, [])
+                if len(posting) <= COMMON_WORD:
+                    posting.append(ent.index)
+
+    def find(self, index: int) -> Entity:
+        ent = self.entities[index]
+        while ent.merged_into is not None:
+            ent = self.entities[ent.merged_into]
+        return ent
+
+    def _live(self, indexes: Iterable[int]) -> list[Entity]:
+        seen: dict[int, Entity] = {}
+        for i in indexes:
+            ent = self.find(i)
+            seen.setdefault(ent.index, ent)
+        return list(seen.values())
+
+    def _is_distinct(self, m_identity: str, ent: Entity) -> bool:
+        return identity_pair(m_identity, ent.identity) in self.distinct
+
+    # -- one mention ------------------------------------------------------------------------------
+    def add(self, m: Mention) -> Entity:
+        """The entity the mention belongs to (an existing one it merged into, or a new one)."""
+        key = name_key(m.name)
+        ident = f"n:{m.type.casefold()}:{key}"
+        exact = [e for e in self._live(self._exact.get(key, ())) if not self._is_distinct(ident, e)]
+        same_type = [e for e in exact if e.type.casefold() == m.type.casefold()]
+        fitting = [e for e in same_type if not descriptions_conflict(m.description, e.description)]
+        if len(fitting) == 1 and not self._other_fits(m, fitting[0]):
+            return self._join(fitting[0], m, "exact", 1.0)
+        alias_hits = self._alias_hits(m, ident)
+        if not exact and len(alias_hits) == 1:
+            return self._join(alias_hits[0], m, "alias", 1.0)
+        if exact or alias_hits:
+            ent = self._provisional(m)
+            for other in (fitting if len(fitting) > 1 else same_type) or exact or alias_hits:
+                reason = ("same name, another type" if other.type.casefold() != m.type.casefold() else
+                          "same name, another description" if descriptions_conflict(m.description, other.description)
+                          else "several objects with this name" if len(fitting) > 1 else "alias")
+                self.pairs.append(Pair(ent.index, other.index, reason, 1.0))
+            return ent
+        best, near = self._fuzzy(m, key, ident)
+        if best is not None:
+            ent_b, score = best
+            if score >= FUZZY_AUTO and not near and not self._short(key) and not self._short(min(ent_b.anchors, key=len)):
+                return self._join(ent_b, m, "fuzzy", score, anchor=False)
+        asks = near or ([(best[0], best[1], "similar name")] if best is not None else [])
+        if asks:
+            ent = self._provisional(m)
+            for other, score, reason in asks:
+                self.pairs.append(Pair(ent.index, other.index, reason, round(score, 3)))
+            return ent
+        return self._provisional(m)
+
+    def _other_fits(self, m: Mention, ent: Entity) -> bool:
+        """An alias the model gave points at ANOTHER entity too: not a unique match."""
+        for alias in m.aliases:
+            for other in self._live(self._exact.get(name_key(alias), ())):
+                if other.index != ent.index and other.type.casefold() == m.type.casefold() \
+                        and not descriptions_conflict(m.description, other.description):
+                    return True
+        return False
+
+    def _alias_hits(self, m: Mention, ident: str) -> list[Entity]:
+        hits: dict[int, Entity] = {}
+        for alias in m.aliases:
+            for ent in self._live(self._exact.get(name_key(alias), ())):
+                if ent.type.casefold() == m.type.casefold() and not self._is_distinct(ident, ent) \
+                        and not descriptions_conflict(m.description, ent.description):
+                    hits.setdefault(ent.index, ent)
+        return list(hits.values())
+
+    @staticmethod
+    def _short(key: str) -> bool:
+        return len(key) < SHORT_NAME or " " not in key
+
+    def _fuzzy(self, m: Mention, key: str, ident: str) -> tuple[tuple[Entity, float] | None,
+                                                                   list[tuple[Entity, float, str]]]:
+        """The best fuzzy candidate, and every candidate close enough to ask about."""
+        counts: dict[int, int] = {}
+        for word in set(fts_tokens(key)):
+            for i in self._words.get(word, ()):
+                if len(self._words[word]) <= COMMON_WORD:
+                    counts[i] = counts.get(i, 0) + 1
+        ranked = sorted(counts, key=lambda i: -counts[i])[:MAX_FUZZY_CANDIDATES]
+        scored: list[tuple[Entity, float, str]] = []
+        words = set(key.split())
+        for ent in self._live(ranked):
+            if ent.type.casefold() != m.type.casefold() or self._is_distinct(ident, ent):
+                continue
+            score = max(similarity(key, anchor) for anchor in ent.anchors)
+            part = any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors)
+            acronym = acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)
+            if score >= FUZZY_ASK:
+                scored.append((ent, score, "similar name"))
+            elif part:
+                scored.append((ent, score, "part of a name"))
+            elif acronym:
+                scored.append((ent, score, "acronym"))
+        for alias_ent in self._acronym_candidates(m, ident):
+            if all(alias_ent.index != e.index for e, _, _ in scored):
+                scored.append((alias_ent, 0.5, "acronym"))
+        scored.sort(key=lambda t: -t[1])
+        if not scored:
+            return None, []
+        best = scored[0]
+        close = [s for s in scored if s[1] >= FUZZY_ASK]
+        if best[1] >= FUZZY_AUTO and len(close) == 1:
+            return (best[0], best[1]), []
+        return (best[0], best[1]) if best[1] >= FUZZY_ASK else None, scored[:5]
+
+    def _acronym_candidates(self, m: Mention, ident: str) -> list[Entity]:
+        """An all-capitals name ("NRC") against entities whose initials spell it."""
+        short = m.name.strip().replace(".", "")
+        if not (2 <= len(short) <= 6 and short.isupper()):
+            return []
+        found = []
+        for ent in self.entities:
+            if ent.merged_into is None and ent.type.casefold() == m.type.casefold() and \
+                    acronym_of(short, ent.name) and not self._is_distinct(ident, ent):
+                found.append(ent)
+                if len(found) >= 5:
+                    break
+        return found
+
+    def _provisional(self, m: Mention) -> Entity:
+        name = m.name.strip()
+        if (m.type.casefold(), name.casefold()) in self._taken:  # the graph keeps (type, name) unique
+            base = f"{name} ({m.description.strip()[:40]})" if m.description.strip() else name
+            name, n = base, 2
+            while (m.type.casefold(), name.casefold()) in self._taken:
+                name, n = f"{base} ({n})", n + 1
+        ent = self._new(name, m.type, description=m.description)
+        if name != m.name.strip():
+            self._index_name(ent, m.name, anchor=False)
+            ent.aliases.append(m.name.strip())
+        self._absorb(ent, m, anchor=True)
+        return ent
+
+    def _join(self, ent: Entity, m: Mention, tier: str, score: float, *, anchor: bool = True) -> Entity:
+        if name_key(m.name) != name_key(ent.name) or m.name.strip() != ent.name:
+            ent.merges.append(MergeRecord(m.name, ent.name, tier, round(score, 3), m.chunk, ent.existing_id is not None))
+        elif ent.existing_id is not None or ent.mentions:
+            ent.merges.append(MergeRecord(m.name, ent.name, tier, 1.0, m.chunk, ent.existing_id is not None))
+        self._absorb(ent, m, anchor=anchor)
+        return ent
+
+    def _absorb(self, ent: Entity, m: Mention, *, anchor: bool) -> None:
+        ent.mentions.append(m)
+        if m.said_type:
+            ent.said_types.add(m.said_type)
+        for alias in [m.name, *m.aliases]:
+            alias = alias.strip()
+            if alias and alias.casefold() != ent.name.casefold() and alias.casefold() not in \
+                    {a.casefold() for a in ent.aliases}:
+                ent.aliases.append(alias)
+            self._index_name(ent, alias, anchor=anchor)
+        if m.description and not ent.description:
+            ent.description = m.description
+        _merge_props(ent, m.properties, f"chunk {m.chunk + 1}")
+
+    # -- the model's verdicts ----------------------------------------------------------------------
+    def settle(self, verdicts: dict[int, str]) -> None:
+        """Apply the model's verdict per pair index; "same" merges (no chains), else distinct."""
+        touched: set[int] = set()
+        for i, pair in enumerate(self.pairs):
+            verdict = verdicts.get(i, "unsure")
+            pair.verdict = verdict
+            if verdict != "same":
+                continue
+            a, b = self.find(pair.a), self.find(pair.b)
+            if a.index == b.index:
+                continue
+            if a.index in touched or b.index in touched or (not a.is_new and not b.is_new):
+                pair.verdict = "unsure"  # one model merge per entity per round: no chains
+                continue
+            keep, gone = (b, a) if a.is_new else (a, b)
+            self.merge(keep, gone, "model", pair.score)
+            touched.update({keep.index, gone.index})
+
+    def merge(self, keep: Entity, gone: Entity, tier: str, score: float) -> None:
+        """Fold ``gone`` into ``keep``: names, properties (conflicts kept), mentions, merges."""
+        keep.merges.append(MergeRecord(gone.name, keep.name, tier, score, gone.mentions[0].chunk if gone.mentions else None,
+                                       keep.existing_id is not None))
+        keep.merges.extend(gone.merges)
+        for alias in [gone.name, *gone.aliases]:
+            if alias.casefold() != keep.name.casefold() and alias.casefold() not in {a.casefold() for a in keep.aliases}:
+                keep.aliases.append(alias)
+            self._index_name(keep, alias, anchor=False)
+        keep.mentions.extend(gone.mentions)
+        keep.said_types |= gone.said_types
+        if not keep.description:
+            keep.description = gone.description
+        _merge_props(keep, gone.properties, gone.name)
+        keep.conflicts.extend(gone.conflicts)
+        gone.merged_into = keep.index
+
+    def live(self) -> list[Entity]:
+        return [e for e in self.entities if e.merged_into is None]
+
+
+def _merge_props(ent: Entity, props: dict[str, Any], source: str) -> None:
+    for k, v in props.items():
+        if k not in ent.properties:
+            ent.properties[k] = v
+        elif ent.properties[k] != v and not any(c["property"] == k and c["value"] == v for c in ent.conflicts):
+            ent.conflicts.append({"property": k, "kept": ent.properties[k], "value": v, "source": source})

@@ -1,0 +1,411 @@
+"""One extraction run: chunk, ask (or read the cache), resolve, plan — in the background.
+
+Everything slow is off the event loop: the store's reads and writes run in ``asyncio.to_thread``
+and the model calls are the provider's own async streams, so the window stays responsive and the
+CLI's Ctrl-C is honoured between chunks. The run reports ``Progress`` (chunks done / total, objects
+and relations found, calls and cost so far) after every chunk; ``pause()``/``resume()`` hold it
+between chunks, ``cancel()`` stops it there (what was answered stays cached, so the next run
+resumes). Before starting, ``estimate()`` says how many calls it will make and what they may cost
+(calibrated token estimate ``agent.context.estimator_for`` × ``llm.prices``); a run whose estimate
+is over its cap (calls or USD) refuses to start, and one whose real cost crosses the cap stops.
+
+Cost: one call per uncached chunk, plus at most ONE batched call for the ambiguous pairs of the
+whole document (its answer is cached too). A chunk whose answer stays malformed after
+``respond_json``'s repair turn, or whose provider keeps failing, is skipped with a sentence (not
+cached, so the next run asks again); a rate limit is retried with backoff first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.extraction import prompt
+from cks_desktop.extraction.cache import ExtractionCache, Runs
+from cks_desktop.extraction.chunking import Chunk, chunk_text
+from cks_desktop.extraction.plan import ChunkResult, Plan, collect_chunk, lay_out, resolve_mentions
+from cks_desktop.extraction.resolution import Existing, Resolver
+from cks_desktop.extraction.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from cks_desktop.documents.model import Document
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.llm.events import Usage
+    from cks_desktop.llm.provider import Provider
+
+OUTPUT_RATIO = 0.5  # answer tokens per passage token (quotes repeat the text); for the estimate
+MAX_PAIRS = 200
+RATE_LIMIT_RETRIES = 3
+RETRY_BASE_S = 1.0
+
+
+class ExtractionStopped(Exception):
+    """The run was cancelled or hit its cap; finished chunks stay cached."""
+
+    def __init__(self, message: str, state: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.state = state
+
+
+@dataclass
+class Estimate:
+    chunks: int
+    cached: int
+    calls: int  # model calls at most (uncached chunks + one resolution call)
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None  # None: the model has no known price
+    model: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Progress:
+    run_id: str
+    state: str  # "running" | "paused" | "done" | "cancelled" | "capped" | "failed"
+    chunks_done: int
+    chunks_total: int
+    cached: int = 0
+    calls: int = 0
+    objects_found: int = 0
+    relations_found: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    failed_chunks: list[str] = field(default_factory=list)
+    model_seconds: float = 0.0  # time spent waiting for the model
+    app_seconds: float = 0.0  # everything else of the run (cache, grounding, resolution)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Context:
+    """What the session already holds, read once per run (on a worker thread)."""
+
+    existing: list[Existing]
+    props: dict[str, dict[str, Any]]
+    edges: dict[tuple[str, str, str], str]
+    vocab: Vocabulary
+    relation_types: list[str]
+    distinct: list[tuple[str, str]]
+
+    @property
+    def by_id(self) -> dict[str, Existing]:
+        return {e.id: e for e in self.existing}
+
+
+def load_context(store: "GraphStore", session_id: str) -> Context:
+    objects = store.all_objects(session_id)
+    existing: list[Existing] = []
+    props: dict[str, dict[str, Any]] = {}
+    for obj in objects:
+        raw = obj.properties.get("aliases")
+        aliases = tuple(a for a in (raw if isinstance(raw, list) else [raw] if raw else []) if isinstance(a, str))
+        desc = obj.properties.get("description")
+        existing.append(Existing(obj.id, obj.name, obj.type, aliases, desc if isinstance(desc, str) else ""))
+        props[obj.id] = dict(obj.properties)
+    edges = {(r.source_id, r.type, r.target_id): r.id for r in store.all_relations(session_id)}
+    stats = store.type_stats(session_id)
+    otypes = [str(t["name"]) for t in stats.get("object_types") or []]
+    rtypes = [str(t["name"]) for t in stats.get("relation_types") or []]
+    distinct = ExtractionCache(store, session_id).distinct_pairs()
+    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct)
+
+
+def model_name(provider: "Provider | None") -> str:
+    config = getattr(provider, "config", None)
+    return f"{getattr(config, 'name', '')}:{getattr(config, 'model', '')}" if config is not None else "none"
+
+
+class Extraction:
+    """One document's extraction in one session (see the module docstring)."""
+
+    def __init__(self, store: "GraphStore", session_id: str, document: "Document", provider: "Provider | None", *,
+                 guidance: str = "", max_calls: int | None = None, max_cost_usd: float | None = None,
+                 prices: dict[str, Any] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.document = document
+        self.provider = provider
+        self.guidance = guidance
+        self.max_calls = max_calls
+        self.max_cost_usd = max_cost_usd
+        self.prices = prices
+        self.on_progress = on_progress
+        self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
+        self.model = model_name(provider)
+        self.cache = ExtractionCache(store, session_id)
+        self._running = asyncio.Event()
+        self._running.set()
+        self._cancelled = False
+        self.progress = Progress("", "running", 0, len(self.chunks))
+        self.context: Context | None = None
+        self.resolver: Resolver | None = None
+
+    # -- control ---------------------------------------------------------------------------------
+    def pause(self) -> None:
+        self._running.clear()
+        self.progress.state = "paused"
+        self._emit()
+
+    def resume(self) -> None:
+        self.progress.state = "running"
+        self._running.set()
+        self._emit()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._running.set()
+
+    def _emit(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+    # -- the estimate --------------------------------------------------------------------------------
+    def keys(self) -> list[str]:
+        return [prompt.cache_key(c, self.model) for c in self.chunks]
+
+    def estimate(self) -> Estimate:
+        """Calls and cost before anything is asked (reads the cache: call from a worker thread)."""
+        from cks_desktop.agent.context import estimator_for
+        from cks_desktop.llm.prices import cost_usd, price_for
+
+        keys = self.keys()
+        cached = self.cache.has(keys)
+        estimator = estimator_for(self.provider) if self.provider is not None else None
+        per_token = estimator.chars_per_token if estimator is not None else 3.0
+        fixed = len(prompt.SYSTEM) + len(json.dumps(prompt.SCHEMA)) + 600
+        todo = [c for c, k in zip(self.chunks, keys, strict=True) if k not in cached]
+        inp = sum(int((fixed + c.chars + len(c.context_tail)) / per_token) for c in todo)
+        out = sum(int(c.chars / per_token * OUTPUT_RATIO) for c in todo)
+        calls = len(todo) + (1 if todo else 0)
+        config = getattr(self.provider, "config", None)
+        price = price_for(str(getattr(config, "model", "")), self.prices)
+        return Estimate(len(self.chunks), len(cached), calls, inp, out, cost_usd(price, inp, out), self.model)
+
+    def check_cap(self, estimate: Estimate) -> None:
+        if self.max_calls is not None and estimate.calls > self.max_calls:
+            raise ExtractionStopped(f"This extraction needs up to {estimate.calls} model calls, over the cap of "
+                                    f"{self.max_calls}; raise the cap to run it.", "capped")
+        if self.max_cost_usd is not None and estimate.cost_usd is not None and estimate.cost_usd > self.max_cost_usd:
+            raise ExtractionStopped(f"This extraction may cost about ${estimate.cost_usd:.2f}, over the cap of "
+                                    f"${self.max_cost_usd:.2f}; raise the cap to run it.", "capped")
+
+    # -- the run ---------------------------------------------------------------------------------------
+    async def run(self) -> Plan:
+        """Ask every chunk (cache first), resolve, and return the plan (nothing is written here)."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        estimate = await asyncio.to_thread(self.estimate)
+        self.check_cap(estimate)
+        self.context = await asyncio.to_thread(load_context, self.store, self.session_id)
+        runs = Runs(self.store, self.session_id)
+        self.progress.run_id = await asyncio.to_thread(runs.start, self.document.id, len(self.chunks))
+        results: list[ChunkResult] = []
+        try:
+            for chunk, key in zip(self.chunks, self.keys(), strict=True):
+                await self._running.wait()
+                if self._cancelled:
+                    raise ExtractionStopped("The extraction was cancelled; the chunks already read are kept and "
+                                            "the next run goes on from there.", "cancelled")
+                answer = await self._answer(chunk, key)
+                if answer is not None:
+                    result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab)
+                    results.append(result)
+                    self.progress.objects_found += len(result.mentions)
+                    self.progress.relations_found += len(result.relations)
+                self.progress.chunks_done += 1
+                await asyncio.to_thread(runs.update, self.progress.run_id, done=self.progress.chunks_done)
+                self._emit()
+                self._check_running_cost()
+            plan = await self._resolve(results)
+        except ExtractionStopped as exc:
+            self.progress.state = exc.state
+            await asyncio.to_thread(runs.update, self.progress.run_id, state=exc.state, detail=self.progress.to_json())
+            self._emit()
+            raise
+        self.progress.app_seconds = max(0.0, loop.time() - began - self.progress.model_seconds)
+        self.progress.state = "done"
+        plan.stats = {**self.progress.to_json(), "estimate": estimate.to_json()}
+        await asyncio.to_thread(runs.update, self.progress.run_id, state="done", detail=self.progress.to_json())
+        self._emit()
+        return plan
+
+    def _check_running_cost(self) -> None:
+        cost = self.progress.cost_usd
+        if self.max_cost_usd is not None and cost is not None and cost > self.max_cost_usd:
+            raise ExtractionStopped(f"The extraction stopped at its cost cap (${cost:.2f} of ${self.max_cost_usd:.2f}); "
+                                    "the chunks read so far are kept.", "capped")
+        if self.max_calls is not None and self.progress.calls >= self.max_calls and \
+                self.progress.chunks_done < self.progress.chunks_total:
+            raise ExtractionStopped(f"The extraction stopped at its cap of {self.max_calls} model calls; "
+                                    "the chunks read so far are kept.", "capped")
+
+    async def _answer(self, chunk: Chunk, key: str) -> dict[str, Any] | None:
+        cached = await asyncio.to_thread(self.cache.get, key)
+        if cached is not None:
+            self.progress.cached += 1
+            return cached
+        if self.provider is None:
+            self.progress.failed_chunks.append(f"part {chunk.index + 1}: no AI provider is set up")
+            return None
+        assert self.context is not None
+        message = prompt.user_message(chunk, self.context.vocab.types, self.context.relation_types, self.guidance)
+        answer = await self._ask(message, prompt.SCHEMA, prompt.SYSTEM, f"part {chunk.index + 1}")
+        if answer is None:
+            return None
+        await asyncio.to_thread(self.cache.put, key, answer)
+        return answer
+
+    async def _ask(self, message: str, schema: dict[str, Any], system: str, what: str) -> dict[str, Any] | None:
+        from cks_desktop.llm.messages import Message
+        from cks_desktop.llm.provider import ProviderError
+        from cks_desktop.llm.structured import StructuredOutputError, respond_json
+
+        assert self.provider is not None
+        loop = asyncio.get_running_loop()
+        for attempt in range(RATE_LIMIT_RETRIES + 1):
+            usage: list["Usage"] = []
+            started = loop.time()
+            try:
+                answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage)
+            except ProviderError as exc:
+                self._count(usage, loop.time() - started)
+                if exc.kind in ("rate_limited", "overloaded") and attempt < RATE_LIMIT_RETRIES:
+                    await asyncio.sleep(_retry_after(exc, attempt))
+                    continue
+                self.progress.failed_chunks.append(f"{what}: {exc.message}")
+                return None
+            except StructuredOutputError as exc:
+                self._count(usage, loop.time() - started)
+                self.progress.failed_chunks.append(f"{what}: {exc.message}")
+                return None
+            self._count(usage, loop.time() - started)
+            return answer if isinstance(answer, dict) else None
+        return None
+
+    def _count(self, usage: list["Usage"], seconds: float) -> None:
+        from cks_desktop.llm.prices import cost_usd, price_for
+
+        self.progress.model_seconds += seconds
+        self.progress.calls += max(1, len(usage))
+        config = getattr(self.provider, "config", None)
+        price = price_for(str(getattr(config, "model", "")), self.prices)
+        for u in usage:
+            self.progress.input_tokens += u.input_tokens
+            self.progress.output_tokens += u.output_tokens
+            cost = cost_usd(price, u.input_tokens, u.output_tokens, u.cached_tokens)
+            if cost is not None:
+                self.progress.cost_usd = (self.progress.cost_usd or 0.0) + cost
+
+    async def _resolve(self, results: list[ChunkResult]) -> Plan:
+        assert self.context is not None
+        ctx = self.context
+        resolver = Resolver(ctx.existing, ctx.distinct)
+        self.resolver = resolver
+        claims, skipped = await asyncio.to_thread(resolve_mentions, results, resolver)
+        verdicts = await self._verdicts(resolver)
+        resolver.settle(verdicts)
+        plan = lay_out(self.session_id, self.document.id, self.document.name, claims,
+                       [*skipped, *self.progress.failed_chunks], resolver, ctx.vocab, ctx.edges)
+        return plan
+
+    async def _verdicts(self, resolver: Resolver) -> dict[int, str]:
+        """The ONE batched question about ambiguous pairs (cached); "distinct" when not asked."""
+        pairs = resolver.pairs[:MAX_PAIRS]
+        if not pairs:
+            return {}
+        shown = []
+        for i, pair in enumerate(pairs):
+            a, b = resolver.entities[pair.a], resolver.entities[pair.b]
+            shown.append({"pair": i, "first": _side(a), "second": _side(b), "why_asked": pair.reason})
+        key = "pairs:" + hashlib.sha256(json.dumps([prompt.PROMPT_VERSION, self.model, shown],
+                                                   ensure_ascii=False).encode()).hexdigest()
+        answer = await asyncio.to_thread(self.cache.get, key)
+        if answer is None and self.provider is not None:
+            answer = await self._ask(prompt.pairs_message(shown), prompt.PAIRS_SCHEMA, prompt.PAIRS_SYSTEM,
+                                     "the question about possible duplicates")
+            if answer is not None:
+                await asyncio.to_thread(self.cache.put, key, answer)
+        verdicts: dict[int, str] = {}
+        for item in (answer or {}).get("answers") or []:
+            if isinstance(item, dict) and isinstance(item.get("pair"), int) and item.get("verdict") in ("same", "distinct", "unsure"):
+                verdicts[int(item["pair"])] = str(item["verdict"])
+        return verdicts
+
+
+def _side(ent: Any) -> dict[str, Any]:
+    quote = ""
+    for m in ent.mentions[:1]:
+        for ev in m.evidence[:1]:
+            quote = ev.quote
+    return {"name": ent.name, "type": ent.type, "description": ent.description,
+            "in_graph_already": ent.existing_id is not None, "passage": quote[:300]}
+
+
+def _retry_after(exc: Any, attempt: int) -> float:
+    detail = getattr(exc, "detail", None) or {}
+    value = detail.get("retry_after") if isinstance(detail, dict) else None
+    if isinstance(value, (int, float)) and 0 <= value <= 60:
+        return float(value)
+    return RETRY_BASE_S * (2 ** attempt)
+
+
+def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *,
+               per_chunk: bool = False) -> list[Any]:
+    """Write the plan's included items: ONE change (or one per chunk); returns the ApplyResults."""
+    from cks_desktop.extraction.plan import plan_ops
+
+    if not per_chunk:
+        ops = plan_ops(plan, context.by_id, context.props)
+        return [store.apply(plan.session_id, ops, origin)] if ops else []
+    results = []
+    chunks = sorted({ev["chunk_index"] for item in plan.objects for ev in item.evidence})
+    written: dict[str, str] = {}  # plan object key → id, once an earlier chunk wrote it
+    for chunk in chunks:
+        part = _chunk_part(plan, chunk, written)
+        ops = plan_ops(part, context.by_id, context.props)
+        if not ops:
+            continue
+        result = store.apply(plan.session_id, ops, origin)
+        for key, ident in result.created.items():
+            written[key.lstrip("$")] = ident
+        results.append(result)
+    return results
+
+
+def _chunk_part(plan: Plan, chunk: int, written: dict[str, str]) -> Plan:
+    """The items first seen in ``chunk`` (objects an earlier chunk wrote become merges into them)."""
+    import copy
+
+    part = copy.copy(plan)
+    objects = []
+    for item in plan.objects:
+        first = min((ev["chunk_index"] for ev in item.evidence), default=0)
+        if first > chunk:
+            continue
+        clone = copy.copy(item)
+        if item.key in written:
+            clone.action, clone.existing_id = "merge", written[item.key]
+            clone.evidence = [ev for ev in item.evidence if ev["chunk_index"] == chunk]
+            clone.aliases, clone.properties, clone.conflicts = [], {}, []
+            if not clone.evidence:
+                clone.include = item.include
+        elif first < chunk:
+            continue
+        objects.append(clone)
+    part.objects = objects
+    present = {o.key for o in objects}
+    part.relations = [r for r in plan.relations if min(ev["chunk_index"] for ev in r.evidence) == chunk
+                      and r.source in present and r.target in present]
+    return part

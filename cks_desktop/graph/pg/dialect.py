@@ -1,0 +1,130 @@
+"""The store's SQLite SQL, spoken to PostgreSQL.
+
+Why translate instead of writing every query twice: the planner's overlay, the
+writer, the history, the graph walks and the other modules' tables
+(transcript, documents, usage) all talk to the store's connection in SQLite's
+dialect. A second copy of each for PostgreSQL would drift from the first the
+day someone fixes one of them. The differences the code actually uses are few
+and mechanical, so one function rewrites a statement once (cached) and the same
+modules run on both backends:
+
+=====================================  =============================================
+SQLite                                 PostgreSQL
+=====================================  =============================================
+``?`` / ``?N`` parameters              ``%s`` / ``%(pN)s`` (a literal ``%`` doubled)
+``json_each(?) [AS f]``                ``jsonb_array_elements_text(%s::jsonb) AS f(value)``
+``INDEXED BY idx``                     (dropped: a planner hint)
+``CROSS JOIN t x ON …``                ``JOIN t x ON …`` (SQLite's CROSS JOIN is a hint)
+``INSERT OR IGNORE INTO …``            ``INSERT INTO … ON CONFLICT DO NOTHING``
+``COLLATE NOCASE``                     the ICU collation ``nocase`` the schema creates
+``BEGIN IMMEDIATE``                    ``BEGIN`` + the store's write lock (see conn.py)
+=====================================  =============================================
+
+Statements that mean something else on PostgreSQL are rewritten whole
+(``_REWRITES``): the next full-text row number is read through a function that
+sees past row-level security (a member cannot see other members' private rows,
+but their row numbers must not be reused).
+
+Not translated (and so not working on PostgreSQL): ``PRAGMA``, ``INSERT OR
+REPLACE``, ``sqlite_master``, SQLite's date functions. ``docs/team.md`` lists
+which modules use them.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_JSON_EACH = re.compile(r"json_each\((\?\d*)\)(?:\s+AS\s+(\w+))?", re.IGNORECASE)
+_INDEXED_BY = re.compile(r"\s+INDEXED\s+BY\s+\w+", re.IGNORECASE)
+_CROSS_JOIN_ON = re.compile(r"\bCROSS\s+JOIN\s+(\w+(?:\s+(?:AS\s+)?(?!ON\b)\w+)?)(?=\s+ON\b)", re.IGNORECASE)
+_OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
+_PARAM = re.compile(r"\?(\d*)")
+
+# Whole statements whose meaning differs on PostgreSQL (see the module docstring).
+_REWRITES = {
+    "SELECT coalesce(max(n), 0) FROM objects": "SELECT cks_max_object_n()",
+}
+
+
+@lru_cache(maxsize=1024)
+def translate(sql: str) -> tuple[str, bool]:
+    """``(postgres_sql, numbered)``; ``numbered`` when the statement used ``?N`` (its
+    parameters then go as a dict ``{"p1": …}``)."""
+    sql = _REWRITES.get(sql.strip(), sql)
+    sql = sql.replace("%", "%%")
+    sql = _INDEXED_BY.sub("", sql)
+
+    def json_each(m: re.Match[str]) -> str:
+        return f"jsonb_array_elements_text({m.group(1)}::jsonb) AS {m.group(2) or '_je'}(value)"
+
+    sql = _JSON_EACH.sub(json_each, sql)
+    sql = _CROSS_JOIN_ON.sub(lambda m: "JOIN " + m.group(1), sql)
+    if _OR_IGNORE.match(sql):
+        sql = _OR_IGNORE.sub("INSERT INTO", sql).rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
+    numbered = False
+
+    def param(m: re.Match[str]) -> str:
+        nonlocal numbered
+        if m.group(1):
+            numbered = True
+            return f"%(p{m.group(1)})s"
+        return "%s"
+
+    sql = _PARAM.sub(param, sql)
+    return sql, numbered
+
+
+def numbered_params(params: tuple[object, ...] | list[object]) -> dict[str, object]:
+    return {f"p{i}": value for i, value in enumerate(params, start=1)}
+
+
+# -- the schema ---------------------------------------------------------------------------
+
+_FTS5 = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+(\w+)\s+USING\s+fts5\s*\((.*)\)\s*;?\s*$",
+                   re.IGNORECASE | re.DOTALL)
+_CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(\w+)", re.IGNORECASE)
+_INT_PK = re.compile(r"^\s*(\w+)\s+INTEGER\s+PRIMARY\s+KEY\b", re.IGNORECASE | re.MULTILINE)
+
+
+def fts_table(name: str) -> list[str]:
+    """The PostgreSQL stand-in for an FTS5 table with columns (name, body): the same
+    columns and ``rowid`` (so the writer's INSERT/DELETE work unchanged), a stored
+    ``tsvector`` over them built by ``cks_tsvector`` (names weigh A, property text B)
+    and a GIN index on it. ``session_id`` is filled by a trigger from the object row,
+    for row-level security."""
+    return [
+        f"CREATE TABLE {name} (\n    rowid BIGINT PRIMARY KEY,\n    name TEXT NOT NULL DEFAULT '',\n"
+        f"    body TEXT NOT NULL DEFAULT '',\n    session_id TEXT COLLATE \"C\",\n"
+        f"    tsv tsvector GENERATED ALWAYS AS (cks_tsvector(name, body)) STORED\n)",
+        f"CREATE INDEX {name}_tsv ON {name} USING GIN (tsv)",
+        f"CREATE TRIGGER {name}_session BEFORE INSERT ON {name} FOR EACH ROW EXECUTE FUNCTION cks_fts_session()",
+    ]
+
+
+def ddl(statement: str) -> tuple[list[str], dict[str, str]]:
+    """One statement of a shared (SQLite) migration as PostgreSQL statements, and the
+    tables it gave an automatic integer key (``{table: column}``, for ``lastrowid``).
+
+    Types: INTEGER → BIGINT (an ``INTEGER PRIMARY KEY`` becomes an identity column, as
+    SQLite's rowid alias assigns one), REAL → DOUBLE PRECISION, BLOB → BYTEA, TEXT →
+    TEXT COLLATE "C" (byte order, as SQLite compares: ids and paging cursors sort the
+    same on both); ``WITHOUT ROWID`` is dropped.
+    """
+    m = _FTS5.match(statement)
+    if m:
+        return fts_table(m.group(1)), {}
+    keys: dict[str, str] = {}
+    table = _CREATE_TABLE.match(statement)
+    out = statement.strip().rstrip(";")
+    out = re.sub(r"\)\s*WITHOUT\s+ROWID\s*$", ")", out, flags=re.IGNORECASE)
+    if table:
+        pk = _INT_PK.search(out)
+        if pk:
+            keys[table.group(1)] = pk.group(1)
+        out = _INT_PK.sub(lambda k: f"    {k.group(1)} BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", out)
+        out = re.sub(r"\bINTEGER\b", "BIGINT", out)
+        out = re.sub(r"\bREAL\b", "DOUBLE PRECISION", out)
+        out = re.sub(r"\bBLOB\b", "BYTEA", out)
+        out = re.sub(r"\bTEXT\b", 'TEXT COLLATE "C"', out)
+    return [out], keys

@@ -1,0 +1,67 @@
+"""Images in each vendor's wire format (issue 16, section 3), for the four adapters.
+
+Only an ``ImagePart`` with its bytes filled in (``agent/images.py`` does that from the session's
+store) goes out as an image; one without bytes — its stored copy is gone — and every image for
+a model that takes none go out as their note, so a request never fails over an image.
+
+Where the image goes:
+- Anthropic: ``image`` blocks with a base64 source, inside the ``tool_result`` block's content
+  for a tool's image (the API takes images there), in the user message for the person's.
+- OpenAI-compatible: a ``tool`` message's content is text only, so a tool's images follow the
+  turn's tool messages as one user message (``image_url`` with a ``data:`` URL) that names the
+  call they belong to; the person's images are ``image_url`` parts of their message.
+- Ollama: the message's ``images`` list (raw bytes; the SDK base64-encodes them), on the
+  ``tool`` message for a tool's images and the user message for the person's.
+- Gemini: ``inline_data`` parts, after the turn's ``function_response`` parts.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from cks_desktop.llm.messages import ImagePart, ToolResultPart
+from cks_desktop.llm.vision import image_note
+
+
+def usable(part: ImagePart, images: bool) -> bool:
+    """Whether ``part`` goes out as an image (else as its note)."""
+    return images and bool(part.data)
+
+
+def note(part: ImagePart) -> str:
+    return image_note(part) if part.data else f"{part.note} (not shown: the stored image is missing)"
+
+
+def b64(part: ImagePart) -> str:
+    return base64.b64encode(part.data).decode("ascii")
+
+
+def anthropic_image(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": b64(part)}}
+
+
+def openai_image(part: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{part.media_type};base64,{b64(part)}"}}
+
+
+def gemini_image(part: ImagePart) -> dict[str, Any]:
+    return {"inline_data": {"mime_type": part.media_type, "data": part.data}}
+
+
+def result_caption(result: ToolResultPart) -> str:
+    """Names the call a following message's images belong to (OpenAI-compatible, Gemini)."""
+    count = len(result.images)
+    return f"The {'image' if count == 1 else f'{count} images'} returned by {result.name} (call {result.call_id}):"
+
+
+def openai_result_images(results: list[ToolResultPart], images: bool) -> dict[str, Any] | None:
+    """The user message that carries a turn's tool images to an OpenAI-compatible model, or None."""
+    content: list[dict[str, Any]] = []
+    for result in results:
+        shown = [p for p in result.images if usable(p, images)]
+        if not shown:
+            continue
+        content.append({"type": "text", "text": result_caption(result)})
+        content += [openai_image(p) for p in shown]
+    return {"role": "user", "content": content} if content else None
