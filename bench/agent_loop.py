@@ -14,7 +14,9 @@ both sides alike):
 
 The overhead per model turn is (ai_chat − bare SDK) / 2, from the medians.
 Target: under 2 ms. A last row runs the loop against the in-process scripted
-provider (no HTTP, no SDK): the loop's floor.
+provider (no HTTP, no SDK): the loop's floor. Then, in the same run, the cost of
+context management per turn at 10, 100 and 1,000 messages beside the bare loop
+(``bench/context.py``; target under 5 ms at 1,000 messages); ``--no-context`` skips it.
 
     python bench/agent_loop.py                  # 200 rounds per provider
     python bench/agent_loop.py --rounds 50 --providers anthropic ollama
@@ -236,13 +238,25 @@ async def main(rounds: int, providers: list[str]) -> int:
     return 0 if verdict == "PASS" else 1
 
 
+async def main_with_context(rounds: int, providers: list[str], context: bool) -> int:
+    """The provider table, then (issue 16) the context-management table of the same run."""
+    status = await main(rounds, providers)
+    if context:
+        from bench import context as context_bench  # imports this module: loaded only when asked
+
+        print()
+        status |= await context_bench.main(min(rounds, 30))
+    return status
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--providers", nargs="+", choices=PROVIDER_NAMES, default=PROVIDER_NAMES)
+    parser.add_argument("--no-context", action="store_true", help="skip the context-management table")
     parser.add_argument("--serve", choices=PROVIDER_NAMES, help=argparse.SUPPRESS)  # the child process
     ns = parser.parse_args()
     if ns.serve:
         serve(ns.serve)
         sys.exit(0)
-    sys.exit(asyncio.run(main(ns.rounds, ns.providers)))
+    sys.exit(asyncio.run(main_with_context(ns.rounds, ns.providers, not ns.no_context)))
