@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--data-dir", metavar="DIR", help="keep data, settings and logs in DIR "
                         "(overrides $CKS_DESKTOP_HOME and the platform folders)")
+    parser.add_argument("--database", metavar="ADDRESS|FILE", help="use this graph database: a team's "
+                        "postgresql://user@host/db (password from the keychain or PGPASSFILE, never in the "
+                        "address) or a SQLite file; default: Settings → Storage, else the data folder's file")
     parser.add_argument("--self-test", action="store_true", help="start the window offscreen, run one "
                         "scripted chat turn, exit 0 on success")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug output to stderr")

@@ -77,11 +77,13 @@ class AppServices:
              provider_factory: Factory | None = None) -> "AppServices":
         """Settings and store from ``paths`` (for the window). Raises ``StoreError`` (one sentence)
         when the database cannot be used."""
-        from cks_desktop.graph.store import GraphStore
+        from cks_desktop.storage_choice import open_store
 
         paths.ensure()
         settings = Settings.load(paths.settings_file)
-        store = GraphStore.open(paths.database)
+        secrets = secrets if secrets is not None else SecretStore()
+        # the data folder's file, or the team database Settings → Storage chose (storage_choice.py)
+        store = open_store(None, paths.database, secrets, settings)
         return cls.build(paths, settings, store, secrets=secrets, provider_factory=provider_factory)
 
     @classmethod

@@ -5,6 +5,8 @@
 set -euo pipefail
 what=${1:-app}
 pkgs=(python3-venv libgl1 libegl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3)
+# the PostgreSQL server for the team-graph tests (tests/pgcluster.py starts a throw-away cluster)
+[ "$what" = test ] && pkgs+=(postgresql)
 if [ "$what" = app ]; then
   pkgs+=(libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0
          libxcb-render-util0 libxcb-image0 libxcb-xinerama0)

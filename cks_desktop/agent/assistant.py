@@ -200,7 +200,7 @@ class Assistant:
         from cks_desktop.agent.session_settings import SessionSettingsStore, default_params, effective_params
 
         try:
-            return effective_params(SessionSettingsStore(self.store).get(session_id), self.settings)
+            return effective_params(SessionSettingsStore(self.store, self.settings).get(session_id), self.settings)
         except Exception as exc:  # an unknown session fails later, in the tools, with a clear message
             log.warning("could not read the chat settings of session %s: %s", session_id, exc)
             return default_params(self.settings)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REPEATED_FAILURE_LIMIT = 3
+THINKING_ROOM = 8192  # tokens kept for thinking when the session asks for it without a budget
 CANCELLED_TEXT = "cancelled by the person"
 
 
@@ -462,6 +463,8 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
     estimator = ctx.estimator_for(provider)
     answer = (params.max_output_tokens if params is not None and params.max_output_tokens
               else int(getattr(getattr(provider, "config", None), "max_tokens", 4096) or 4096))
+    if params is not None and params.reasoning:  # thinking is output too: the window must hold it (issue 16)
+        answer += params.reasoning_budget or THINKING_ROOM
 
     def fitted(allow_summary: bool) -> ctx.Fitted:
         return ctx.fit(chat.messages, system=system, tools=tools, window=window, answer_tokens=answer,

@@ -7,6 +7,13 @@ app's default from Settings → Chat & agent (``agent.temperature``,
 ``agent.max_output_tokens`` in the settings file), and one left empty there too is not sent
 at all, so the provider's own default applies (``llm.provider.GenerationParams``).
 
+Reasoning (issue 16, section 2): a per-session switch "think before answering" and a thinking
+budget in tokens (``GenerationParams.reasoning``/``reasoning_budget``), default off. The
+``session_params`` table has no column for them and this step adds no migration, so they are
+kept the way per-session scopes are, in the settings file: ``agent.session_reasoning.<session
+id> = {"enabled": bool, "budget": int}``, with the app's default in ``agent.reasoning`` (Settings
+→ Chat & agent). A session without a choice of its own follows the default.
+
 Values are checked here, once, for every front end (the session settings panel, tests):
 bad input gets one sentence and nothing is written: every value is checked before the
 first write, so the panel's Save never stores half its values.
@@ -27,6 +34,9 @@ if TYPE_CHECKING:
 TEMPERATURE_RANGE = (0.0, 2.0)  # every provider accepts this range (Anthropic's own ends at 1.0)
 MAX_TOKENS_RANGE = (1, 1_000_000)
 MAX_INSTRUCTIONS = 8000  # agent/prompt.py keeps this many characters
+# Thinking budget in tokens: Anthropic's minimum is 1,024 (smaller budgets are raised to it);
+# Gemini's cap is lower on some models (24,576 on Flash): the provider's sentence says so.
+REASONING_BUDGET_RANGE = (1, 128_000)
 
 
 class SessionSettingsError(ValueError):
@@ -38,10 +48,13 @@ class SessionSettings:
     instructions: str = ""
     temperature: float | None = None  # None: the app's default
     max_output_tokens: int | None = None  # None: the app's default
+    reasoning: bool | None = None  # think before answering; None: the app's default (off unless set)
+    reasoning_budget: int | None = None  # thinking tokens; None: the app's default, else the provider's
 
     @property
     def params(self) -> GenerationParams:
-        return GenerationParams(self.temperature, self.max_output_tokens)
+        return GenerationParams(self.temperature, self.max_output_tokens, bool(self.reasoning),
+                                self.reasoning_budget)
 
 
 def check_temperature(value: Any) -> float | None:
@@ -74,6 +87,57 @@ def check_max_tokens(value: Any) -> int | None:
     return number
 
 
+def check_reasoning_budget(value: Any) -> int | None:
+    """A thinking budget as stored (None: not set); raises ``SessionSettingsError`` with a sentence."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    low, high = REASONING_BUDGET_RANGE
+    try:
+        number = int(str(value).strip().replace(",", "")) if not isinstance(value, int) else value
+    except ValueError:
+        raise SessionSettingsError(f"The thinking budget must be a whole number of tokens from {low} to "
+                                   f"{high:,}, not {str(value)[:40]!r}.") from None
+    if isinstance(value, bool) or not low <= number <= high:
+        raise SessionSettingsError(f"The thinking budget must be from {low} to {high:,} tokens; {value} is outside.")
+    return number
+
+
+def _reasoning_entry(value: Any) -> tuple[bool | None, int | None]:
+    """(switch, budget) of a stored ``{"enabled": …, "budget": …}``; anything invalid counts as not set."""
+    if not isinstance(value, dict):
+        return None, None
+    enabled = value.get("enabled")
+    try:
+        budget = check_reasoning_budget(value.get("budget"))
+    except SessionSettingsError:
+        budget = None
+    return (enabled if isinstance(enabled, bool) else None), budget
+
+
+def default_reasoning(settings: "Settings") -> tuple[bool, int | None]:
+    """Settings → Chat & agent's thinking default: (on, budget); off when not set."""
+    enabled, budget = _reasoning_entry((settings.data.get("agent") or {}).get("reasoning"))
+    return bool(enabled), budget
+
+
+def set_default_reasoning(settings: "Settings", enabled: bool, budget: Any = None) -> None:
+    """Store the app's thinking default (the budget checked first). The caller saves the settings."""
+    checked = check_reasoning_budget(budget)
+    if not enabled and checked is None:  # the built-in default: stored as no choice
+        settings.data["agent"].pop("reasoning", None)
+        return
+    entry: dict[str, Any] = {"enabled": bool(enabled)}
+    if checked is not None:
+        entry["budget"] = checked
+    settings.data["agent"]["reasoning"] = entry
+
+
+def session_reasoning(settings: "Settings", session_id: str) -> tuple[bool | None, int | None]:
+    """The session's own thinking choice (None: the default)."""
+    section = (settings.data.get("agent") or {}).get("session_reasoning")
+    return _reasoning_entry(section.get(session_id) if isinstance(section, dict) else None)
+
+
 def default_params(settings: "Settings") -> GenerationParams:
     """Settings → Chat & agent's defaults; a value that is not valid there counts as not set."""
     agent = settings.data.get("agent") or {}
@@ -85,7 +149,8 @@ def default_params(settings: "Settings") -> GenerationParams:
         max_tokens = check_max_tokens(agent.get("max_output_tokens"))
     except SessionSettingsError:
         max_tokens = None
-    return GenerationParams(temperature, max_tokens)
+    reasoning, budget = default_reasoning(settings)
+    return GenerationParams(temperature, max_tokens, reasoning, budget)
 
 
 def set_default_params(settings: "Settings", temperature: Any, max_output_tokens: Any) -> None:
@@ -104,14 +169,20 @@ def effective_params(own: SessionSettings, settings: "Settings") -> GenerationPa
     fallback = default_params(settings)
     return GenerationParams(own.temperature if own.temperature is not None else fallback.temperature,
                             own.max_output_tokens if own.max_output_tokens is not None
-                            else fallback.max_output_tokens)
+                            else fallback.max_output_tokens,
+                            own.reasoning if own.reasoning is not None else fallback.reasoning,
+                            own.reasoning_budget if own.reasoning_budget is not None else fallback.reasoning_budget)
 
 
 class SessionSettingsStore:
-    """Reads and writes one store's per-session chat settings."""
+    """Reads and writes one store's per-session chat settings.
 
-    def __init__(self, store: "GraphStore") -> None:
+    ``settings`` given: the session's thinking choice is read from (and written to) it too; the
+    caller saves the settings file after ``set``."""
+
+    def __init__(self, store: "GraphStore", settings: "Settings | None" = None) -> None:
         self.store = store
+        self.settings = settings
 
     def get(self, session_id: str) -> SessionSettings:
         session = self.store.get_session(session_id)  # raises the store's error for an unknown session
@@ -119,17 +190,22 @@ class SessionSettingsStore:
             row = conn.execute("SELECT temperature, max_output_tokens FROM session_params WHERE session_id = ?",
                                (session_id,)).fetchone()
         temperature, max_tokens = (row[0], row[1]) if row else (None, None)
-        return SessionSettings(session.instructions or "", temperature, max_tokens)
+        reasoning, budget = session_reasoning(self.settings, session_id) if self.settings else (None, None)
+        return SessionSettings(session.instructions or "", temperature, max_tokens, reasoning, budget)
 
     def set(self, session_id: str, *, instructions: str, temperature: Any = None,
-            max_output_tokens: Any = None) -> SessionSettings:
-        """Check every value, then write them in one transaction; returns what was stored."""
+            max_output_tokens: Any = None, reasoning: bool | None = None,
+            reasoning_budget: Any = None) -> SessionSettings:
+        """Check every value, then write them in one transaction; returns what was stored.
+        ``reasoning`` None (and no budget): the session follows the app's thinking default."""
         if not isinstance(instructions, str):
             raise SessionSettingsError("The instructions must be text.")
         if len(instructions) > MAX_INSTRUCTIONS:
             raise SessionSettingsError(f"The instructions are {len(instructions):,} characters long; at most "
                                        f"{MAX_INSTRUCTIONS:,} are kept. Shorten them and save again.")
-        checked = SessionSettings(instructions, check_temperature(temperature), check_max_tokens(max_output_tokens))
+        checked = SessionSettings(instructions, check_temperature(temperature), check_max_tokens(max_output_tokens),
+                                  reasoning if isinstance(reasoning, bool) else None,
+                                  check_reasoning_budget(reasoning_budget))
         current = self.store.get_session(session_id)
         with self.store.transaction() as conn:
             if checked.temperature is None and checked.max_output_tokens is None:
@@ -141,4 +217,17 @@ class SessionSettingsStore:
                              (session_id, checked.temperature, checked.max_output_tokens))
         if instructions != (current.instructions or ""):
             self.store.set_session_instructions(session_id, instructions)  # emits the session's "updated" event
+        if self.settings is not None:
+            section = self.settings.data["agent"].get("session_reasoning")
+            if not isinstance(section, dict):
+                section = self.settings.data["agent"]["session_reasoning"] = {}
+            if checked.reasoning is None and checked.reasoning_budget is None:
+                section.pop(session_id, None)
+            else:
+                entry: dict[str, Any] = {}
+                if checked.reasoning is not None:
+                    entry["enabled"] = checked.reasoning
+                if checked.reasoning_budget is not None:
+                    entry["budget"] = checked.reasoning_budget
+                section[session_id] = entry
         return checked

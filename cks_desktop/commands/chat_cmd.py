@@ -92,6 +92,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "Settings → Chat & agent → Prices)")
     p.add_argument("--format", choices=("markdown", "json"),
                    help="with --export: the file's format (default: json for a .json FILE, else markdown)")
+    p.add_argument("--image", action="append", default=[], metavar="FILE",
+                   help="an image to send with the message (PNG, JPEG, GIF or WebP, up to 20 MB; repeat for more)")
     p.add_argument("prompt", nargs="?", metavar="PROMPT", help="the message; '-' reads it from stdin")
     p.set_defaults(handler=_run)
 
@@ -108,9 +110,12 @@ def _run(args: argparse.Namespace) -> int:
     if manage and (args.budget_tokens is not None or args.budget_cost is not None):
         raise CliError("--budget-tokens and --budget-cost go with a PROMPT or --retry.")
     args.budget = _budget(args)
+    if args.image and (manage or args.retry):
+        raise CliError("--image goes with a PROMPT.")
+    args.images = _read_images(args.image)
     if not manage and not args.retry:
         prompt = sys.stdin.read() if args.prompt == "-" else (args.prompt or "")
-        if not prompt.strip():
+        if not prompt.strip() and not args.images:
             raise CliError("Give a message to send (PROMPT), or use --history to see the chat.")
         args.prompt = prompt
     store = open_store(args)
@@ -288,6 +293,30 @@ def _services(args: argparse.Namespace, store: "GraphStore") -> "AppServices":
                              pinned_provider=args.provider, scope_setting=CLI_SETTING)
 
 
+def _read_images(paths: list[str]) -> list[Any]:
+    """``--image`` files, validated before anything is sent (a refused one is a usage error)."""
+    from cks_desktop.agent.images import read_image_file
+    from cks_desktop.tools.images import ImageRefused
+
+    try:
+        return [read_image_file(path) for path in paths]
+    except ImageRefused as exc:
+        raise CliError(str(exc)) from None
+
+
+def _prompt_with_images(args: argparse.Namespace, store: "GraphStore") -> Any:
+    """The prompt, as a message carrying the ``--image`` files (stored in the session) when given."""
+    if not getattr(args, "images", None) or args.retry:
+        return None if args.retry else args.prompt
+    from cks_desktop.agent.images import ImageStore
+    from cks_desktop.llm.messages import Message, Part, Text
+
+    images = ImageStore(store)
+    parts: list[Part] = [Text(args.prompt)] if args.prompt.strip() else []
+    parts += [images.put(args.session, blob) for blob in args.images]
+    return Message("user", parts)
+
+
 async def _prepare_provider(services: "AppServices") -> None:
     """Make the provider before any request: nothing chosen, a missing key or a bad setting is a
     usage error (exit 2) naming what is missing."""
@@ -317,7 +346,7 @@ async def _chat(args: argparse.Namespace, store: "GraphStore") -> int:
         await _prepare_provider(services)
         if not args.no_mcp:
             await _start_mcp(services, yes=args.yes)
-        turn = await services.assistant.run(args.session, None if args.retry else args.prompt, approver=approver,
+        turn = await services.assistant.run(args.session, _prompt_with_images(args, store), approver=approver,
                                             on_event=printer, max_iterations=args.max_iterations,
                                             extra_scopes=extra, budget=_with_prices(args, services))
     finally:

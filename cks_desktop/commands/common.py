@@ -35,8 +35,16 @@ def open_store(args: argparse.Namespace) -> "GraphStore":
     from cks_desktop.graph.errors import StoreError
     from cks_desktop.graph.store import GraphStore
 
+    database = getattr(args, "database", None)
     try:
-        store = GraphStore.open(app_paths(args).database)
+        if database:  # --database: a team's PostgreSQL or another file (cks_desktop/storage_choice.py)
+            from cks_desktop.secrets import SecretStore
+            from cks_desktop.storage_choice import open_store as open_chosen, refuse_password_in_address
+
+            refuse_password_in_address(database)
+            store = open_chosen(database, app_paths(args).database, SecretStore())
+        else:
+            store = GraphStore.open(app_paths(args).database)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     if store.read_only_reason:  # damaged or full disk: reads go on, writes are refused with the full sentence

@@ -3,6 +3,8 @@
     mcp list [--json] [--no-probe]          every server, with its status after a probe
     mcp add NAME [--env K=V]… [--secret-env K]… [--scope S]… [--approval P] [--timeout S] -- COMMAND [ARGS…]
     mcp add NAME --url URL [--header K:V]… [--secret-header K]…
+            [--oauth-client-credentials CLIENT_ID [--oauth-auth M] [--oauth-private-key PEM] [--oauth-scope S]
+             [--oauth-issuer URL]]          a machine-to-machine OAuth client (mcp_oauth_opts.py)
     mcp show NAME [--json]                  one server's entry, secrets shown as [secret]
     mcp remove NAME | enable NAME | disable NAME
     mcp grant NAME | revoke NAME            whether every chat may use the server's tools (``add`` grants;
@@ -81,6 +83,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-grant", action="store_true",
                    help="do not grant its scopes to chats: its tools then reach only the chats of sessions "
                         "that grant them (Scopes… in the window, or chat --grant)")
+    from cks_desktop.commands.mcp_oauth_opts import add_options as add_oauth_options
+
+    add_oauth_options(p)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -404,7 +409,9 @@ def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
         command = late.words
     for key in ("env", "secret_env", "header", "secret_header", "scope"):
         setattr(late, key, getattr(args, key) + getattr(late, key))
-    for key in ("url", "approval", "timeout", "protocol"):
+    from cks_desktop.commands.mcp_oauth_opts import MERGED as OAUTH_KEYS
+
+    for key in ("url", "approval", "timeout", "protocol", *OAUTH_KEYS):
         if getattr(late, key) is None:
             setattr(late, key, getattr(args, key))
     late.disabled = late.disabled or args.disabled
@@ -447,6 +454,8 @@ def _read_secret(key: str, what: str) -> str:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from cks_desktop.commands.mcp_oauth_opts import gather as gather_oauth
+    from cks_desktop.commands.mcp_oauth_opts import oauth_entry
     from cks_desktop.mcp.config import ConfigError, add_server, find_name, parse_server, protect_entry
     from cks_desktop.tools.scopes import server_identity
 
@@ -486,6 +495,9 @@ def _add(args: argparse.Namespace) -> int:
             raw[key] = value
     if opts.disabled:
         raw["enabled"] = False
+    oauth, oauth_kept = oauth_entry(opts, opts.name)
+    if oauth is not None:
+        raw["oauth"] = oauth
     try:
         parse_server(opts.name, raw)  # validate everything before a secret is stored anywhere
         # A dry run: which values (by name or shape, in env, headers, arguments or the URL) are secret.
@@ -493,7 +505,7 @@ def _add(args: argparse.Namespace) -> int:
                                  secrets=None)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    kept = [f"{section.rstrip('s')} {k}" for k in secret] + found
+    kept = [f"{section.rstrip('s')} {k}" for k in secret] + found + oauth_kept
     if kept:
         secrets = _secrets()
         if not secrets.secure:
@@ -501,12 +513,15 @@ def _add(args: argparse.Namespace) -> int:
             raise CliError(f"No secure keychain is available, so {names} cannot be stored persistently, and "
                            "secrets are never written to the settings file; nothing was changed.")
         given = {k: (v if v is not None else _read_secret(k, flag)) for k, v in secret.items()}
+        oauth_values = gather_oauth(oauth, opts, _read_secret)  # read (and checked) before storing anything
         try:
             raw, _ = protect_entry({**raw, section: {**plain, **given}} if (plain or given) else raw,
                                    server=opts.name, secrets=secrets,
                                    force_secret={section: frozenset(given)})
         except ConfigError as exc:
             raise CliError(str(exc)) from None
+        for ref, value in oauth_values.items():
+            secrets.set(ref, value)
         if secrets.last_error:
             raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
     add_server(settings, opts.name, raw)

@@ -32,19 +32,20 @@ Each merge is recorded (``MergeRecord``) so the review can show it and split it 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cks_desktop.graph.ranking import tokens as fts_tokens
+from cks_desktop.graph.ranking import normalise as fts_normalise
 
 FUZZY_AUTO = 0.92
 FUZZY_ASK = 0.80
 SHORT_NAME = 6
 COMMON_WORD = 200  # a word shared by more entities than this is no blocking key
-MAX_FUZZY_CANDIDATES = 40
+MAX_FUZZY_CANDIDATES = 12
+DICE_FLOOR = 0.65  # shared character pairs below which two names cannot be 0.8 similar in practice
 
 _HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "the"})
 _SUFFIXES = frozenset({"inc", "ltd", "llc", "plc", "gmbh", "ag", "sa", "corp"})
@@ -53,11 +54,13 @@ _STOP = frozenset({"a", "an", "the", "of", "and", "in", "at", "on", "for", "to",
                    "her", "their", "is", "was"})
 
 
+@functools.lru_cache(maxsize=65536)
 def name_key(name: str) -> str:
-    """The normalised form names are compared by: "Dr. José  Núñez, Inc." → "jose nunez"."""
-    text = unicodedata.normalize("NFKD", name.casefold())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).replace("&", " and ")
-    words = re.findall(r"\w+", text)
+    """The normalised form names are compared by: "Dr. José  Núñez, Inc." → "jose nunez".
+
+    Words are the full-text index's own (``graph/ranking.normalise``: case folded, diacritics
+    removed, ``\\w+``), so a key's words are exactly the words FTS5 indexes for the name."""
+    words = re.findall(r"\w+", fts_normalise(name.replace("&", " and ")))
     while len(words) > 1 and words[0] in _HONORIFICS:
         words.pop(0)
     while len(words) > 1 and words[-1] in _SUFFIXES:
@@ -84,14 +87,22 @@ def acronym_of(short: str, long: str) -> bool:
     return len(words) >= 2 and "".join(w[0] for w in words).upper() == s.upper()
 
 
-def similarity(a: str, b: str) -> float:
-    """Character similarity of two normalised names (difflib's ratio)."""
+def bigrams(key: str) -> frozenset[str]:
+    return frozenset(key[i:i + 2] for i in range(len(key) - 1))
+
+
+def similarity(a: str, b: str, ga: frozenset[str] | None = None, gb: frozenset[str] | None = None) -> float:
+    """Character similarity of two normalised names (difflib's ratio), with two cheap bounds first
+    (length, and shared character pairs) so most candidates never reach difflib."""
     if a == b:
         return 1.0
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.real_quick_ratio() < FUZZY_ASK or matcher.quick_ratio() < FUZZY_ASK:
-        return matcher.quick_ratio() * 0.9
-    return matcher.ratio()
+    la, lb = len(a), len(b)
+    if 2 * min(la, lb) / (la + lb) < FUZZY_ASK:
+        return 0.0
+    ga, gb = ga if ga is not None else bigrams(a), gb if gb is not None else bigrams(b)
+    if ga and gb and 2 * len(ga & gb) / (len(ga) + len(gb)) < DICE_FLOOR:
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 @dataclass(frozen=True)
@@ -150,11 +161,16 @@ class Entity:
     names: set[str] = field(default_factory=set)  # keys that match exactly
     anchors: set[str] = field(default_factory=set)  # keys fuzzy matching may compare against
     merged_into: int | None = None
+    grams: dict[str, frozenset[str]] = field(default_factory=dict)  # anchor key → its character pairs
+    _identity: str = ""
 
     @property
     def identity(self) -> str:
         """How a "these are different" answer names this entity."""
-        return f"o:{self.existing_id}" if self.existing_id else f"n:{self.type.casefold()}:{name_key(self.name)}"
+        if not self._identity:
+            self._identity = f"o:{self.existing_id}" if self.existing_id else \
+                f"n:{self.type.casefold()}:{name_key(self.name)}"
+        return self._identity
 
     @property
     def is_new(self) -> bool:
@@ -211,7 +227,8 @@ class Resolver:
             self._exact.setdefault(key, []).append(ent.index)
         if anchor and key not in ent.anchors:
             ent.anchors.add(key)
-            for word in set(fts_tokens(key)):
+            ent.grams[key] = bigrams(key)
+            for word in set(key.split()):
                 posting = self._words.setdefault(word, [])
                 if len(posting) <= COMMON_WORD:
                     posting.append(ent.index)
@@ -292,24 +309,27 @@ class Resolver:
                                                                    list[tuple[Entity, float, str]]]:
         """The best fuzzy candidate, and every candidate close enough to ask about."""
         counts: dict[int, int] = {}
-        for word in set(fts_tokens(key)):
-            for i in self._words.get(word, ()):
-                if len(self._words[word]) <= COMMON_WORD:
-                    counts[i] = counts.get(i, 0) + 1
-        ranked = sorted(counts, key=lambda i: -counts[i])[:MAX_FUZZY_CANDIDATES]
+        for word in set(key.split()):
+            posting = self._words.get(word, ())
+            if len(posting) > COMMON_WORD:
+                continue
+            for i in posting:
+                counts[i] = counts.get(i, 0) + 1
+        ranked = sorted(counts, key=counts.__getitem__, reverse=True)[:MAX_FUZZY_CANDIDATES]
         scored: list[tuple[Entity, float, str]] = []
         words = set(key.split())
+        grams = bigrams(key)
+        caps = m.name.strip().replace(".", "").isupper()
+        mtype = m.type.casefold()
         for ent in self._live(ranked):
-            if ent.type.casefold() != m.type.casefold() or self._is_distinct(ident, ent):
+            if ent.type.casefold() != mtype or self._is_distinct(ident, ent):
                 continue
-            score = max(similarity(key, anchor) for anchor in ent.anchors)
-            part = any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors)
-            acronym = acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)
+            score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
             if score >= FUZZY_ASK:
                 scored.append((ent, score, "similar name"))
-            elif part:
+            elif any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors):
                 scored.append((ent, score, "part of a name"))
-            elif acronym:
+            elif (caps or ent.name.isupper()) and (acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)):
                 scored.append((ent, score, "acronym"))
         for alias_ent in self._acronym_candidates(m, ident):
             if all(alias_ent.index != e.index for e, _, _ in scored):

@@ -28,7 +28,7 @@ from cks_desktop.extraction import prompt
 from cks_desktop.extraction.cache import ExtractionCache, Runs
 from cks_desktop.extraction.chunking import Chunk, chunk_text
 from cks_desktop.extraction.plan import ChunkResult, Plan, collect_chunk, lay_out, resolve_mentions
-from cks_desktop.extraction.resolution import Existing, Resolver
+from cks_desktop.extraction.resolution import Existing, Resolver, name_key
 from cks_desktop.extraction.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -321,27 +321,47 @@ class Extraction:
         return plan
 
     async def _verdicts(self, resolver: Resolver) -> dict[int, str]:
-        """The ONE batched question about ambiguous pairs (cached); "distinct" when not asked."""
+        """The ONE batched question about ambiguous pairs; "distinct" when not asked.
+
+        Each verdict is remembered per pair of (type, normalised name), so a pair the model already
+        judged is not asked again — re-extracting a document whose objects are now in the graph
+        (under the same names) asks nothing at all."""
         pairs = resolver.pairs[:MAX_PAIRS]
         if not pairs:
             return {}
+        keys = [self._verdict_key(resolver, p) for p in pairs]
+        known = await asyncio.to_thread(lambda: [self.cache.get(k) for k in keys])
+        verdicts: dict[int, str] = {}
         shown = []
-        for i, pair in enumerate(pairs):
+        for i, (pair, remembered) in enumerate(zip(pairs, known, strict=True)):
+            if remembered is not None and remembered.get("verdict") in ("same", "distinct", "unsure"):
+                verdicts[i] = str(remembered["verdict"])
+                continue
             a, b = resolver.entities[pair.a], resolver.entities[pair.b]
             shown.append({"pair": i, "first": _side(a), "second": _side(b), "why_asked": pair.reason})
-        key = "pairs:" + hashlib.sha256(json.dumps([prompt.PROMPT_VERSION, self.model, shown],
-                                                   ensure_ascii=False).encode()).hexdigest()
-        answer = await asyncio.to_thread(self.cache.get, key)
-        if answer is None and self.provider is not None:
-            answer = await self._ask(prompt.pairs_message(shown), prompt.PAIRS_SCHEMA, prompt.PAIRS_SYSTEM,
-                                     "the question about possible duplicates")
-            if answer is not None:
-                await asyncio.to_thread(self.cache.put, key, answer)
-        verdicts: dict[int, str] = {}
+        if not shown or self.provider is None:
+            return verdicts
+        answer = await self._ask(prompt.pairs_message(shown), prompt.PAIRS_SCHEMA, prompt.PAIRS_SYSTEM,
+                                 "the question about possible duplicates")
+        asked = {item["pair"] for item in shown}
+        new: dict[int, str] = {}
         for item in (answer or {}).get("answers") or []:
-            if isinstance(item, dict) and isinstance(item.get("pair"), int) and item.get("verdict") in ("same", "distinct", "unsure"):
-                verdicts[int(item["pair"])] = str(item["verdict"])
+            if isinstance(item, dict) and item.get("pair") in asked and item.get("verdict") in ("same", "distinct", "unsure"):
+                new[int(item["pair"])] = str(item["verdict"])
+        if answer is not None:
+            def remember() -> None:
+                for i, verdict in new.items():
+                    self.cache.put(keys[i], {"verdict": verdict})
+
+            await asyncio.to_thread(remember)
+        verdicts.update(new)
         return verdicts
+
+    def _verdict_key(self, resolver: Resolver, pair: Any) -> str:
+        sides = sorted(f"{e.type.casefold()}:{name_key(e.name)}:{e.description.casefold()}"
+                       for e in (resolver.entities[pair.a], resolver.entities[pair.b]))
+        material = json.dumps([prompt.PROMPT_VERSION, self.model, sides], ensure_ascii=False)
+        return "verdict:" + hashlib.sha256(material.encode()).hexdigest()
 
 
 def _side(ent: Any) -> dict[str, Any]:
@@ -358,7 +378,7 @@ def _retry_after(exc: Any, attempt: int) -> float:
     value = detail.get("retry_after") if isinstance(detail, dict) else None
     if isinstance(value, (int, float)) and 0 <= value <= 60:
         return float(value)
-    return RETRY_BASE_S * (2 ** attempt)
+    return float(RETRY_BASE_S * 2.0 ** attempt)
 
 
 def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *,

@@ -33,7 +33,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 
 def pascal(name: str) -> str:
     """``"creative work"`` → ``"CreativeWork"``; already-Pascal names stay as they are."""
-    words = re.findall(r"[A-Za-z0-9]+|[^\W_]+", name.strip())
+    words: list[str] = re.findall(r"[A-Za-z0-9]+|[^\W_]+", name.strip())
     if not words:
         return name.strip()
     if len(words) == 1 and words[0][:1].isupper():

@@ -127,6 +127,7 @@ class NetEffect:
     updated_relations: list[str] = field(default_factory=list)
     removed_relations: list[str] = field(default_factory=list)
     types_changed: bool = False
+    evidence_changed: bool = False  # sources were added, moved or removed (graph/evidence.py)
 
 
 def net_effect(ops: Iterable[dict[str, Any]]) -> NetEffect:
@@ -140,6 +141,7 @@ def net_effect(ops: Iterable[dict[str, Any]]) -> NetEffect:
     objs: dict[str, list[bool]] = {}  # id -> [existed_before, alive_after]
     rels: dict[str, list[bool]] = {}
     types_changed = False
+    evidence_changed = False
 
     def touch(table: dict[str, list[bool]], ident: Any, creates: bool, alive: bool) -> None:
         if not isinstance(ident, str):
@@ -171,8 +173,12 @@ def net_effect(ops: Iterable[dict[str, Any]]) -> NetEffect:
             touch(rels, op.get("relation_id"), False, False)
         elif kind in ("define_type", "undefine_type"):
             types_changed = True
+        elif kind in ("add_evidence", "remove_evidence", "move_evidence") and op.get("outcome") != "reused":
+            evidence_changed = True
+        if kind in ("remove_object", "remove_relation") and op.get("removed_evidence"):
+            evidence_changed = True
 
-    effect = NetEffect(types_changed=types_changed)
+    effect = NetEffect(types_changed=types_changed, evidence_changed=evidence_changed)
     for table, added, updated, removed in (
             (objs, effect.added_objects, effect.updated_objects, effect.removed_objects),
             (rels, effect.added_relations, effect.updated_relations, effect.removed_relations)):

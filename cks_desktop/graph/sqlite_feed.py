@@ -181,23 +181,32 @@ class SqliteChangeFeed:
 
     def _graph_event(self, conn: sqlite3.Connection, change_id: str, session_id: str, origin: str,
                      reverts: str | None) -> GraphChanged | None:
-        row = conn.execute("SELECT ops FROM changes WHERE id = ?", (change_id,)).fetchone()
-        if row is None:  # compacted or its session deleted meanwhile
-            return None
-        effect = net_effect(decode_ops(row[0]))
-        objects = _by_id(conn, "objects", rows.OBJECT_COLS, session_id,
-                         effect.added_objects + effect.updated_objects, rows.obj)
-        relations = _by_id(conn, "relations", rows.RELATION_COLS, session_id,
-                           effect.added_relations + effect.updated_relations, rows.relation)
-        return GraphChanged(
-            session_id=session_id, change_id=change_id, origin=origin,
-            added_objects=_pick(objects, effect.added_objects),
-            updated_objects=_pick(objects, effect.updated_objects),
-            removed_objects=tuple(effect.removed_objects),
-            added_relations=_pick(relations, effect.added_relations),
-            updated_relations=_pick(relations, effect.updated_relations),
-            removed_relations=tuple(effect.removed_relations),
-            types_changed=effect.types_changed, reverts=reverts, external=True)
+        return change_event(conn, change_id, session_id, origin, reverts)
+
+
+def change_event(conn: sqlite3.Connection, change_id: str, session_id: str, origin: str,
+                 reverts: str | None) -> GraphChanged | None:
+    """The ``GraphChanged`` of a recorded change, as a feed emits it (``external=True``):
+    its net effect from the resolved ops, objects and relations as they are NOW. Plain
+    store SQL, so the PostgreSQL feed (``graph/pg/feed.py``) uses it too."""
+    row = conn.execute("SELECT ops FROM changes WHERE id = ?", (change_id,)).fetchone()
+    if row is None:  # compacted or its session deleted meanwhile
+        return None
+    effect = net_effect(decode_ops(row[0]))
+    objects = _by_id(conn, "objects", rows.OBJECT_COLS, session_id,
+                     effect.added_objects + effect.updated_objects, rows.obj)
+    relations = _by_id(conn, "relations", rows.RELATION_COLS, session_id,
+                       effect.added_relations + effect.updated_relations, rows.relation)
+    return GraphChanged(
+        session_id=session_id, change_id=change_id, origin=origin,
+        added_objects=_pick(objects, effect.added_objects),
+        updated_objects=_pick(objects, effect.updated_objects),
+        removed_objects=tuple(effect.removed_objects),
+        added_relations=_pick(relations, effect.added_relations),
+        updated_relations=_pick(relations, effect.updated_relations),
+        removed_relations=tuple(effect.removed_relations),
+        types_changed=effect.types_changed, reverts=reverts, external=True,
+        evidence_changed=effect.evidence_changed)
 
 
 def _by_id(conn: sqlite3.Connection, table: str, cols: str, session_id: str, ids: list[str],

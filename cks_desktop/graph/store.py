@@ -65,6 +65,7 @@ from typing import Any
 from cks_desktop.graph import history, queries, rows
 from cks_desktop.graph.batch import Planner
 from cks_desktop.diskfull import disk_full_sentence, is_disk_full, sqlite_primary_code
+from cks_desktop.graph.edit_base import built_upon_sentence, check_bases, later_changes, object_version
 from cks_desktop.graph.errors import (DamagedDatabase, DatabaseError, NotFound, StoreError, ValidationFailed,
                                       damaged_sentence)
 from cks_desktop.graph.integrity import OPEN_CHECK_BUDGET, is_corruption, missing_parts, quick_check
@@ -600,6 +601,7 @@ class GraphStore:
             conn.execute("BEGIN" if dry_run else "BEGIN IMMEDIATE")
             try:
                 now = now_iso()
+                ops = check_bases(conn, session_id, ops)  # "changed by someone else" (graph/edit_base.py)
                 plan = Planner(Overlay(conn, session_id), now).run(ops)
                 result = ApplyResult(None, dict(plan.created), summarize(plan.counts), dict(plan.counts),
                                      plan.resolved)
@@ -619,14 +621,33 @@ class GraphStore:
         self._emit(event)
         return result
 
-    def revert(self, session_id: str, change_id: str, origin: str) -> ApplyResult:
-        """Apply the change's inverse as a NEW change (``reverts`` = change_id), or nothing."""
+    def object_version(self, session_id: str, ref: str) -> str | None:
+        """The object's version (the last change that touched it), for an edit's
+        ``if_unchanged_since`` (graph/edit_base.py); None when no change of it is kept."""
+        with self._reading(session_id) as conn:
+            return object_version(conn, session_id, queries.resolve(conn, session_id, ref).id)
+
+    def revert_impact(self, session_id: str, change_id: str) -> list[Change]:
+        """The later changes (heads, newest first) that touched the objects ``change_id``
+        touched: what reverting it would also undo. Empty when nothing was built upon it."""
+        with self._reading(session_id) as conn:
+            return later_changes(conn, session_id, self._change(conn, session_id, change_id))
+
+    def revert(self, session_id: str, change_id: str, origin: str, *,
+               unless_built_upon: bool = False) -> ApplyResult:
+        """Apply the change's inverse as a NEW change (``reverts`` = change_id), or nothing.
+
+        ``unless_built_upon``: refuse (StoreError naming the later changes) when later
+        changes touched the same objects — ask first, then revert anyway without it."""
         with self._reading(session_id) as conn:
             change = self._change(conn, session_id, change_id)
             done = conn.execute("SELECT id FROM changes WHERE session_id = ? AND reverts = ? LIMIT 1",
                                 (session_id, change_id)).fetchone()
+            later = later_changes(conn, session_id, change) if unless_built_upon and done is None else []
         if done is not None:
             raise StoreError(f"Change {change_id} was already reverted by {done[0]}.")
+        if later:
+            raise StoreError(built_upon_sentence(change_id, later))
         if not change.inverse_ops:
             raise StoreError(f"Change {change_id} has nothing to revert.")
         inverse = change.inverse_ops

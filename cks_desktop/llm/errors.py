@@ -11,7 +11,7 @@ so every provider words the same failure the same way.
 
 Kinds (``ProviderError.kind``): auth, model_not_found, not_found (wrong base
 URL), rate_limited, overloaded, server_error, connection, timeout, stream_cut,
-bad_request, no_tool_support, prompt_too_long (the request is larger than the model's
+bad_request, no_tool_support, no_thinking_support, prompt_too_long (the request is larger than the model's
 context window: the loop compacts and retries once, see agent/context.py), bad_response,
 missing_key. ``retryable`` is True
 where trying again later can help. SDKs are imported lazily here, and only
@@ -157,6 +157,9 @@ def sentence_for(ctx: ErrorContext, kind: str, *, status: int | None = None, mes
         return f"The connection to {ctx.display} broke off in the middle of the answer; try again."
     if kind == "no_tool_support":
         return f"{ctx.model} does not support tools; pick a model that does."
+    if kind == "no_thinking_support":
+        return (f"{ctx.model} cannot think before answering; turn Think before answering off in this "
+                "session's Chat settings (or Settings → Chat & agent), or pick a model that can.")
     if kind == "prompt_too_long":
         return (f"The conversation is too long for {ctx.model}'s context window{note}, even after "
                 "shortening it; start a new chat or pick a model with a larger window.")
@@ -218,6 +221,19 @@ def says_too_long(message: str | None) -> bool:
     return bool(message) and bool(_TOO_LONG.search(message or ""))
 
 
+_NO_THINKING = ("does not support thinking", "thinking is not supported", "'reasoning_effort' is not supported",
+                "unrecognized request argument supplied: reasoning_effort", "thinking_config is not supported",
+                "thinking is not enabled for this model")
+
+
+def says_no_thinking(message: str | None) -> bool:
+    """The vendor's words for "this model cannot think" (issue 16: the session asked it to):
+    Ollama's "does not support thinking", OpenAI's reasoning_effort refusal, Anthropic's and
+    Gemini's thinking refusals."""
+    lower = (message or "").lower()
+    return any(words in lower for words in _NO_THINKING)
+
+
 def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = None, hint: str | None = None,
                 retry_after: float | None = None, request: tuple[str, str] | None = None) -> ProviderError:
     """An HTTP status (or an in-stream error) with the vendor's type hint and message."""
@@ -228,6 +244,8 @@ def from_status(ctx: ErrorContext, status: int | None, *, message: str | None = 
         kind = "model_not_found"
     if kind == "bad_request" and "does not support tools" in (message or ""):
         kind = "no_tool_support"
+    if kind == "bad_request" and says_no_thinking(message):
+        kind = "no_thinking_support"
     if kind in ("bad_request", "server_error") and (status == 413 or (status in (400, None)
                                                                        and says_too_long(message))):
         kind = "prompt_too_long"
@@ -385,6 +403,8 @@ def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
         lower = message.lower()
         if "does not support tools" in lower:
             return build(ctx, "no_tool_support", status=status, message=message)
+        if says_no_thinking(message):
+            return build(ctx, "no_thinking_support", status=status, message=message)
         if "not found" in lower and "model" in lower:
             return build(ctx, "model_not_found", status=status, message=message)
         if status is None:  # an {"error": ...} line in the middle of the stream

@@ -133,10 +133,24 @@ def price_for(model: str, overrides: Mapping[str, Any] | None = None, provider: 
             found = value if isinstance(value, Price) else _price_from(key, value) if value is not None else None
             if found is not None:
                 return found
-    if model in DEFAULT_PRICES:
-        return DEFAULT_PRICES[model]
-    prefixes = [name for name in DEFAULT_PRICES if model.startswith(name + "-")]
-    return DEFAULT_PRICES[max(prefixes, key=len)] if prefixes else None
+    for name in (model, _gateway_name(model)):
+        if name in DEFAULT_PRICES:
+            return DEFAULT_PRICES[name]
+        prefixes = [known for known in DEFAULT_PRICES if name.startswith(known + "-")]
+        if prefixes:
+            return DEFAULT_PRICES[max(prefixes, key=len)]
+    return None
+
+
+def _gateway_name(model: str) -> str:
+    """A gateway's id of a vendor's model as the vendor names it: OpenRouter's
+    "anthropic/claude-sonnet-4.5" is "claude-sonnet-4-5", "openai/gpt-4o" is "gpt-4o" (gateways
+    pass the vendor's price on; a different one goes in ``agent.prices``)."""
+    if "/" not in model:
+        return model
+    vendor, _, name = model.partition("/")
+    name = name.split(":", 1)[0]  # ":free", ":thinking" variants
+    return name.replace(".", "-") if vendor == "anthropic" else name
 
 
 def cost_usd(price: Price | None, input_tokens: int, output_tokens: int, cached_tokens: int = 0,

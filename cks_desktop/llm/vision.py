@@ -119,12 +119,15 @@ async def images_ready(provider: Any, messages: Iterable[Message]) -> None:
         await accepts_images(provider)
 
 
-def refusal(provider: Any) -> str:
+def refusal_text(model: str, display_name: str) -> str:
     """The sentence for an image the person attached for a model that does not take images."""
-    config = provider.config
-    return (f"{config.model} ({provider.profile.display_name}) does not take images: remove the image or "
-            "choose a model that reads images (for an OpenAI-compatible server's model, set \"images\" to "
-            "\"yes\" in Settings → Providers if it does).")
+    return (f"{model} ({display_name}) does not take images: remove the image or choose a model that "
+            "reads images (for an OpenAI-compatible server's model, set \"images\" to \"yes\" in "
+            "Settings → Providers if it does).")
+
+
+def refusal(provider: Any) -> str:
+    return refusal_text(provider.config.model, provider.profile.display_name)
 
 
 def image_note(part: ImagePart) -> str:

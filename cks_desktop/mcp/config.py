@@ -38,7 +38,19 @@ This app's own keys sit beside them (all optional):
                    port, for a pre-registered ``http://127.0.0.1:<port>/callback``) and
                    ``clientMetadataUrl`` (an https client ID metadata document). Without
                    it, a server that asks for OAuth is signed in to with dynamic client
-                   registration (``oauth.py``).
+                   registration (``oauth.py``). ``"grant": "client_credentials"`` signs in
+                   with no browser and no person (machine to machine, ``oauth_grants.py``):
+                   ``clientId`` plus ``"auth": "client_secret_basic"`` (default) or
+                   ``"client_secret_post"`` with ``clientSecret``, or ``"private_key_jwt"``
+                   with ``privateKey`` (a PEM key, kept in the keychain; ``signingAlgorithm``
+                   overrides the one the key's type implies); ``issuer`` names the
+                   authorization server the credentials may be sent to.
+                   ``"grant": "identity_assertion"`` is enterprise-managed authorization
+                   (SEP-990, cross-app access): the company's identity provider exchanges
+                   the person's ID token (``idToken``, in the keychain) for an ID-JAG at
+                   ``idpTokenEndpoint`` as client ``idpClientId`` (``idpClientSecret``
+                   optional), and the server's authorization server (``issuer``, required)
+                   exchanges that for a token for ``clientId``/``clientSecret``.
 ``sampling``       ``ask`` (default) / ``allow`` / ``off``: whether the server may ask the person's
                    model for a completion, and whether the person is asked first (``client_hooks.py``).
 ``logLevel``       the least severe log message the server should send (default ``info``).
@@ -81,7 +93,12 @@ _KNOWN_KEYS = frozenset({
 })
 SAMPLING_MODES = ("ask", "allow", "off")
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope", "callbackPort", "clientMetadataUrl"})
+_OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope", "callbackPort", "clientMetadataUrl", "grant", "auth",
+                         "privateKey", "issuer", "signingAlgorithm", "idpTokenEndpoint", "idpClientId",
+                         "idpClientSecret", "idToken"})
+OAUTH_GRANTS = ("authorization_code", "client_credentials", "identity_assertion")
+CLIENT_CREDENTIALS_AUTH = ("client_secret_basic", "client_secret_post", "private_key_jwt")
+JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
 
 class ConfigError(ValueError):
@@ -97,6 +114,26 @@ class OAuthSettings:
     scope: str | None = None
     callback_port: int | None = None
     client_metadata_url: str | None = None
+    # The grant: "authorization_code" (the person signs in in the browser) or "client_credentials"
+    # (machine to machine, no browser: oauth_grants.py), with how the client authenticates at the
+    # token endpoint, its private key's keychain entry (private_key_jwt), the authorization server
+    # the credentials belong to, and an explicit JWT signing algorithm.
+    grant: str = "authorization_code"
+    client_auth: str | None = None
+    private_key_ref: str = ""
+    issuer: str | None = None
+    signing_algorithm: str | None = None
+    # "identity_assertion" (SEP-990): the enterprise identity provider's token endpoint, the app's client
+    # there, and the keychain entries of that client's secret (optional) and of the person's ID token.
+    idp_token_endpoint: str | None = None
+    idp_client_id: str = ""
+    idp_client_secret_ref: str = ""
+    id_token_ref: str = ""
+
+    @property
+    def machine(self) -> bool:
+        """Whether signing in needs no person (no browser, no loopback redirect)."""
+        return self.grant != "authorization_code"
 
 
 @dataclass(frozen=True)
@@ -146,6 +183,8 @@ class ServerConfig:
 
 # -- secrets ------------------------------------------------------------------
 SECRET_SECTIONS = ("env", "headers", "args", "url", "oauth")
+OAUTH_SECRET_KEYS = ("clientSecret", "privateKey", "idpClientSecret", "idToken")  # kept only in the keychain
+OAUTH_SECRET_WORDS = ("OAuth client secret", "OAuth private key", "identity provider client secret", "ID token")
 SHOWN_SECRET = "[secret]"
 _REF_IN_TEXT = re.compile(r"keychain:[^\s&#\"']+")
 _ARG_REF = re.compile(r"^(-{1,2}[A-Za-z0-9_.\-]+=)?keychain:(.+)$")
@@ -251,8 +290,9 @@ def secret_refs(raw: dict[str, Any]) -> list[str]:
     if isinstance(url, str):
         refs += [m.group(0)[len(SECRET_PREFIX):] for m in _REF_IN_TEXT.finditer(url)]
     oauth = raw.get("oauth")
-    if isinstance(oauth, dict) and is_secret_ref(oauth.get("clientSecret", "")):
-        refs.append(oauth["clientSecret"][len(SECRET_PREFIX):])
+    if isinstance(oauth, dict):
+        refs += [oauth[k][len(SECRET_PREFIX):] for k in OAUTH_SECRET_KEYS
+                 if isinstance(oauth.get(k), str) and is_secret_ref(oauth[k])]
     return refs
 
 
@@ -326,6 +366,27 @@ def _policy(value: Any, name: str, where: str) -> Policy:
         raise ConfigError(f"Server '{name}': {where} must be auto, once or always (got {value!r}).") from None
 
 
+def _oauth_secret_ref(name: str, raw: dict[str, Any], key: str, what: str) -> str:
+    """The keychain entry of one OAuth secret (``clientSecret``, ``privateKey``): never a value in clear."""
+    value = raw.get(key) or ""
+    if value and not is_secret_ref(value):
+        raise ConfigError(f"Server '{name}': the OAuth {what} must be kept in the keychain; "
+                          "enter it again in the server's settings.")
+    ref = value[len(SECRET_PREFIX):]
+    if ref and not owns_secret(name, ref):
+        raise ConfigError(f"Server '{name}': the OAuth {what} refers to the keychain entry '{ref}', "
+                          "which is not this server's own; enter it again in the server's settings.")
+    return ref
+
+
+def _http_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
     """The ``oauth`` key of a URL server: absent means sign in by dynamic registration when asked."""
     if raw is None or raw is True:
@@ -334,17 +395,14 @@ def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
         return None
     if not isinstance(raw, dict):
         raise ConfigError(f"Server '{name}': \"oauth\" must be false or an object.")
-    for key in ("clientId", "clientSecret", "scope", "clientMetadataUrl"):
+    for key in ("clientId", "clientSecret", "scope", "clientMetadataUrl", "grant", "auth", "privateKey", "issuer",
+                "signingAlgorithm", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idToken"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise ConfigError(f"Server '{name}': \"oauth.{key}\" must be text.")
-    secret = raw.get("clientSecret") or ""
-    if secret and not is_secret_ref(secret):
-        raise ConfigError(f"Server '{name}': the OAuth client secret must be kept in the keychain; "
-                          "enter it again in the server's settings.")
-    ref = secret[len(SECRET_PREFIX):]
-    if ref and not owns_secret(name, ref):
-        raise ConfigError(f"Server '{name}': the OAuth client secret refers to the keychain entry '{ref}', "
-                          "which is not this server's own; enter it again in the server's settings.")
+    ref = _oauth_secret_ref(name, raw, "clientSecret", "client secret")
+    key_ref = _oauth_secret_ref(name, raw, "privateKey", "private key")
+    idp_secret_ref = _oauth_secret_ref(name, raw, "idpClientSecret", "identity provider's client secret")
+    id_token_ref = _oauth_secret_ref(name, raw, "idToken", "ID token")
     port = raw.get("callbackPort")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
         raise ConfigError(f"Server '{name}': \"oauth.callbackPort\" must be a port number from 1024 to 65535.")
@@ -357,11 +415,63 @@ def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
         if parts is None or parts.scheme != "https" or parts.path in ("", "/"):
             raise ConfigError(f"Server '{name}': \"oauth.clientMetadataUrl\" must be an https:// address with a "
                               "path (the client ID metadata document).")
-    if (raw.get("clientSecret") or "") and not (raw.get("clientId") or ""):
+    client_id = (raw.get("clientId") or "").strip()
+    if ref and not client_id:
         raise ConfigError(f"Server '{name}': an OAuth client secret needs its client ID.")
-    return OAuthSettings(client_id=(raw.get("clientId") or "").strip(), client_secret_ref=ref,
+    grant = (raw.get("grant") or "authorization_code").strip()
+    if grant not in OAUTH_GRANTS:
+        raise ConfigError(f"Server '{name}': \"oauth.grant\" must be {' or '.join(OAUTH_GRANTS)} (got {grant!r}).")
+    issuer = (raw.get("issuer") or "").strip() or None
+    if issuer is not None and not _http_url(issuer):
+        raise ConfigError(f"Server '{name}': \"oauth.issuer\" must be the authorization server's http:// or "
+                          "https:// address.")
+    algorithm = (raw.get("signingAlgorithm") or "").strip() or None
+    if algorithm is not None and algorithm not in JWT_ALGORITHMS:
+        raise ConfigError(f"Server '{name}': \"oauth.signingAlgorithm\" must be one of {', '.join(JWT_ALGORITHMS)} "
+                          f"(got {algorithm!r}).")
+    auth = (raw.get("auth") or "").strip() or None
+    idp_endpoint = (raw.get("idpTokenEndpoint") or "").strip() or None
+    idp_client_id = (raw.get("idpClientId") or "").strip()
+    if grant != "identity_assertion" and (idp_endpoint or idp_client_id or idp_secret_ref or id_token_ref):
+        raise ConfigError(f"Server '{name}': the identity provider's keys (\"idpTokenEndpoint\", \"idpClientId\", "
+                          "\"idpClientSecret\", \"idToken\") are for \"grant\": \"identity_assertion\" only.")
+    if grant == "authorization_code":
+        if auth is not None or key_ref or algorithm is not None:
+            raise ConfigError(f"Server '{name}': \"oauth.auth\", \"privateKey\" and \"signingAlgorithm\" are "
+                              "for \"grant\": \"client_credentials\" only.")
+    elif grant == "identity_assertion":
+        auth = auth or "client_secret_basic"
+        if auth not in ("client_secret_basic", "client_secret_post") or key_ref or algorithm is not None:
+            raise ConfigError(f"Server '{name}': the identity-assertion grant authenticates with the client secret: "
+                              "\"oauth.auth\" must be client_secret_basic or client_secret_post.")
+        missing = [what for what, value in (("clientId", client_id), ("clientSecret", ref), ("issuer", issuer),
+                                            ("idpTokenEndpoint", idp_endpoint), ("idpClientId", idp_client_id),
+                                            ("idToken", id_token_ref)) if not value]
+        if missing:
+            raise ConfigError(f"Server '{name}': the identity-assertion grant needs "
+                              f"{', '.join(f'oauth.{m}' for m in missing)}.")
+        if idp_endpoint is not None and not _http_url(idp_endpoint):
+            raise ConfigError(f"Server '{name}': \"oauth.idpTokenEndpoint\" must be the identity provider's "
+                              "http:// or https:// token endpoint.")
+    else:
+        auth = auth or ("private_key_jwt" if key_ref else "client_secret_basic")
+        if auth not in CLIENT_CREDENTIALS_AUTH:
+            raise ConfigError(f"Server '{name}': \"oauth.auth\" must be one of {', '.join(CLIENT_CREDENTIALS_AUTH)} "
+                              f"(got {auth!r}).")
+        if not client_id:
+            raise ConfigError(f"Server '{name}': the client-credentials grant needs the client ID "
+                              "(\"oauth.clientId\").")
+        if auth == "private_key_jwt" and not key_ref:
+            raise ConfigError(f"Server '{name}': \"private_key_jwt\" needs the client's private key "
+                              "(\"oauth.privateKey\", kept in the keychain).")
+        if auth != "private_key_jwt" and not ref:
+            raise ConfigError(f"Server '{name}': \"{auth}\" needs the client secret (\"oauth.clientSecret\", "
+                              "kept in the keychain).")
+    return OAuthSettings(client_id=client_id, client_secret_ref=ref,
                          scope=(raw.get("scope") or "").strip() or None, callback_port=port,
-                         client_metadata_url=cimd)
+                         client_metadata_url=cimd, grant=grant, client_auth=auth, private_key_ref=key_ref,
+                         issuer=issuer, signing_algorithm=algorithm, idp_token_endpoint=idp_endpoint,
+                         idp_client_id=idp_client_id, idp_client_secret_ref=idp_secret_ref, id_token_ref=id_token_ref)
 
 
 def parse_server(name: str, raw: Any) -> ServerConfig:
@@ -655,11 +765,11 @@ def protect_entry(raw: dict[str, Any], *, server: str, secrets: "SecretStore | N
             entry["headers"] = new_headers
         moved += what
     oauth = entry.get("oauth")
-    if isinstance(oauth, dict) and isinstance(oauth.get("clientSecret"), str) and oauth["clientSecret"] \
-            and not is_secret_ref(oauth["clientSecret"]):
-        entry["oauth"] = {**oauth, "clientSecret": _keep(secrets, server, "oauth", "clientSecret",
-                                                         oauth["clientSecret"])}
-        moved.append("OAuth client secret")
+    for key, label in zip(OAUTH_SECRET_KEYS, OAUTH_SECRET_WORDS, strict=True):
+        if isinstance(oauth, dict) and isinstance(oauth.get(key), str) and oauth[key] \
+                and not is_secret_ref(oauth[key]):
+            oauth = entry["oauth"] = {**oauth, key: _keep(secrets, server, "oauth", key, oauth[key])}
+            moved.append(label)
     return entry, moved
 
 

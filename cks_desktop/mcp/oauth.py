@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from cks_desktop import APP_ID
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.oauth_callback import CALLBACK_PATH, LoopbackCallback, SignInError
+from cks_desktop.mcp.oauth_grants import machine_provider
 from cks_desktop.mcp.oauth_storage import KeychainTokenStorage, pre_registered_auth_method
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ class OAuthSession:
         self.storage = KeychainTokenStorage(config.name, secrets, config.oauth)
         self._callback: LoopbackCallback | None = None
         self._opener: OpenUrl | None = None
-        self.provider: OAuthClientProvider | None = None
+        self.provider: httpx2.Auth | None = None  # the SDK's OAuthClientProvider, or a grant of oauth_grants.py
         self.auth = GatedAuth(self)
 
     @property
@@ -154,6 +155,11 @@ class OAuthSession:
         return settings.callback_port or 0
 
     async def __aenter__(self) -> "OAuthSession":
+        settings = self.config.oauth
+        assert settings is not None
+        if settings.machine:  # client credentials: no browser, no loopback listener
+            self.provider = machine_provider(self.config, self.secrets, self.storage)
+            return self
         port = self._port()
         if self.interactive:
             self._callback = LoopbackCallback(self.config.name, port=port, timeout=self.timeout)
@@ -161,8 +167,6 @@ class OAuthSession:
             port = self._callback.port
         redirect = f"http://127.0.0.1:{port or 1}{CALLBACK_PATH}"  # port 1: never used without a sign-in
         self.storage.redirect_uri = redirect
-        settings = self.config.oauth
-        assert settings is not None
         metadata = OAuthClientMetadata(
             client_name=f"CKS Desktop ({APP_ID})", redirect_uris=[redirect],  # type: ignore[list-item]
             grant_types=["authorization_code", "refresh_token"], response_types=["code"],
@@ -184,6 +188,11 @@ class OAuthSession:
         if self._callback is not None:
             self._callback.cancel()
 
+    @property
+    def machine(self) -> bool:
+        """A client-credentials grant: the flow needs nobody, so it may run whenever the server asks."""
+        return self.config.oauth is not None and self.config.oauth.machine
+
     def may_run_flow(self, challenge: Challenge) -> bool:
         if challenge.step_up:
             return self.step_up_opener is not None or (self.interactive and not self.flow_started)
@@ -197,7 +206,7 @@ class OAuthSession:
         if self._callback is None:  # a step-up during a call: the registered port again
             self._callback = LoopbackCallback(self.config.name, port=self._port(), timeout=self.timeout)
             await self._callback.__aenter__()
-        if self.provider is not None:  # the metadata is known now, before the token request
+        if isinstance(self.provider, OAuthClientProvider):  # the metadata is known now, before the token request
             info, meta = self.provider.context.client_info, self.provider.context.oauth_metadata
             if info is not None and info.client_secret and self.config.oauth and self.config.oauth.client_id:
                 supported = meta.token_endpoint_auth_methods_supported if meta is not None else None
@@ -227,8 +236,8 @@ class GatedAuth(httpx2.Auth):
         session = self.session
         provider = session.provider
         assert provider is not None, "enter the OAuthSession first"
-        context = provider.context
-        if context.current_tokens is not None and context.token_expiry_time is None:
+        context = provider.context if isinstance(provider, OAuthClientProvider) else None
+        if context is not None and context.current_tokens is not None and context.token_expiry_time is None:
             # Tokens loaded from the keychain carry no expiry the SDK knows of; give it the stored one
             # so it refreshes before the token dies rather than after a refusal.
             context.token_expiry_time = session.storage.expiry_of(context.current_tokens)
@@ -236,6 +245,7 @@ class GatedAuth(httpx2.Auth):
         outgoing: httpx2.Request = request
         response: httpx2.Response | None = None
         challenged = False
+        ran_here = False  # a client-credentials flow ran for this request
         try:
             try:
                 outgoing = await flow.__anext__()
@@ -244,7 +254,12 @@ class GatedAuth(httpx2.Auth):
                     if outgoing is request:
                         challenge = challenge_of(response)
                         challenged = challenged or challenge is not None
-                        if challenge is not None:
+                        if challenge is not None and session.machine:
+                            if ran_here:  # refused again with the new token: no loop
+                                session.challenge = challenge
+                                return
+                            ran_here = True
+                        elif challenge is not None:
                             if session.signed_in and not challenge.step_up:
                                 session.challenge = challenge  # refused even after signing in
                                 return
@@ -297,6 +312,8 @@ _KNOWN = (
      "the browser's answer names another authorization server than the one asked (issuer mismatch)"),
     ("No authorization code received", "the browser's answer carries no authorization code"),
     ("Invalid token response", "the authorization server's token answer could not be read"),
+    ("Token exchange failed", "the authorization server refused the token request (check the client's ID and its "
+     "secret or key)"),
 )
 
 

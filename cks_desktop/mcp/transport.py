@@ -8,7 +8,9 @@ a ``WireGuard`` (``wire_guard.py``) before the SDK reads it.
 
 Secret references are resolved here, right before use; the program is
 resolved against the login shell's PATH (``spawn.py``); stderr goes into the
-server's log through a pipe (``server_log.py``).
+server's log through a pipe (``server_log.py``). Stdio servers run through our own transport
+(``stdio_stream.py``: the SDK's streams and shutdown order, a linear line buffer in place of
+the SDK's quadratic one); HTTP through the SDK's ``streamable_http_client``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from cks_desktop.mcp.config import (
@@ -35,6 +36,7 @@ from cks_desktop.mcp.config import (
 )
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
+from cks_desktop.mcp.stdio_stream import stdio_streams
 from cks_desktop.mcp.wire_guard import WireGuard, line_of
 
 if TYPE_CHECKING:
@@ -179,4 +181,5 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
     log.note(f"starting: {shown(' '.join([plan.command, *shown_args]))}".rstrip())
     pipe = log.open_pipe()
     params = StdioServerParameters(command=plan.command, args=plan.args, env=plan.env, cwd=plan.cwd)
-    return OpenedTransport(watch_eof(stdio_client(params, errlog=pipe.writer), on_eof, guard), pipe)
+    # Our stdio transport (stdio_stream.py): the SDK's contract, with a linear line buffer.
+    return OpenedTransport(watch_eof(stdio_streams(params, errlog=pipe.writer), on_eof, guard), pipe)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from cks_desktop import APP_NAME, __version__
 from cks_desktop.runtime import AppServices
+from cks_desktop.ui import theme
 from cks_desktop.ui.approval.approver import GuiApprover
 from cks_desktop.ui.approval.dialog import dialog_presenter
 from cks_desktop.ui.bridge import EventBridge
@@ -98,6 +99,15 @@ class MainWindow(QMainWindow):
         self.chat_panel.setMinimumWidth(window_layout.CHAT_MIN)
         self._layout_checked = False
 
+        # right, a tab beside the chat (hidden until View → Documents): the session's documents (issue 17)
+        from cks_desktop.ui.documents_panel import DocumentsPanel
+
+        self.documents_panel = DocumentsPanel(services.store, self.tasks.spawn)
+        self.documents_dock = self._dock("Documents", "documentsDock", self.documents_panel,
+                                         Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.chat_dock, self.documents_dock)
+        self.documents_dock.hide()
+
         # bottom: status
         self.status = StatusWidgets()
         self.statusBar().addPermanentWidget(self.status)
@@ -150,6 +160,7 @@ class MainWindow(QMainWindow):
         from cks_desktop.ui import documents as documents_ui
 
         self.documents = documents_ui.install(self, file_menu)  # Add documents… (and drops on the window)
+        self.documents_panel.set_add_action(self.documents.action)
         self.graph_io = graph_io.install(self, file_menu)  # Import graph… / Export graph…
         self.export_chat_action = self._action(file_menu, "Export &chat…", self.chat_panel.export_chat, None,
                                                "exportChatAction")  # Markdown or JSON, tool calls included
@@ -179,6 +190,12 @@ class MainWindow(QMainWindow):
         chat_toggle = self.chat_dock.toggleViewAction()
         chat_toggle.setObjectName("toggleChatAction")
         view_menu.addAction(chat_toggle)
+        documents_toggle = self.documents_dock.toggleViewAction()
+        documents_toggle.setObjectName("toggleDocumentsAction")
+        documents_toggle.setToolTip("Show the session's documents: open, remove, extract knowledge")
+        theme.bind_icon(documents_toggle, "files")
+        documents_toggle.triggered.connect(self._documents_toggled)
+        view_menu.addAction(documents_toggle)
         view_menu.addSeparator()
         self.theme_menu = ThemeMenu(self.services.settings, self)  # System / Light / Dark, live
         view_menu.addMenu(self.theme_menu)
@@ -244,6 +261,8 @@ class MainWindow(QMainWindow):
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
         self.graph_view.assistantRequested.connect(self.chat_panel.focus_input)  # the empty graph's actions
         self.graph_view.importRequested.connect(self._import_graph)
+        self.chat_panel.composer.attachDocumentsRequested.connect(self.documents.action.trigger)  # the paperclip
+        self.documents_panel.openRequested.connect(self.open_document)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
@@ -285,6 +304,7 @@ class MainWindow(QMainWindow):
     def open_session(self, session_id: str) -> None:
         self.activity.opened(session_id)
         self.graph_view.set_session(session_id)
+        self.documents_panel.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
         if session_id:
             self.services.settings.data["ui"]["last_session"] = session_id
@@ -292,6 +312,18 @@ class MainWindow(QMainWindow):
             self.sidebar.select(session_id)
         self._update_title()
         self._focus_chat_after_switch()
+
+    def _documents_toggled(self, shown: bool) -> None:
+        if shown:  # a tab beside the chat: bring it to the front
+            self.documents_dock.raise_()
+
+    def open_document(self, session_id: str, document_id: str, start: int | None = None,
+                      end: int | None = None) -> None:
+        """Show a document (at a passage) in the window's document viewer (ui/provenance/viewer.py)."""
+        from cks_desktop.ui.provenance.viewer import viewer_for
+
+        viewer = viewer_for(self, self.services.store, self.tasks.spawn, self.graph_view.inspector.navigate.emit)
+        self.tasks.spawn(viewer.open_document(session_id, document_id, start, end), name="open-document")
 
     def _focus_chat_after_switch(self) -> None:
         """The chat input takes the focus on every switch, so the person can type at once —

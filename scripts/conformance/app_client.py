@@ -87,7 +87,15 @@ def server_entry(url: str, scenario: str, secrets: SecretStore) -> dict[str, Any
     if not scenario.startswith("auth/"):
         return entry
     ctx = scenario_context()
-    oauth: dict[str, Any] = {"clientMetadataUrl": CLIENT_METADATA_URL}
+    if scenario.startswith("auth/client-credentials-"):  # a machine-to-machine client, as `mcp add` makes one
+        oauth: dict[str, Any] = {"grant": "client_credentials", "clientId": ctx["client_id"]}
+        if ctx.get("private_key_pem"):  # private_key_jwt; the algorithm follows the key (ES256 here)
+            oauth["privateKey"] = store_secret(secrets, NAME, "oauth", "privateKey", ctx["private_key_pem"])
+        else:
+            oauth["clientSecret"] = store_secret(secrets, NAME, "oauth", "clientSecret", ctx["client_secret"])
+        entry["oauth"] = oauth
+        return entry
+    oauth = {"clientMetadataUrl": CLIENT_METADATA_URL}
     if ctx.get("client_id"):
         oauth["clientId"] = ctx["client_id"]
         if ctx.get("client_secret"):

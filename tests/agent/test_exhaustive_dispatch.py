@@ -28,7 +28,7 @@ FORGETFUL = textwrap.dedent("""
 
     def listener(event: ev.AgentEvent) -> None:
         match event:
-            case ev.TurnStarted() | ev.TextDelta() | ev.ToolCallPreparing() | ev.ToolCallStarted():
+            case ev.TurnStarted() | ev.TextDelta() | ev.ReasoningDelta() | ev.ToolCallPreparing() | ev.ToolCallStarted():
                 pass
             case ev.ToolCallProgress() | ev.ApprovalRequested():
                 pass
@@ -42,7 +42,8 @@ FORGETFUL = textwrap.dedent("""
 
     def feed(event: llm.StreamEvent) -> None:
         match event:
-            case llm.TextDelta() | llm.ToolCallStart() | llm.ToolCallDelta() | llm.ToolCallDone() | llm.Usage():
+            case llm.TextDelta() | llm.ReasoningDelta() | llm.ToolCallStart() | llm.ToolCallDelta() | llm.ToolCallDone() \
+                    | llm.Usage():
                 pass
             case _:  # Finish forgotten
                 assert_never(event)

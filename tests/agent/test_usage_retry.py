@@ -154,5 +154,10 @@ def test_prices() -> None:
     assert price_for("no-such-model") is None
     assert cost_usd(price_for("no-such-model"), 10, 10) is None
     assert price_for("claude-haiku-4-5-20251001") == price_for("claude-haiku-4-5")
+    assert price_for("anthropic/claude-sonnet-4.5") == price_for("claude-sonnet-4-5")  # OpenRouter's names
+    assert price_for("openai/gpt-4o-mini") == price_for("gpt-4o-mini")
+    assert price_for("meta-llama/llama-3.3-70b-instruct:free") is None
+    writes = price_for("claude-sonnet-4-5")
+    assert cost_usd(writes, 1_000_000, 0, 0, 1_000_000) == pytest.approx(3.75)  # cache writes at 1.25×
     override = {"m": {"input": 1, "output": 2, "cached": 0.5}}
     assert cost_usd(price_for("m", override), 1_000_000, 1_000_000, 500_000) == pytest.approx(0.5 + 0.25 + 2)

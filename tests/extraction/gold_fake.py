@@ -16,6 +16,7 @@ never reads it.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import random
@@ -60,6 +61,8 @@ class GoldModel:
     seen: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _limited: bool = False
+    _mention_starts: dict[str, list[int]] = field(default_factory=dict)
+    _sent_starts: dict[str, list[int]] = field(default_factory=dict)
 
     # -- the side_turn hook ---------------------------------------------------------------------
     def __call__(self, body: Any) -> Turn | None:
@@ -103,11 +106,25 @@ class GoldModel:
                 return doc, at
         raise AssertionError("the passage is in no document")
 
+    def _sentence_starts(self, doc: Rendered) -> list[int]:
+        cached = self._sent_starts.get(doc.name)
+        if cached is None:
+            cached = self._sent_starts[doc.name] = [x.start for x in doc.sentences]
+        return cached
+
+    def _starts(self, doc: Rendered) -> list[int]:
+        cached = self._mention_starts.get(doc.name)
+        if cached is None:
+            cached = self._mention_starts[doc.name] = [m.start for m in doc.mentions]  # written in order
+        return cached
+
     def answer(self, passage: str, rng: random.Random) -> dict[str, Any]:
         doc, base = self.locate(passage)
         end = base + len(passage)
         lvl = self.noise.level
-        inside = [m for m in doc.mentions if m.start >= base and m.end <= end
+        starts = self._starts(doc)
+        lo, hi = bisect.bisect_left(starts, base), bisect.bisect_right(starts, end)
+        inside = [m for m in doc.mentions[lo:hi] if m.start >= base and m.end <= end
                   and doc.sentences[m.sentence].start >= base and doc.sentences[m.sentence].end <= end]
         by_entity: dict[str, list[Any]] = {}
         for m in inside:
@@ -144,7 +161,8 @@ class GoldModel:
                             "aliases": aliases, "quote": quote,
                             "properties": [{"key": "gold_id", "value": ent_id}]})
         relations = []
-        for sent in doc.sentences:
+        sent_starts = self._sentence_starts(doc)
+        for sent in doc.sentences[bisect.bisect_left(sent_starts, base):bisect.bisect_right(sent_starts, end)]:
             if sent.start < base or sent.end > end:
                 continue
             for src, kind, dst in sent.facts:

@@ -42,7 +42,8 @@ def _now() -> str:
 class FakeOllama(FakeServer):
     name = "ollama"
     default_model = "llama-test"
-    vision_models: set[str] = {"llava-test"}  # /api/show lists "vision" for these (issue 16)
+    vision_models: set[str] = {"llava-test"}
+    models_without_thinking: set[str] = {"llama-nothink"}  # asked to ``think``, they answer 400 (issue 16)  # /api/show lists "vision" for these (issue 16)
 
     def __init__(self, *, chunk_delay: float = 0.0, models_without_tools: set[str] | None = None) -> None:
         super().__init__(chunk_delay=chunk_delay)
@@ -75,6 +76,9 @@ class FakeOllama(FakeServer):
         model = str(body.get("model", self.default_model))
         if body.get("tools") and model in self.models_without_tools:
             out.json(400, {"error": f"registry.ollama.ai/library/{model}:latest does not support tools"})
+            return
+        if body.get("think") and model in self.models_without_thinking:  # issue 16: as Ollama answers
+            out.json(400, {"error": f'"{model}" does not support thinking'})
             return
         turn = self.next_turn()
         if turn is None:

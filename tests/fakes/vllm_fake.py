@@ -9,8 +9,8 @@ its tool parsers (``DeltaToolCall`` / ``DeltaFunctionCall`` dumped with ``exclud
   {"arguments"}}`` pieces; the parser's last piece (what it held back until the end) arrives in
   the same chunk as ``finish_reason`` "tool_calls", which also carries ``"stop_reason": null``;
 - usage only when ``stream_options.include_usage`` asks (``choices: []``, with
-  ``prompt_tokens_details`` null); ``continuous_usage_stats`` too: every chunk carries the usage
-  so far;
+  ``prompt_tokens_details`` null); with ``continuous_usage_stats`` the finish chunk carries it
+  too;
 - reasoning as ``delta.reasoning`` (current) or ``delta.reasoning_content`` (before 0.10):
   ``reasoning_field``;
 - errors in the flat ``ErrorResponse`` shape ``{"object": "error", "message", "type":

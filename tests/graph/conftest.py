@@ -12,6 +12,7 @@ import pytest
 from cks_desktop.graph.events import StoreEvent
 from cks_desktop.graph.model import Session
 from cks_desktop.graph.store import GraphStore
+from tests.pgfixtures import pg_cluster, pg_url  # noqa: F401  (the real PostgreSQL server)
 
 
 @pytest.fixture
@@ -42,37 +43,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[Any]:
-    """A real PostgreSQL server for the whole run (tests/pgcluster.py); skipped, with the
-    reason, only where the server binaries are not installed."""
-    from tests import pgcluster
-
-    reason = pgcluster.missing_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    cluster = pgcluster.acquire()
-    try:
-        yield cluster
-    finally:
-        pgcluster.release()
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-@pytest.fixture
-def pg_url(pg_cluster: Any) -> Iterator[str]:
-    """A fresh, migrated database for one test."""
-    from tests import pgcluster
-
-    name = pgcluster.new_database(pg_cluster)
-    try:
-        yield pg_cluster.dsn(name)
-    finally:
-        pgcluster.drop_database(pg_cluster, name)
 
 
 def open_store(backend: str, db_path: Path, request: pytest.FixtureRequest) -> GraphStore:

@@ -322,3 +322,31 @@ async def test_gemini_answer_signature_goes_back_on_its_part(store: GraphStore) 
         assert model["parts"][0]["thought"] is True
         assert base64.b64decode(model["parts"][0]["thoughtSignature"]) == b"sig-1"
         assert model["parts"][1] == {"text": "Hi."}
+
+
+async def test_a_model_that_cannot_think_gets_one_sentence(store: GraphStore) -> None:
+    """Ollama answers 400 "does not support thinking": the person reads what to switch off."""
+    with make_fake("ollama") as fake:
+        fake.queue(Turn(text=["never sent"]))
+        session_id = store.create_session("s").id
+        provider = await asyncio.to_thread(provider_for, fake, model="llama-nothink")
+        seen: list[ev.AgentEvent] = []
+        try:
+            await ai_chat(session_id, [], "Go.", ChatDeps(provider, build_registry(store), store,
+                                                          TranscriptStore.for_store(store)),
+                          turn_options(system_prompt="t", params=THINK),
+                          approver=StaticApprover(Decision.ALLOW), on_event=seen.append)
+        finally:
+            await provider.aclose()
+        error = next(e for e in seen if isinstance(e, ev.ErrorEvent))
+        assert error.kind == "no_thinking_support"
+        assert error.message.startswith("llama-nothink cannot think before answering; turn Think before answering off")
+        assert "\n" not in error.message and "Traceback" not in error.message
+
+
+async def test_vendor_refusals_read_as_no_thinking_support() -> None:
+    from cks_desktop.llm.errors import says_no_thinking
+
+    assert says_no_thinking("Unsupported parameter: 'reasoning_effort' is not supported with this model.")
+    assert says_no_thinking('"llama3.2" does not support thinking')
+    assert not says_no_thinking("messages: at least one message is required")

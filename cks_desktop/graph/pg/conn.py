@@ -146,7 +146,7 @@ class PgConnection:
         returning = self._returning(sql)
         if returning is not None:
             text = f"{text} RETURNING {returning}"
-        cur = self.raw.execute(text, args or None)  # type: ignore[arg-type]
+        cur = self.raw.execute(text, args or None)
         if returning is not None:
             row = cur.fetchone()
             return Cursor(cur, int(row[0]) if row else None)

@@ -217,7 +217,7 @@ def migrate(conn: psycopg.Connection[Any], where: str) -> None:
                 if statement.startswith("-- python:"):
                     raise DatabaseError(f"The database {where} needs a data migration ({step.description}) "
                                         "that this version cannot run on PostgreSQL.")
-                conn.execute(statement.replace("@SCHEMA@", schema))  # type: ignore[call-overload]
+                conn.execute(statement.replace("@SCHEMA@", schema))
             if conn.execute("SELECT count(*) FROM cks_schema").fetchone() == (0,):
                 conn.execute("INSERT INTO cks_schema (version) VALUES (%s)", (current + 1,))
             else:

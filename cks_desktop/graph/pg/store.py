@@ -66,10 +66,10 @@ def where(url: str) -> str:
         params = pg_conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError:
         return "postgresql://…"
-    user = params.get("user") or ""
-    host = params.get("host") or "localhost"
-    port = params.get("port")
-    db = params.get("dbname") or user or ""
+    user = str(params.get("user") or "")
+    host = str(params.get("host") or "localhost")
+    port = str(params.get("port") or "")
+    db = str(params.get("dbname") or user or "")
     return f"postgresql://{user + '@' if user else ''}{host}{':' + str(port) if port else ''}/{db}"
 
 
@@ -151,7 +151,8 @@ class PgGraphStore(GraphStore):
 
     def _acquire(self) -> psycopg.Connection[Any]:
         try:
-            return self._pool.getconn()
+            conn: psycopg.Connection[Any] = self._pool.getconn()
+            return conn
         except (PoolTimeout, psycopg.Error) as exc:
             raise DatabaseError(failure_sentence(exc, self.where)) from None
 

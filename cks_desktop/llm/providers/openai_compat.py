@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,9 +30,10 @@ import openai
 
 from cks_desktop.llm.assembler import done_from_raw
 from cks_desktop.llm.errors import map_openai
-from cks_desktop.llm.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
+from cks_desktop.llm.events import Finish, ReasoningDelta, StreamEvent, TextDelta
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.providers import image_wire
+from cks_desktop.llm.providers.compat_stream import CallTracker, UsageReader
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.profiles import OPENAI
 from cks_desktop.llm.providers.base import (
@@ -131,15 +131,6 @@ def _echo_reasoning(entry: dict[str, Any], message: Message, origin: str) -> Non
         entry[parts[0].wire_field or REASONING_FIELDS[0]] = "".join(p.text for p in parts)
 
 
-@dataclass
-class _Call:
-    ordinal: int
-    id: str | None = None
-    name: str = ""
-    fragments: list[str] = field(default_factory=list)
-    started: bool = False
-
-
 class OpenAICompatProvider(Adapter):
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
         super().__init__(config, profile)
@@ -228,13 +219,12 @@ class OpenAICompatProvider(Adapter):
         stream = await self._client().chat.completions.create(
             **self.request(messages, tools, system, response_schema, state.params))
         state.started = True
-        calls: dict[int, _Call] = {}
+        calls = CallTracker()  # llm/providers/compat_stream.py: what each server does with index/id
         finish_reason: str | None = None
-        usage = Usage()
+        usage = UsageReader()
         async with stream:
             async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
+                usage.feed(chunk)
                 for choice in chunk.choices or []:
                     if choice.index not in (0, None):
                         continue
@@ -247,20 +237,18 @@ class OpenAICompatProvider(Adapter):
                                 break
                         if delta.content:
                             yield TextDelta(delta.content)
-                        for position, fragment in enumerate(delta.tool_calls or []):
-                            for event in _absorb(calls, position, fragment):
+                        for fragment in delta.tool_calls or []:
+                            for event in calls.absorb(fragment):
                                 yield event
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
         if finish_reason is None:
             return  # the base class reports a cut stream
-        finished = 0
-        for call in sorted(calls.values(), key=lambda c: c.ordinal):
-            if call.started:
-                finished += 1
-                yield done_from_raw(call.ordinal, call.id or synth_id(), call.name, "".join(call.fragments))
-        yield usage
-        yield Finish(normalize_finish(finish_reason, finished > 0, _FINISH))
+        started = calls.started()
+        for call in started:
+            yield done_from_raw(call.ordinal, call.id or synth_id(), call.name, "".join(call.fragments))
+        yield usage.usage
+        yield Finish(normalize_finish(finish_reason, bool(started), _FINISH))
 
     async def reported_context_window(self) -> int | None:
         """The window a compatible server reports in its model list (vLLM, LM Studio, OpenRouter,
@@ -279,37 +267,3 @@ class OpenAICompatProvider(Adapter):
         if self._client_obj is not None:
             await self._client_obj.close()
             self._client_obj = None
-
-
-def _absorb(calls: dict[int, _Call], position: int, fragment: Any) -> list[StreamEvent]:
-    """Fold one ``tool_calls[]`` fragment into its call; start it once its name is known."""
-    key = fragment.index if fragment.index is not None else position
-    call = calls.get(key)
-    if call is None:
-        call = calls[key] = _Call(len(calls))
-    events: list[StreamEvent] = []
-    if fragment.id and not call.id:
-        call.id = fragment.id
-    function = fragment.function
-    if function is not None and function.name and not call.name:
-        call.name = function.name
-    if not call.started and call.name:
-        call.started = True
-        call.id = call.id or synth_id()
-        events.append(ToolCallStart(call.ordinal, call.id, call.name))
-        events += [ToolCallDelta(call.ordinal, f) for f in call.fragments]
-    if function is not None and function.arguments:
-        call.fragments.append(function.arguments)
-        if call.started:
-            events.append(ToolCallDelta(call.ordinal, function.arguments))
-    return events
-
-
-def _usage(raw: Any) -> Usage:
-    """Prompt/completion tokens, with OpenAI's cached and reasoning details where the server sends them
-    (``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``)."""
-    prompt = getattr(raw, "prompt_tokens_details", None)
-    completion = getattr(raw, "completion_tokens_details", None)
-    return Usage(raw.prompt_tokens or 0, raw.completion_tokens or 0,
-                 cached_tokens=int(getattr(prompt, "cached_tokens", None) or 0),
-                 reasoning_tokens=int(getattr(completion, "reasoning_tokens", None) or 0))

@@ -130,6 +130,14 @@ class ChatView(QScrollArea):
             row.customContextMenuRequested.connect(lambda pos, r=row: self.show_menu(r.item, r.mapToGlobal(pos)))
             return row
         widget = MessageWidget(item, model_name=self.model_name)
+        if item.images:  # the person's pasted or dropped images (issue 16): thumbnails under the text
+            from cks_desktop.ui.chat.image_view import ImageStrip
+
+            strip = ImageStrip(widget)
+            strip.set_images(item.images)
+            layout = widget.layout()
+            if layout is not None:
+                layout.addWidget(strip)
         widget.retryRequested.connect(self.retryRequested)
         widget.editRequested.connect(self.editRequested)
         widget.regenerateRequested.connect(self.regenerateRequested)

@@ -9,18 +9,28 @@ The model box (issue 13, section 3) is a picker: its list holds the provider's k
 typed is checked (``model_problem``) and applied only on Enter or a choice from the list,
 never on each keystroke or when the box loses focus. A well-formed name the fetched list
 does not contain is applied on a second Enter, after a sentence saying so.
+
+Images (issue 16, section 3): an image pasted or dropped into the input (clipboard image data,
+or a local image file) is validated (``tools/images.py``) and waits as a thumbnail chip with a
+remove × above the input until Send, which sends it with the message. A URL that is not a
+local file (``http://…``) is pasted as text and never fetched. When the chosen model is known
+not to take images (``image_support``, set by the panel from the profile and the settings),
+the image is not attached and the hint under the input says why in one sentence.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt, Signal
+from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
 from cks_desktop.agent.events import ContextUsage
+from cks_desktop.agent.images import part_of, read_image_file
+from cks_desktop.tools.images import ImageBlob, ImageRefused, sniff
 from cks_desktop.ui.labels import plain_label
 
 from cks_desktop.ui import theme
@@ -34,9 +44,45 @@ MIN_LINES = 3
 MAX_LINES = 10
 
 
+log = logging.getLogger(__name__)
+MAX_ATTACHED = 8  # images waiting in the composer at once
+
+
+def images_in(source: QMimeData) -> tuple[list[ImageBlob], list[str]]:
+    """The images a paste or drop carries (clipboard image data, local image files) and one
+    sentence per thing refused. Only ``file:`` URLs are read; no other URL is ever fetched."""
+    found: list[ImageBlob] = []
+    problems: list[str] = []
+    if source.hasUrls():
+        for url in source.urls():
+            if url.isLocalFile():
+                try:
+                    found.append(read_image_file(url.toLocalFile()))
+                except ImageRefused as exc:
+                    problems.append(str(exc))
+    if not found and not problems and source.hasImage():
+        image = source.imageData()
+        if isinstance(image, QImage) and not image.isNull():
+            data = QByteArray()
+            buffer = QBuffer(data)
+            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+            image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs say bytes; PySide6 takes str
+            buffer.close()
+            try:
+                found.append(sniff(bytes(data.data())))
+            except ImageRefused as exc:
+                problems.append(str(exc))
+    return found, problems
+
+
+def _offers_images(source: QMimeData) -> bool:
+    return source.hasImage() or (source.hasUrls() and any(u.isLocalFile() for u in source.urls()))
+
+
 class ChatInput(QPlainTextEdit):
     submitted = Signal()
     stopRequested = Signal()
+    imagesOffered = Signal(list, list)  # ImageBlobs, sentences about what was refused
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,19 +132,48 @@ class ChatInput(QPlainTextEdit):
                 return
         super().keyPressEvent(event)
 
+    # -- paste and drop: images become attachments, never fetched URLs ------------------
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802
+        return _offers_images(source) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
+        if _offers_images(source):
+            try:
+                images, problems = images_in(source)
+            except Exception:  # never let a failure cross into Qt's C++ (it would end the app)
+                log.exception("reading a pasted or dropped image failed")
+                images, problems = [], ["The pasted or dropped image could not be read."]
+            if images or problems:
+                self.imagesOffered.emit(images, problems)
+                return
+        super().insertFromMimeData(source)
+
 
 class Composer(QWidget):
     sendClicked = Signal(str)
     stopClicked = Signal()
     providerChosen = Signal(str, str)  # provider, model
     fetchModelsRequested = Signal()
+    attachDocumentsRequested = Signal()  # the paperclip (issue 17): the window adds documents to the session
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 6)
         layout.setSpacing(4)
+        self.attachments = QWidget()  # the images waiting to be sent (chips with a remove ×)
+        self.attachments.setObjectName("composerAttachments")
+        self._chips = QHBoxLayout(self.attachments)
+        self._chips.setContentsMargins(0, 0, 0, 0)
+        self._chips.setSpacing(6)
+        self._chips.addStretch(1)
+        self.attachments.hide()
+        layout.addWidget(self.attachments)
+        self.images: list[ImageBlob] = []
+        # Set by the panel: a sentence when the chosen model is known not to take images, else None.
+        self.image_support: Callable[[], str | None] | None = None
         self.input = ChatInput()
+        self.input.imagesOffered.connect(self.offer_images)
         layout.addWidget(self.input)
 
         bottom = QHBoxLayout()
@@ -122,6 +197,15 @@ class Composer(QWidget):
         # the model box takes the rest; Fetch models (and the MCP Attach) are icon buttons.
         self.provider_box.setMinimumContentsLength(9)
         self.provider_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.attach_documents_button = QToolButton()  # issue 17: documents into the session
+        self.attach_documents_button.setObjectName("attachDocumentsButton")
+        self.attach_documents_button.setAccessibleName("Add documents")
+        self.attach_documents_button.setToolTip("Add documents to this session (text, Markdown, HTML, PDF, Word)")
+        self.attach_documents_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        theme.bind_icon(self.attach_documents_button, "paperclip")
+        self.attach_documents_button.setAutoRaise(True)
+        self.attach_documents_button.clicked.connect(self.attachDocumentsRequested)
+        bottom.addWidget(self.attach_documents_button)
         bottom.addWidget(self.provider_box)
         bottom.addWidget(self.model_box, 1)
         self.fetch_button = QToolButton()
@@ -175,14 +259,78 @@ class Composer(QWidget):
         if self._running:
             return
         text = self.input.toPlainText().strip()
-        if not text:
+        if not text and not self.images:
             return
-        if any(hook(text) for hook in self.submit_hooks):
+        if text and any(hook(text) for hook in self.submit_hooks):
             return
+        if self.images:
+            refusal = self.image_support() if self.image_support is not None else None
+            if refusal:  # the model changed since the image was attached: nothing is sent, nothing lost
+                self._hint(refusal)
+                return
         for decorate in self.message_decorators:
             text = decorate(text)
         self.input.clear()
         self.sendClicked.emit(text)
+
+    # -- images (issue 16, section 3) ----------------------------------------------
+    def offer_images(self, images: list[ImageBlob], problems: list[str]) -> None:
+        """Attach pasted or dropped images (or say in one sentence why not)."""
+        refusal = self.image_support() if images and self.image_support is not None else None
+        if refusal:
+            self._hint(refusal)
+            return
+        room = MAX_ATTACHED - len(self.images)
+        if len(images) > room:
+            problems = [*problems, f"A message takes at most {counted(MAX_ATTACHED, 'image')}."]
+            images = images[:max(0, room)]
+        known = {b.digest for b in self.images}
+        for blob in images:
+            if blob.digest not in known:
+                known.add(blob.digest)
+                self.images.append(blob)
+        self._show_chips()
+        self._hint(problems[0] if problems else "")
+
+    def take_images(self) -> list[ImageBlob]:
+        """The attached images, for the message being sent; the composer is empty of them after."""
+        images, self.images = self.images, []
+        self._show_chips()
+        return images
+
+    def remove_image(self, index: int) -> None:
+        if 0 <= index < len(self.images):
+            del self.images[index]
+            self._show_chips()
+
+    def _show_chips(self) -> None:
+        from cks_desktop.ui.chat.image_view import ImageThumb, describe
+
+        while self._chips.count() > 1:
+            taken = self._chips.takeAt(0)
+            widget = taken.widget() if taken is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        for index, blob in enumerate(self.images):
+            chip = QWidget()
+            chip.setObjectName("composerImageChip")
+            row = QHBoxLayout(chip)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(0)
+            part = part_of(blob)
+            thumb = ImageThumb(part, px=40)
+            thumb.setEnabled(False)  # a chip shows what will be sent; the chat's thumbnails enlarge
+            row.addWidget(thumb)
+            remove = QToolButton()
+            remove.setObjectName("composerImageRemove")
+            remove.setAutoRaise(True)
+            remove.setToolTip(plain_tooltip(f"Remove this image ({describe(part)})"))
+            remove.setAccessibleName("Remove the image")
+            theme.bind_icon(remove, "x", "faint")
+            remove.clicked.connect(lambda _checked=False, i=index: self.remove_image(i))
+            row.addWidget(remove)
+            self._chips.insertWidget(self._chips.count() - 1, chip)
+        self.attachments.setVisible(bool(self.images))
 
     def set_running(self, running: bool) -> None:
         self._running = running

@@ -36,7 +36,11 @@ from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from cks_desktop.agent.assistant import Assistant
+    from cks_desktop.agent.transcript import SavedMessage
+    from cks_desktop.tools.images import ImageBlob
     from cks_desktop.tools.approval import Approver
 
 log = logging.getLogger(__name__)
@@ -54,6 +58,8 @@ class ChatController:
         self.task: asyncio.Task[None] | None = None
         self._changed: Callbacks[[]] = Callbacks("chat controller")
         self.loaded = False
+        self.usage_line = ""  # the session's tokens and cost, for the panel (issue 16; refresh_usage)
+        self.usage_tip = ""
 
     # -- observers (the dock updates Send/Stop and the Continue banner) -------------
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -75,25 +81,70 @@ class ChatController:
 
     # -- loading -----------------------------------------------------------------
     def load(self) -> None:
-        history = self.assistant.transcripts.history(self.session_id)
+        history = self._with_images(self.assistant.transcripts.history(self.session_id))
         self.messages = [saved.message for saved in history if not saved.is_error]  # what a request sends
         self.presenter.load(history)
         self.loaded = True
+        self.refresh_usage(history)
         self._state_changed()
+
+    def refresh_usage(self, history: "list[SavedMessage] | None" = None) -> None:
+        """Tokens and cost on each exchange's answer and for the session, from the saved usage rows
+        (a small read of one session's rows); a failure leaves the chat without the numbers."""
+        from cks_desktop.agent import usage
+        from cks_desktop.llm.prices import overrides_in
+        from cks_desktop.ui.chat import usage_marks
+
+        try:
+            transcripts = self.assistant.transcripts
+            answers = usage.answers(transcripts, self.session_id, overrides_in(self.assistant.settings.data))
+            rows = history if history is not None else transcripts.history(self.session_id)
+            usage_marks.apply(self.model, answers, usage.exchanges(answers, rows))
+        except Exception:
+            log.exception("reading the chat's token usage failed")
+            return
+        total = usage.session_total(answers)
+        self.usage_line = usage_marks.session_line(total, len(answers))
+        self.usage_tip = usage_marks.session_tip(total, len(answers)) if answers else ""
+
+    def _with_images(self, history: "list[SavedMessage]") -> "list[SavedMessage]":
+        """The saved chat with its image references' bytes read from the session's store (thumbnails,
+        and the next request); a chat without images is returned as it is."""
+        from dataclasses import replace
+
+        from cks_desktop.agent.images import ImageStore
+        from cks_desktop.llm.vision import has_images
+
+        if not has_images(saved.message for saved in history):
+            return history
+        try:
+            messages = ImageStore(self.assistant.store).hydrate(self.session_id, [s.message for s in history])
+        except Exception:  # the rows then show "image not available"; the chat still loads
+            log.exception("reading the chat's images failed")
+            return history
+        return [replace(saved, message=message) for saved, message in zip(history, messages)]
 
     def _is_revertable(self, name: str, source: str) -> bool:
         return self.assistant.can_revert(name, source)
 
     # -- a turn --------------------------------------------------------------------
-    def send(self, text: str) -> asyncio.Task[None] | None:
-        """Start a turn; None when one is already running or the text is blank."""
+    def send(self, text: str, images: "Sequence[ImageBlob]" = ()) -> asyncio.Task[None] | None:
+        """Start a turn; None when one is already running or the text is blank (and no image).
+        ``images``: the person's pasted or dropped images (validated), stored in the session and
+        sent with the message (issue 16, section 3)."""
         text = text.strip()
-        if not text or self.running:
+        if (not text and not images) or self.running:
             return None
         if not self.loaded:
             self.load()
-        self.presenter.add_user(text)
-        self.task = asyncio.ensure_future(self._run(text))
+        if images:
+            from cks_desktop.agent.images import part_of
+
+            self.presenter.add_user(text, [part_of(blob) for blob in images])
+            self.task = asyncio.ensure_future(self._run_with_images(text, images))
+        else:
+            self.presenter.add_user(text)
+            self.task = asyncio.ensure_future(self._run(text))
         self.task.add_done_callback(lambda _t: self._state_changed())
         self._state_changed()
         return self.task
@@ -219,15 +270,32 @@ class ChatController:
         self.task.cancel()
         return True
 
-    async def _run(self, prompt: str | None) -> None:
+    async def _run_with_images(self, text: str, images: "Sequence[ImageBlob]") -> None:
+        """Store the person's images in the session (off the loop when large), then send them."""
+        from cks_desktop.agent.images import ImageStore, part_of
+        from cks_desktop.llm.messages import Part, Text
+
+        store = ImageStore(self.assistant.store)
+        parts: list[Part] = [Text(text)] if text else []
+        for blob in images:
+            try:
+                parts.append(await store.store_async(self.session_id, blob))
+            except Exception:  # kept for this turn only; the transcript names what it cannot show
+                log.exception("storing an image failed")
+                parts.append(part_of(blob))
+        await self._run(Message("user", parts))
+
+    async def _run(self, prompt: str | Message | None) -> None:
         try:
             turn = await self.assistant.run(self.session_id, prompt, approver=self.approver,
                                             on_event=self.presenter.handle, history=self.messages)
         except asyncio.CancelledError:
             self.presenter.cancelled()
             self.messages = self.assistant.saved_messages(self.session_id, fallback=self.messages)
+            self.refresh_usage()
             raise
         self.messages = turn.messages
+        self.refresh_usage()
 
     # -- revert ----------------------------------------------------------------------
     async def revert(self, item: ToolItem) -> bool:

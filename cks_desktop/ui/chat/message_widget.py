@@ -26,6 +26,7 @@ from cks_desktop.ui.chat import style
 from cks_desktop.ui.chat.code_block import CodeBlock
 from cks_desktop.ui.chat.markdown_view import MarkdownView, is_huge
 from cks_desktop.ui.chat.model import MessageItem
+from cks_desktop.ui.chat.reasoning_view import ReasoningView
 from cks_desktop.ui.chat.segments import Segment, split_markdown
 from cks_desktop.ui.chat.summary_notice import SummaryFold, split_summary
 from cks_desktop.ui.labels import plain_label
@@ -102,6 +103,7 @@ class MessageWidget(QFrame):
         self._body.setSpacing(8)
         self.bubble: QFrame | None = None
         self.summary_fold: SummaryFold | None = None
+        self.reasoning_view: ReasoningView | None = None
         if self.item.role == "user":
             self.bubble = QFrame()
             self.bubble.setObjectName("chatBubble")
@@ -115,6 +117,9 @@ class MessageWidget(QFrame):
             row.addWidget(self.bubble, 100)  # as wide as its maximum (the text's width), the rest is space
             self._layout.addLayout(row)
         else:
+            if self.item.role == "assistant":  # the model's thinking, collapsed above the answer (issue 16)
+                self.reasoning_view = ReasoningView()
+                self._body.addWidget(self.reasoning_view)
             if self.item.summary:  # "Earlier messages were summarised": collapsed, the summary on demand
                 self.summary_fold = SummaryFold()
                 self.summary_fold.toggle.toggled.connect(lambda _on: self.refresh())
@@ -169,6 +174,9 @@ class MessageWidget(QFrame):
         self.regenerate_button = self._action_button("regenerateButton", "Regenerate", "arrows-clockwise",
                                                      "Drop this answer and let the assistant answer again",
                                                      lambda: self.regenerateRequested.emit(self.item))
+        # What the answer used (issue 16): a small line; hover for tokens by kind, model turns, cost.
+        self.usage_label = plain_label("", name="chatUsage")
+        self.actions_row.addWidget(self.usage_label)
 
     def _action_button(self, name: str, text: str, icon: str, tip: str, slot: Callable[[], None]) -> QToolButton:
         button = QToolButton()
@@ -195,6 +203,9 @@ class MessageWidget(QFrame):
         self.copy_button.setVisible(bool(item.text) and not item.streaming)
         self.edit_button.setVisible(item.role == "user" and item.last_prompt)
         self.regenerate_button.setVisible(item.last_answer and not item.streaming)
+        self.usage_label.setText(item.usage_line)
+        self.usage_label.setToolTip(plain_tooltip(item.usage_tip))
+        self.usage_label.setVisible(bool(item.usage_line) and not item.streaming)
 
     def set_model_name(self, name: str) -> None:
         """The model that answers in this chat, shown beside "Assistant"."""
@@ -218,6 +229,10 @@ class MessageWidget(QFrame):
         self.menu_button.setVisible(not self.item.streaming)
         self._refresh_message_actions()
         if self.item.role == "assistant":
+            if self.reasoning_view is not None:
+                item = self.item
+                self.reasoning_view.setVisible(bool(item.reasoning) or item.thinking)
+                self.reasoning_view.set_state(item.reasoning, item.reasoning_seconds, item.thinking)
             self._show_markdown(self.item.text)
         elif self.item.summary and self.summary_fold is not None:
             head, body = split_summary(self.item.text)

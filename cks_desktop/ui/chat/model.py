@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from cks_desktop.callbacks import Callbacks
+from cks_desktop.llm.messages import ImagePart
 
 
 class RowState(str, enum.Enum):
@@ -65,6 +66,16 @@ class MessageItem:
     last_prompt: bool = False  # the person's last message: offers Edit and resend
     last_answer: bool = False  # the assistant's last answer: offers Regenerate
     summary: bool = False  # the loop's "Earlier messages were summarised" notice: shown collapsed (issue 16)
+    images: tuple[ImagePart, ...] = ()  # the person's images sent with this message (issue 16, section 3)
+    # The model's thinking before this answer (issue 16, section 2): shown collapsed above the text
+    # ("Thought for 12 s"), never part of ``text``. ``thinking``: it is still streaming.
+    reasoning: str = ""
+    reasoning_seconds: float | None = None
+    thinking: bool = False
+    # What the exchange's answer used (issue 16, section 4; ui/chat/usage_marks.py): a short line
+    # under the answer ("1,234 in · 56 out · $0.0042") and the details on hover.
+    usage_line: str = ""
+    usage_tip: str = ""
 
 
 @dataclass
@@ -90,6 +101,8 @@ class ToolItem:
     progress: tuple[float, float | None, str] | None = None
     # A call refused for want of an OAuth sign-in (structured "needs_sign_in"): the server to sign in to.
     sign_in_server: str | None = None
+    # The images the tool returned (issue 16, section 3): thumbnails under the row's header.
+    images: tuple[ImagePart, ...] = ()
 
     def same_call(self, name: str, arguments: dict[str, Any] | None) -> bool:
         """Another call of the same tool with the same arguments, which may fold into this row:

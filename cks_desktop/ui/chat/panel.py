@@ -34,6 +34,7 @@ from cks_desktop.ui.chat.tool_row import ToolCallRow
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.labels import plain_label, rich_label
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.ui.chat.session_settings_dialog import SessionSettingsDialog
@@ -105,6 +106,10 @@ class _FindBar(QFrame):
             self._position = (self._position + step) % len(self._matches)
         self.count.setText(f"{self._position + 1} of {len(self._matches)}")
         self.panel.reveal(self._matches[self._position], needle)
+
+
+LIMIT_TEXTS = {"iterations": "The answer used all its model turns. Continue lets the assistant go on.",
+               "budget": "The answer reached its budget. Continue lets the assistant go on."}
 
 
 class ChatPanel(QWidget):
@@ -183,10 +188,18 @@ class ChatPanel(QWidget):
         self.session_dialog: "SessionSettingsDialog | None" = None  # the last one opened (tests)
         self.export_dialog: QFileDialog | None = None
 
+        # The session's tokens and cost so far (issue 16): one quiet line, the details on hover.
+        self.usage_label = plain_label("", name="chatSessionUsage")
+        self.usage_label.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.usage_label.setContentsMargins(8, 2, 8, 0)
+        self.usage_label.hide()
+        layout.addWidget(self.usage_label)
+
         self.composer = Composer()
         layout.addWidget(self.composer)
 
         self.composer.sendClicked.connect(self._send)
+        self.composer.image_support = self._image_support
         self.composer.stopClicked.connect(self.stop)
         self.composer.providerChosen.connect(self.providerChosen)
         self.composer.fetchModelsRequested.connect(self.fetch_models)
@@ -244,6 +257,11 @@ class ChatPanel(QWidget):
         self.view.editable = controller is not None and not running
         self.composer.setEnabled(controller is not None)
         self.limit_banner.setVisible(controller is not None and controller.limit_reached)
+        if controller is not None and controller.limit_reached:
+            self.limit_label.setText(LIMIT_TEXTS.get(controller.presenter.limit_kind, LIMIT_TEXTS["iterations"]))
+        self.usage_label.setText(controller.usage_line if controller is not None else "")
+        self.usage_label.setToolTip(plain_tooltip(controller.usage_tip) if controller is not None else "")
+        self.usage_label.setVisible(bool(self.usage_label.text()))
         empty = controller is None or not self.model.items
         self.empty_label.setText(EMPTY_CHAT if controller is not None else NO_SESSION)
         self.empty_label.setVisible(empty)
@@ -256,10 +274,31 @@ class ChatPanel(QWidget):
         self.view.scroll_to_bottom()
         editing, self._editing = self._editing, None
         self.edit_bar.hide()
+        images = self.composer.take_images()
         if editing is not None:
             self._report(self.controller.resend_edited(editing, text))
         else:
-            self.controller.send(text)
+            self.controller.send(text, images)
+
+    def _image_support(self) -> str | None:
+        """Why the model shown in the composer takes no images (one sentence), or None when it does
+        or only its server can say (Ollama: the turn asks, and refuses with the same sentence)."""
+        from cks_desktop.llm.profiles import PROFILES
+        from cks_desktop.llm.vision import known_images, refusal_text
+
+        controller = self.controller
+        name = str(self.composer.provider_box.currentData() or "")
+        model = self.composer.model_box.currentText().strip()
+        profile = PROFILES.get(name)
+        if controller is None or profile is None:
+            return None
+        try:
+            section = dict(controller.assistant.settings.provider(name))
+        except Exception:  # an unreadable settings section: the turn decides
+            return None
+        if known_images(profile, model, section) is not False:
+            return None
+        return refusal_text(model, profile.display_name)
 
     # -- edit and resend, regenerate --------------------------------------------------
     def start_edit(self, item: object) -> None:

@@ -31,6 +31,9 @@ from cks_desktop.callbacks import Callbacks
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.events import Notice
 from cks_desktop.agent.transcript import Mark, SavedMessage, sign_in_of
+from cks_desktop.agent.images import part_of
+from cks_desktop.agent.reasoning import shown as _reasoning_of
+from cks_desktop.llm.messages import ImagePart
 from cks_desktop.tools.approval import Decision
 from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
 
@@ -59,9 +62,11 @@ class ChatPresenter:
         self.model = model
         self._is_revertable = is_revertable
         self._streaming: MessageItem | None = None
+        self._thinking_since = 0.0  # time.monotonic() when the streaming item began thinking
         self._wait_item: MessageItem | None = None  # the "waiting N s (rate limited)" line, while shown
         self._turn_text: MessageItem | None = None  # the text streamed in the current model turn
         self.limit_reached = False
+        self.limit_kind = "iterations"  # or "budget": which limit the Continue banner names (issue 16)
         self._last_error: str | None = None
         self._turn = 0
         self._prompt: MessageItem | None = None  # the person's message of the running exchange
@@ -74,15 +79,15 @@ class ChatPresenter:
         self.context_listeners: Callbacks[[ev.ContextUsage]] = Callbacks("chat context usage")
 
     # -- live events --------------------------------------------------------
-    def add_user(self, text: str) -> None:
-        """A new turn starts with the person's message."""
+    def add_user(self, text: str, images: Sequence[ImagePart] = ()) -> None:
+        """A new turn starts with the person's message (and the images sent with it)."""
         self.limit_reached = False
         self._streaming = None
         self._last_error = None
         self._turn += 1
         self._clear_retry()
         self._clear_last()
-        self._prompt = MessageItem("user", text, turn=self._turn)
+        self._prompt = MessageItem("user", text, turn=self._turn, images=tuple(images))
         self._answered = False
         self.model.append(self._prompt)
 
@@ -141,6 +146,8 @@ class ChatPresenter:
                 self._on_turn_started(event)
             case ev.TextDelta():
                 self._on_text_delta(event)
+            case ev.ReasoningDelta():
+                self._on_reasoning_delta(event)
             case ev.ToolCallPreparing():
                 self._on_tool_call_preparing(event)
             case ev.ToolCallStarted():
@@ -193,10 +200,28 @@ class ChatPresenter:
         self._end_stream()
         self._turn_text = None
 
+    def _on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        """The model's thinking: into the answer item's collapsed "Thinking…" block, never its text."""
+        if self._streaming is None:
+            self._streaming = self._turn_text = MessageItem("assistant", "", streaming=True)
+            self._append(self._streaming)
+        item = self._streaming
+        if not item.thinking:
+            item.thinking = True
+            self._thinking_since = time.monotonic() - (item.reasoning_seconds or 0.0)
+        item.reasoning += event.text
+        self.model.changed(item)
+
+    def _end_thinking(self, item: MessageItem) -> None:
+        if item.thinking:
+            item.thinking = False
+            item.reasoning_seconds = time.monotonic() - self._thinking_since
+
     def _on_text_delta(self, event: ev.TextDelta) -> None:
         if self._streaming is None:
             self._streaming = self._turn_text = MessageItem("assistant", "", streaming=True)
             self._append(self._streaming)
+        self._end_thinking(self._streaming)
         self._streaming.text += event.text
         self.model.changed(self._streaming)
 
@@ -210,18 +235,23 @@ class ChatPresenter:
         # The text streamed in this model turn, even when a tool row (preparing) came after it.
         target = self._streaming or self._turn_text
         self._turn_text = None
+        thought = _reasoning_of(event.message.reasoning)
         if target is not None:
             target.text = text or target.text
+            self._end_thinking(target)
+            if thought[0]:  # the saved blocks' words and time (the transcript shows the same on reopen)
+                target.reasoning, target.reasoning_seconds = thought
             if self._streaming is None:
                 self.model.changed(target)
             self._end_stream()
-        elif text:
-            self._append(MessageItem("assistant", text))
+        elif text or thought[0]:
+            self._append(MessageItem("assistant", text, reasoning=thought[0], reasoning_seconds=thought[1]))
 
     def _end_stream(self) -> None:
         item, self._streaming = self._streaming, None
         if item is not None:
             item.streaming = False
+            self._end_thinking(item)
             self.model.changed(item)
 
     def _fold_target(self, name: str, arguments: dict[str, Any] | None = None, *, by_name: bool = False
@@ -344,6 +374,7 @@ class ChatPresenter:
         item.result = event.result.content
         item.change_id = event.change_id
         item.sign_in_server = sign_in_of(event.result.structured)  # mcp/connection.py: a call that needs a sign-in
+        item.images = tuple(part_of(blob) for blob in event.result.images)  # thumbnails (issue 16)
         self.model.changed(item)
 
     def _on_error(self, event: ev.ErrorEvent) -> None:
@@ -353,6 +384,7 @@ class ChatPresenter:
 
     def _on_iteration_limit(self, event: ev.IterationLimit) -> None:
         self.limit_reached = True
+        self.limit_kind = event.kind
 
     def _on_finished(self, event: ev.Finished) -> None:
         self._end_stream()
@@ -410,17 +442,22 @@ class ChatPresenter:
             message = saved.message
             self._turn = saved.turn
             if message.role == "user":
-                items.append(MessageItem("user", message.text, turn=saved.turn, unanswered=saved.unanswered))
+                items.append(MessageItem("user", message.text, turn=saved.turn, unanswered=saved.unanswered,
+                                         images=tuple(message.images)))
                 last_notice_limit = False
             elif saved.mark is Mark.ERROR:  # the sentence of a failure, kept so it shows again
                 items.append(MessageItem("error", message.text, turn=saved.turn))
             elif message.role == "assistant":
-                if message.text:
+                thought = _reasoning_of(message.reasoning)
+                if message.text or (thought[0] and saved.notice is None):
                     items.append(MessageItem("notice" if saved.notice is not None else "assistant", message.text,
-                                             turn=saved.turn, summary=saved.notice is Notice.SUMMARY))
+                                             turn=saved.turn, summary=saved.notice is Notice.SUMMARY,
+                                             reasoning=thought[0], reasoning_seconds=thought[1]))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice in (Notice.ITERATION_LIMIT, Notice.BUDGET)  # both offer Continue
+                if last_notice_limit:
+                    self.limit_kind = "budget" if saved.notice is Notice.BUDGET else "iterations"
                 records = {c.call_id: c for c in saved.calls}
                 for part in message.tool_calls:
                     record = records.get(part.id)
@@ -452,6 +489,7 @@ class ChatPresenter:
                     if row is None:
                         continue
                     row.result = result.content
+                    row.images = result.images  # references, bytes filled by the controller (agent/images.py)
                     if row.state is RowState.DONE and result.is_error:
                         row.state = RowState.ERROR
         self.limit_reached = last_notice_limit

@@ -1,5 +1,9 @@
 """The session settings panel: this session's instructions (system prompt) and model parameters.
 
+Thinking (issue 16, section 2): "Think before answering" — as in Settings, on or off — and a
+thinking budget in tokens where the provider takes one (Anthropic's ``budget_tokens``,
+Gemini's ``thinking_budget``; OpenAI's and Ollama's levels are derived from it).
+
 Reached from the session's context menu (Chat settings…) and Chat → Session settings…. Empty
 fields mean "the default": Settings → Chat & agent's temperature and max output tokens,
 shown as the fields' placeholders, else the provider's own. Save checks every value through
@@ -12,11 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit,
+                               QVBoxLayout, QWidget)
 
-from cks_desktop.agent.session_settings import (MAX_TOKENS_RANGE, TEMPERATURE_RANGE, SessionSettingsError,
-                                                SessionSettingsStore, default_params)
+from cks_desktop.agent.session_settings import (MAX_TOKENS_RANGE, REASONING_BUDGET_RANGE, TEMPERATURE_RANGE,
+                                                SessionSettingsError, SessionSettingsStore, default_params)
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
@@ -37,7 +41,8 @@ class SessionSettingsDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("sessionSettingsDialog")
         self.session_id = session_id
-        self._store = SessionSettingsStore(store)
+        self._settings = settings
+        self._store = SessionSettingsStore(store, settings)
         title = store.get_session(session_id).title
         self.setWindowTitle(f"Chat settings — {title}")
         self.resize(560, 420)
@@ -61,6 +66,26 @@ class SessionSettingsDialog(QDialog):
         self.max_tokens.setPlaceholderText(f"default: {_number(defaults.max_output_tokens) or 'the provider’s'}")
         self.max_tokens.setToolTip(plain_tooltip(f"From {MAX_TOKENS_RANGE[0]} to {MAX_TOKENS_RANGE[1]:,}; empty: the default"))
         form.addRow("Max output tokens:", self.max_tokens)
+        self.reasoning = QComboBox()
+        self.reasoning.setObjectName("sessionReasoning")
+        default_word = "on" if defaults.reasoning else "off"
+        for text, value in ((f"As in Settings ({default_word})", None), ("On", True), ("Off", False)):
+            self.reasoning.addItem(text, value)
+        self.reasoning.setCurrentIndex({None: 0, True: 1, False: 2}[current.reasoning])
+        self.reasoning.setToolTip(plain_tooltip(
+            "Ask the model to think before it answers (models that can). Its thinking is shown "
+            "collapsed above the answer, never in it."))
+        form.addRow("Think before answering:", self.reasoning)
+        self.reasoning_budget = QLineEdit(_number(current.reasoning_budget))
+        self.reasoning_budget.setObjectName("sessionReasoningBudget")
+        self.reasoning_budget.setPlaceholderText(
+            f"default: {_number(defaults.reasoning_budget) or 'the provider’s'}")
+        self.reasoning_budget.setToolTip(plain_tooltip(
+            f"Tokens the model may think for, from {REASONING_BUDGET_RANGE[0]} to {REASONING_BUDGET_RANGE[1]:,}; "
+            "empty: the default. Anthropic needs at least 1,024; OpenAI and Ollama take it as low, "
+            "medium or high."))
+        form.addRow("Thinking budget (tokens):", self.reasoning_budget)
+        self._add_budget_rows(form, session_id)
         layout.addLayout(form)
         layout.addWidget(plain_label("Defaults: Settings → Chat & agent. Changes apply from the next message.",
                                      wrap=True))
@@ -74,10 +99,42 @@ class SessionSettingsDialog(QDialog):
         self.save_button.setObjectName("sessionSettingsSave")
         layout.addWidget(buttons)
 
+    def _add_budget_rows(self, form: QFormLayout, session_id: str) -> None:
+        """The answer's budget (issue 16, ``agent/budget.py``): tokens and/or US dollars per answer."""
+        from cks_desktop.agent.budget import session_budget
+
+        budget = session_budget(self._settings, session_id)
+        self.budget_tokens = QLineEdit("" if budget.tokens is None else str(budget.tokens))
+        self.budget_tokens.setObjectName("sessionBudgetTokens")
+        self.budget_tokens.setPlaceholderText("no limit")
+        self.budget_tokens.setToolTip(plain_tooltip(
+            "Input and output tokens one answer may use over all its model turns; when it is reached the "
+            "answer ends with a notice and Continue. Empty: no limit."))
+        form.addRow("Budget per answer (tokens):", self.budget_tokens)
+        self.budget_cost = QLineEdit("" if budget.cost_usd is None else f"{budget.cost_usd:g}")
+        self.budget_cost.setObjectName("sessionBudgetCost")
+        self.budget_cost.setPlaceholderText("no limit")
+        self.budget_cost.setToolTip(plain_tooltip(
+            "US dollars one answer may cost; needs the model's price (Settings → Chat & agent → Prices). "
+            "Empty: no limit."))
+        form.addRow("Budget per answer (US$):", self.budget_cost)
+
     def save(self) -> bool:
+        from cks_desktop.agent.budget import BudgetError, check_cost, check_tokens, set_session_budget
+
+        try:
+            check_tokens(self.budget_tokens.text())
+            check_cost(self.budget_cost.text())
+        except BudgetError as exc:  # checked before anything is written
+            self.error_label.setText(str(exc))
+            self.error_label.show()
+            return False
         try:
             self._store.set(self.session_id, instructions=self.instructions.toPlainText(),
-                            temperature=self.temperature.text(), max_output_tokens=self.max_tokens.text())
+                            temperature=self.temperature.text(), max_output_tokens=self.max_tokens.text(),
+                            reasoning=self.reasoning.currentData(), reasoning_budget=self.reasoning_budget.text())
+            set_session_budget(self._settings, self.session_id, self.budget_tokens.text(), self.budget_cost.text())
+            self._settings.save()  # the thinking choice and the budget live in the settings file
         except SessionSettingsError as exc:
             self.error_label.setText(str(exc))
             self.error_label.show()

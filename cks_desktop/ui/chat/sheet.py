@@ -40,4 +40,9 @@ QLabel#toolCallSection { color: $muted; font-size: ${pt_caption}pt; font-weight:
 QFrame#toolCallRow QToolButton#toolCallToggle { padding: 0; border: none; background: transparent; }
 QFrame#toolCallRow QPushButton#revertButton { padding: 1px 8px; min-height: 0; font-size: ${pt_secondary}pt; }
 QFrame#toolCallRow[kind="error"] QFrame#chatCodeBlock { background: $surface; }
+QFrame#reasoningView { border: none; border-left: 2px solid $border; }
+QFrame#reasoningView QToolButton#reasoningToggle { color: $muted; background: transparent; border: none;
+    padding: 0; font-size: ${pt_secondary}pt; }
+QFrame#reasoningView QToolButton#reasoningToggle:hover { color: $text; }
+QLabel#reasoningText { color: $muted; font-size: ${pt_secondary}pt; }
 """

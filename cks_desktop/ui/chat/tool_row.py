@@ -13,6 +13,10 @@ result is not JSON) in ``CodeBlock`` cards sized to their content up to ``DETAIL
 each with Copy. Copy copies the original: the arguments as the model's JSON value, the result
 exactly as the tool returned it (not its pretty form). The detail widgets are built on first
 expand, so a long chat stays cheap to open; long lines are broken for display only.
+
+Images the tool returned (issue 16, section 3) show as thumbnails under the header, collapsed
+or not; a click enlarges one, with Save… (``image_view.py``). Only bytes the call returned are
+shown: a URL in a result (a resource link, a Markdown image) stays text and is never fetched.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from PySide6.QtWidgets import (
 from cks_desktop.ui import theme
 from cks_desktop.ui.chat import style
 from cks_desktop.ui.chat.code_block import LINE_CHUNK, CodeBlock, displayable  # noqa: F401 (re-exported)
+from cks_desktop.ui.chat.image_view import ImageStrip
 from cks_desktop.ui.chat.model import STATE_WORDS, RowState, ToolItem
 from cks_desktop.ui.chat.summary import full_summary, tool_summary
 from cks_desktop.ui.chat.tool_actions import ToolRowActions, needs_actions
@@ -130,6 +135,7 @@ class ToolCallRow(QFrame):
         self.result_block: CodeBlock | None = None
         self._outer = outer
         self.action_strip: ToolRowActions | None = None  # built only for a row that offers something
+        self.image_strip: ImageStrip | None = None  # built only for a row with images
         self.refresh()
 
     # -- layout ------------------------------------------------------------------
@@ -315,7 +321,20 @@ class ToolCallRow(QFrame):
         self._fill_details()
         self._show_progress()
         self._show_actions()
+        self._show_images()
         self._update_accessibility()
+
+    def _show_images(self) -> None:
+        """The tool's images as thumbnails under the header (click: enlarge, save)."""
+        if self.image_strip is None:
+            if not self.item.images:
+                return
+            self.image_strip = ImageStrip()
+            self.image_strip.setCursor(Qt.CursorShape.ArrowCursor)
+            self.image_strip.setContentsMargins(self.toggle_button.sizeHint().width() + 8, 0, 0, 0)
+            self._outer.insertWidget(self._outer.count() if self.details is None else
+                                     self._outer.indexOf(self.details), self.image_strip)
+        self.image_strip.set_images(self.item.images)
 
     def _show_actions(self) -> None:
         """Sign in / Open / Attach (tool_actions.py) under the header, when the call offers them."""

@@ -31,6 +31,7 @@ from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
 from cks_desktop.ui.graph.legend import swatch
 from cks_desktop.ui.labels import plain_input_dialog, plain_label
+from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView, read_sources
 from cks_desktop.ui.text import plain_tooltip
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
@@ -76,6 +77,7 @@ class Inspector(QFrame):
     message = Signal(str)
     closed = Signal()
     loaded = Signal()  # after the shown object was (re)read from the store
+    viewerOpened = Signal(object)  # the document viewer, once a clicked source is shown in it
 
     def __init__(self, store: Any, editor: GraphEditor, spawn: Spawn, name_of: NameOf,
                  colour_of: Callable[[str], QColor], parent: QWidget | None = None) -> None:
@@ -91,6 +93,7 @@ class Inspector(QFrame):
         self.incoming: list[Relation] = []
         self.outgoing: list[Relation] = []
         self.history: list[Change] = []
+        self.sources_data = ObjectSources([], [])  # issue 17: where the object came from
         self.types: list[str] = []
         self.pinned = False
         self._filling = False
@@ -208,6 +211,11 @@ class Inspector(QFrame):
         self.in_list = self._relation_list("inspectorIncoming")
         for section in (self.out_label, self.out_list, self.in_label, self.in_list):
             lay.addWidget(section)
+        self.sources_label = _section("Sources")
+        self.sources = SourcesView(self._relation_label)
+        self.sources.openRequested.connect(self.open_source)
+        lay.addWidget(self.sources_label)
+        lay.addWidget(self.sources)
         lay.addWidget(_section("History"))
         self.history_list = QListWidget()
         self.history_list.setObjectName("inspectorHistory")
@@ -250,13 +258,14 @@ class Inspector(QFrame):
         if session is None:
             return False
 
-        def read() -> tuple[Object, list[Relation], list[Relation], list[Change]]:
+        def read() -> tuple[Object, list[Relation], list[Relation], list[Change], ObjectSources]:
             obj = self.store.get_object(session, object_id)
             incoming, outgoing = self.store.relations_of(session, object_id)
-            return obj, incoming, outgoing, self.store.changes_touching(session, object_id, 30)
+            sources = read_sources(self.store, session, object_id, outgoing + incoming)
+            return obj, incoming, outgoing, self.store.changes_touching(session, object_id, 30), sources
 
         try:
-            obj, incoming, outgoing, history = await asyncio.to_thread(read)
+            obj, incoming, outgoing, history, sources = await asyncio.to_thread(read)
         except Exception:  # gone meanwhile (deleted by a tool): nothing to show
             if gen == self._load_gen:
                 self.object = None
@@ -265,6 +274,7 @@ class Inspector(QFrame):
         if gen != self._load_gen:
             return False
         self.object, self.incoming, self.outgoing, self.history = obj, incoming, outgoing, history
+        self.sources_data = sources
         self._fill()
         self.loaded.emit()
         return True
@@ -272,6 +282,34 @@ class Inspector(QFrame):
     def refresh(self) -> None:
         if self.object is not None:
             self.spawn(self.load(self.object.id))
+
+    def sources_changed(self, event: Any) -> None:
+        """A change added, moved or removed sources (maybe of the shown object): read again."""
+        if self.object is not None and getattr(event, "session_id", None) == self.editor.session_id \
+                and self.isVisible():
+            self.refresh()
+
+    def _relation_label(self, rel: Relation) -> str:
+        if self.object is not None and rel.source_id == self.object.id:
+            return f"{rel.type} → {self.name_of(rel.target_id)[0]}"
+        return f"{self.name_of(rel.source_id)[0]} → {rel.type}"
+
+    def open_source(self, source: Any) -> None:
+        """Open the window's document viewer at the source's passage."""
+        from cks_desktop.ui.provenance.viewer import viewer_for
+
+        session = self.editor.session_id
+        doc_id = source.evidence.document_id
+        if session is None or not doc_id:
+            self.status.setText("This source is not a passage of a document.")
+            return
+        viewer = viewer_for(self.window(), self.store, self.spawn, self.navigate.emit)
+
+        async def show() -> None:
+            if await viewer.open_document(session, doc_id, source.evidence.start, source.evidence.end):
+                self.viewerOpened.emit(viewer)
+
+        self.spawn(show())
 
     def set_types(self, types: list[str]) -> None:
         self.types = types
@@ -314,6 +352,8 @@ class Inspector(QFrame):
             self._fill_relations(self.in_list, self.incoming, outgoing=False)
             self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
             self.in_label.setText(f"Incoming relations ({len(self.incoming)})")
+            self.sources.show_sources(self.sources_data)
+            self.sources_label.setText(f"Sources ({self.sources.count()})")
             self.history_list.clear()
             for change in self.history:
                 text = f"{_when(change.at)} · {change.origin} · {change.summary or 'change'}"

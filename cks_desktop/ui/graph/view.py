@@ -317,6 +317,8 @@ class GraphView(ViewActions, QWidget):
 
     def on_store_event(self, event: object) -> None:
         self.sync.on_event(event)
+        if getattr(event, "evidence_changed", False):  # sources only: no node changed, the inspector may show them
+            self.inspector.sources_changed(event)
 
     def highlight_objects(self, ids: Iterable[str]) -> None:
         """Mark what a tool call read or wrote (relation ids mark both ends)."""

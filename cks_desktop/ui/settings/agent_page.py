@@ -60,6 +60,20 @@ class AgentPage(QWidget):
         self.max_tokens.setPlaceholderText("the provider's default")
         self.max_tokens.setToolTip("Max output tokens per model turn; empty: the provider's own default")
         chat_form.addRow("Max output tokens:", self.max_tokens)
+        # Issue 16: the thinking default of sessions without their own choice (agent.reasoning).
+        from cks_desktop.agent.session_settings import default_reasoning
+
+        thinks, budget = default_reasoning(settings)
+        self.reasoning = QCheckBox("Think before answering (models that can; shown collapsed above the answer)")
+        self.reasoning.setObjectName("defaultReasoning")
+        self.reasoning.setChecked(thinks)
+        self.reasoning.setToolTip("Default for sessions without their own choice in Chat settings…")
+        chat_form.addRow(self.reasoning)
+        self.reasoning_budget = QLineEdit("" if budget is None else str(budget))
+        self.reasoning_budget.setObjectName("defaultReasoningBudget")
+        self.reasoning_budget.setPlaceholderText("the provider's default")
+        self.reasoning_budget.setToolTip("Tokens the model may think for; empty: the provider's own default")
+        chat_form.addRow("Thinking budget (tokens):", self.reasoning_budget)
         self.enter_sends = QCheckBox("Enter sends the message (Shift+Enter starts a new line)")
         self.enter_sends.setObjectName("enterSends")
         self.enter_sends.setChecked(bool(settings.data["ui"].get("enter_sends", True)))
@@ -148,8 +162,24 @@ class AgentPage(QWidget):
         folders_layout.addWidget(note_label("Files outside these folders are refused, symbolic links included."))
         layout.addWidget(folders)
 
+        # Issue 16: what tokens cost (agent.prices); a model in neither table shows tokens only.
+        from cks_desktop.llm.prices import overrides_in
+        from cks_desktop.ui.settings.prices_table import PricesTable
+
+        prices = QGroupBox("Prices (US dollars per million tokens)")
+        prices_layout = QVBoxLayout(prices)
+        self.prices = PricesTable()
+        self.prices.set_prices(overrides_in(settings.data))
+        self.prices.changed.connect(self.changed.emit)
+        prices_layout.addWidget(self.prices)
+        prices_layout.addWidget(note_label(
+            "Known OpenAI, Anthropic and Google models have built-in prices; a row here wins. Name a model "
+            "(gpt-4o) or a provider's model (openai/qwen2.5-7b). A model without a price shows tokens only."))
+        layout.addWidget(prices)
+
         self.cap.valueChanged.connect(lambda _v: self.changed.emit())
         self.enter_sends.toggled.connect(lambda _v: self.changed.emit())
+        self.reasoning.toggled.connect(lambda _v: self.changed.emit())
         self.add_folder_button.clicked.connect(self.choose_folder)
         self.remove_folder_button.clicked.connect(self._remove_folder)
         self._folder_dialog: QFileDialog | None = None
@@ -181,24 +211,33 @@ class AgentPage(QWidget):
         self.changed.emit()
 
     def errors(self) -> list[str]:
-        from cks_desktop.agent.session_settings import SessionSettingsError, check_max_tokens, check_temperature
+        from cks_desktop.agent.session_settings import (SessionSettingsError, check_max_tokens,
+                                                        check_reasoning_budget, check_temperature)
 
         problems = []
-        for check, field in ((check_temperature, self.temperature), (check_max_tokens, self.max_tokens)):
+        for check, field in ((check_temperature, self.temperature), (check_max_tokens, self.max_tokens),
+                             (check_reasoning_budget, self.reasoning_budget)):
             try:
                 check(field.text())
             except SessionSettingsError as exc:
                 problems.append(str(exc))
+        problems += self.prices.errors()
         return problems
 
     def save(self, settings: Settings) -> None:
         settings.max_iterations = self.cap.value()
         from cks_desktop.agent.session_settings import SessionSettingsError, set_default_params
 
+        from cks_desktop.agent.session_settings import set_default_reasoning
+
         try:
             set_default_params(settings, self.temperature.text(), self.max_tokens.text())
         except SessionSettingsError:
             pass  # errors() said so before Save; an invalid field keeps the stored value
+        try:
+            set_default_reasoning(settings, self.reasoning.isChecked(), self.reasoning_budget.text())
+        except SessionSettingsError:
+            pass
         settings.data["ui"]["enter_sends"] = self.enter_sends.isChecked()
         policies = dict(self._other_overrides)
         for name, box in self.policy_boxes.items():
@@ -206,6 +245,11 @@ class AgentPage(QWidget):
                 policies[name] = box.currentData()
         settings.data["agent"]["tool_policies"] = policies
         settings.data["agent"]["allowed_folders"] = [self.folders.item(i).text() for i in range(self.folders.count())]
+        chosen_prices = self.prices.prices()
+        if chosen_prices:
+            settings.data["agent"]["prices"] = chosen_prices
+        else:
+            settings.data["agent"].pop("prices", None)
         ticked = frozenset(s for s, box in self.scope_boxes.items() if box.isChecked())
         # The built-in defaults are stored as "no choice", so a later version's defaults still apply.
         settings.set_default_scopes(None if ticked == DEFAULT_GRANT else sorted(s.value for s in ticked))

@@ -1,4 +1,4 @@
-"""The settings dialog (``settingsDialog``): Providers, Chat & agent, MCP servers.
+"""The settings dialog (``settingsDialog``): Providers, Chat & agent, MCP servers, Share, Storage.
 
 Providers and Chat & agent are saved together with Save, and only when every
 field is valid (problems are listed as you type). MCP servers apply their
@@ -21,6 +21,7 @@ from cks_desktop.ui.settings.agent_page import AgentPage
 from cks_desktop.ui.settings.mcp_page import McpPage
 from cks_desktop.ui.settings.providers_page import ProvidersPage
 from cks_desktop.ui.settings.share_page import SharePage
+from cks_desktop.ui.settings.storage_page import StoragePage
 from cks_desktop.ui.settings.widgets import error_label, note_label
 from cks_desktop.ui.tasks import TaskTracker
 
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
     from cks_desktop.mcp.serving.service import ShareService
     from cks_desktop.runtime import AppServices
 
-PAGES = ("providers", "agent", "mcp", "share")
-TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers", "share": "Share with other apps"}
+PAGES = ("providers", "agent", "mcp", "share", "storage")
+TITLES = {"providers": "Providers", "agent": "Chat & agent", "mcp": "MCP servers", "share": "Share with other apps",
+          "storage": "Storage"}
 
 
 class SettingsDialog(QDialog):
@@ -68,7 +70,10 @@ class SettingsDialog(QDialog):
         agent_scroll.setFrameShape(QFrame.Shape.NoFrame)
         agent_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         agent_scroll.setWidget(self.agent_page)
-        for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page, share_scroll)):
+        self.storage_page = StoragePage(services.settings, services.secrets, services.store,
+                                        services.paths.database, tasks)
+        for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page, share_scroll,
+                                     self.storage_page)):
             self.nav.addItem(TITLES[key])
             self.stack.addWidget(page)
         body.addWidget(self.nav)
@@ -103,6 +108,7 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.providers_page.changed.connect(self.validate)
         self.agent_page.changed.connect(self.validate)
+        self.storage_page.changed.connect(self.validate)
         self.nav.setCurrentRow(0)
         self._update_applied_note()
         self.validate()
@@ -132,7 +138,7 @@ class SettingsDialog(QDialog):
             self.mcp_page.select(server)
 
     def errors(self) -> list[str]:
-        return self.providers_page.errors() + self.agent_page.errors()
+        return self.providers_page.errors() + self.agent_page.errors() + self.storage_page.errors()
 
     def validate(self) -> list[str]:
         problems = self.errors()
@@ -147,6 +153,7 @@ class SettingsDialog(QDialog):
         settings = self.services.settings
         self.providers_page.save(settings)
         self.agent_page.save(settings)
+        self.storage_page.save(settings)
         try:
             settings.save()
         except OSError as exc:  # SettingsSaveError: one sentence (disk full, lock taken); the file is unchanged

@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 
 SAMPLING_WORDS = (("ask", "ask me each time"), ("allow", "allow without asking"), ("off", "never"))
 
+OAUTH_GRANT_WORDS = (("in the browser (you sign in)", "authorization_code", ""),
+                     ("client credentials: client secret (HTTP Basic)", "client_credentials", "client_secret_basic"),
+                     ("client credentials: client secret (in the request)", "client_credentials",
+                      "client_secret_post"),
+                     ("client credentials: private key (signed JWT)", "client_credentials", "private_key_jwt"))
+
 HINTS = (("read_only_hint", "read-only"), ("destructive_hint", "destructive"), ("idempotent_hint", "idempotent"),
          ("open_world_hint", "open world"))
 
@@ -117,6 +123,27 @@ class McpServerEditor(QDialog):
         self.headers_table.set_pairs(self.form.headers)
         http_form.addRow("Headers:", self.headers_table)
         # OAuth: only for a client registered by hand; otherwise "Sign in" registers one itself.
+        self.oauth_grant_box = QComboBox()
+        self.oauth_grant_box.setObjectName("mcpOAuthGrant")
+        for words, grant, auth in OAUTH_GRANT_WORDS:
+            self.oauth_grant_box.addItem(words, f"{grant}:{auth}")
+        current = f"client_credentials:{self.form.oauth_auth or 'client_secret_basic'}" \
+            if self.form.oauth_grant == "client_credentials" else "authorization_code:"
+        self.oauth_grant_box.setCurrentIndex(max(0, self.oauth_grant_box.findData(current)))
+        self.oauth_grant_box.setToolTip("How the app signs in when the server asks for OAuth: you, in the "
+                                        "browser; or the app itself, as a client registered for it (client "
+                                        "credentials), with its secret or its private key, and no browser.")
+        http_form.addRow("OAuth sign-in:", self.oauth_grant_box)
+        self.oauth_key_button = QPushButton("Load private key…")
+        self.oauth_key_button.setObjectName("mcpOAuthPrivateKey")
+        self.oauth_key_button.setToolTip("A PEM file (RSA, EC or Ed25519); its key is kept in the keychain, "
+                                         "the file is not referenced.")
+        self.oauth_key_button.clicked.connect(self._load_private_key)
+        self.oauth_key_note = note_label("kept in the keychain" if self.form.oauth_key_ref else "none loaded")
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.oauth_key_button)
+        key_row.addWidget(self.oauth_key_note, 1)
+        http_form.addRow("OAuth private key:", key_row)
         self.oauth_client_edit = QLineEdit(self.form.oauth_client_id)
         self.oauth_client_edit.setObjectName("mcpOAuthClientId")
         self.oauth_client_edit.setPlaceholderText("only for a client registered by hand (optional)")
@@ -221,6 +248,9 @@ class McpServerEditor(QDialog):
         self.transport_box.currentIndexChanged.connect(self._transport_changed)
         self.env_table.changed.connect(lambda: self._touch("env"))
         self.headers_table.changed.connect(lambda: self._touch("headers"))
+        self.oauth_grant_box.currentIndexChanged.connect(lambda *_: self._touch("oauth"))
+        for edit in (self.oauth_client_edit, self.oauth_secret_edit, self.oauth_scope_edit):
+            edit.textChanged.connect(lambda _t: self._touch("oauth"))
         for box in self.scope_boxes.values():
             box.toggled.connect(self.validate)
         self.tools_tree.itemChanged.connect(lambda *_: self.validate())
@@ -303,6 +333,8 @@ class McpServerEditor(QDialog):
         form.oauth_client_id = self.oauth_client_edit.text()
         form.oauth_client_secret = self.oauth_secret_edit.text()
         form.oauth_scope = self.oauth_scope_edit.text()
+        form.oauth_grant, _, form.oauth_auth = str(self.oauth_grant_box.currentData() or "authorization_code:") \
+            .partition(":")
         form.scopes = {v for v, box in self.scope_boxes.items() if box.isChecked()}
         form.approval = self.approval_box.currentData()
         form.timeout = float(self.timeout_spin.value())
@@ -312,6 +344,21 @@ class McpServerEditor(QDialog):
         form.sampling = self.sampling_box.currentData()
         form.roots = self.roots()
         return form
+
+    def _load_private_key(self) -> None:
+        """Read a PEM file into the form (stored in the keychain on Save; the path is not kept)."""
+        path, _ = QFileDialog.getOpenFileName(self, "OAuth private key", "", "PEM files (*.pem *.key);;All files (*)")
+        if not path:
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read(64 * 1024 + 1)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.oauth_key_note.setText(f"could not be read: {getattr(exc, 'strerror', None) or exc}")
+            return
+        self.form.oauth_private_key = text
+        self.oauth_key_note.setText("loaded; kept in the keychain when saved")
+        self._touch("oauth")
 
     def _enabled_tools(self) -> list[str] | None:
         count = self.tools_tree.topLevelItemCount()

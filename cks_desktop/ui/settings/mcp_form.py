@@ -58,6 +58,12 @@ class ServerForm:
     oauth_secret_ref: str | None = None
     oauth_scope: str = ""
     oauth_other: Any = None  # the entry's other "oauth" keys (callbackPort, ...), or False, kept as they were
+    # "client_credentials": a machine-to-machine client (no browser), authenticated by its secret
+    # (client_secret_basic / client_secret_post) or by a JWT signed with its private key (private_key_jwt)
+    oauth_grant: str = "authorization_code"
+    oauth_auth: str = ""
+    oauth_private_key: str = ""  # PEM text loaded from a file; empty with ``oauth_key_ref`` = keep the stored one
+    oauth_key_ref: str | None = None
     # Server-to-client features (mcp/client_hooks.py); written only when not the default, so an
     # untouched entry keeps the file as it was.
     log_level: str = "info"
@@ -123,6 +129,13 @@ class ServerForm:
             problem = self._pairs_problem(self.headers, "header")
             if problem:
                 problems.append(("headers", problem))
+        if self.transport == "http" and self.oauth_private_key:
+            from cks_desktop.mcp.oauth_grants import signing_algorithm
+
+            try:
+                signing_algorithm(self.oauth_private_key)
+            except ValueError as exc:
+                problems.append(("oauth", f"The OAuth private key cannot be used: {exc}."))
         if not problems:
             try:
                 self.to_config(secrets=None)
@@ -193,8 +206,18 @@ class ServerForm:
         for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip())):
             if value:
                 out[key] = value
-        if self.oauth_client_secret:
-            name = self.name.strip()
+        machine = self.oauth_grant == "client_credentials"
+        uses_key = machine and self.oauth_auth == "private_key_jwt"
+        name = self.name.strip()
+        if machine:
+            out.update(grant="client_credentials", auth=self.oauth_auth or "client_secret_basic")
+        if uses_key:
+            if self.oauth_private_key:
+                out["privateKey"] = (store_secret(secrets, name, "oauth", "privateKey", self.oauth_private_key)
+                                     if secrets is not None else f"keychain:mcp/{name}/oauth/privateKey")
+            elif self.oauth_key_ref:
+                out["privateKey"] = self.oauth_key_ref
+        elif self.oauth_client_secret:
             out["clientSecret"] = (store_secret(secrets, name, "oauth", "clientSecret", self.oauth_client_secret)
                                    if secrets is not None else f"keychain:mcp/{name}/oauth/clientSecret")
         elif self.oauth_secret_ref and self.oauth_client_id.strip():
@@ -229,10 +252,13 @@ class ServerForm:
 def _oauth_fields(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {"oauth_other": raw if raw is False else None}
-    secret = raw.get("clientSecret")
+    secret, key = raw.get("clientSecret"), raw.get("privateKey")
+    owned = ("clientId", "clientSecret", "scope", "grant", "auth", "privateKey")
     return {"oauth_client_id": str(raw.get("clientId") or ""), "oauth_scope": str(raw.get("scope") or ""),
             "oauth_secret_ref": secret if is_secret_ref(secret or "") else None,
-            "oauth_other": {k: v for k, v in raw.items() if k not in ("clientId", "clientSecret", "scope")}}
+            "oauth_grant": str(raw.get("grant") or "authorization_code"), "oauth_auth": str(raw.get("auth") or ("private_key_jwt" if key else "")),
+            "oauth_key_ref": key if is_secret_ref(key or "") else None,
+            "oauth_other": {k: v for k, v in raw.items() if k not in owned}}
 
 
 def suggests_secret(key: str) -> bool:

@@ -114,6 +114,21 @@ class ProviderForm(QWidget):
             self.num_ctx.setToolTip("Context window in tokens; Ollama's small default cuts off tool definitions.")
             form.addRow("Context (num_ctx):", self.num_ctx)
 
+        # Issue 16: whether the model takes images (llm/vision.py); automatic = the profile's table
+        # of known vision models, or (Ollama) what the server says about the model.
+        self.images_box = QComboBox()
+        self.images_box.setObjectName(f"{name}Images")
+        for label, value in (("Automatic (known models)", ""), ("The model takes images", "yes"),
+                             ("The model takes no images", "no")):
+            self.images_box.addItem(label, value)
+        chosen = str(section.get("images") or "").strip().lower()
+        self.images_box.setCurrentIndex(max(0, self.images_box.findData(chosen if chosen in ("yes", "no") else "")))
+        self.images_box.setToolTip("Whether images (a tool's screenshots, pictures you paste) are sent to the model "
+                                   "as images; automatic asks the table of known vision models"
+                                   + (" or the server" if profile.images_from_server else ""))
+        self.images_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
+        form.addRow("Images:", self.images_box)
+
         test_row = QHBoxLayout()
         self.test_button = QPushButton("Test")
         self.test_button.setObjectName(f"{name}Test")
@@ -183,6 +198,10 @@ class ProviderForm(QWidget):
         section["base_url"] = self.url_edit.text().strip()
         if self.num_ctx is not None:
             section["num_ctx"] = self.num_ctx.value()
+        if self.images_box.currentData():
+            section["images"] = self.images_box.currentData()
+        else:
+            section.pop("images", None)
         if self._forget:
             self.secrets.delete(secret_ref(self.name))
             self._forget = False

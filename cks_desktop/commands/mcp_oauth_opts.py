@@ -1,0 +1,104 @@
+"""The OAuth options of `cks-desktop mcp add … --url URL`: a client-credentials (machine-to-machine) client.
+
+    --oauth-client-credentials CLIENT_ID   sign in with the client_credentials grant (no browser)
+    --oauth-auth METHOD                    client_secret_basic (default), client_secret_post or
+                                           private_key_jwt (default when --oauth-private-key is given)
+    --oauth-private-key PEMFILE            the client's private key for private_key_jwt (read from
+                                           the file, kept in the keychain; the file is not referenced)
+    --oauth-scope "S1 S2"                  the scopes to ask for
+    --oauth-issuer URL                     the authorization server the credentials belong to (the
+                                           credentials are then sent nowhere else)
+
+The client secret is typed at a hidden prompt or read from stdin (after the values of any
+``--secret-header``), never taken from the command line. Both go to the keychain only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cks_desktop.commands.common import CliError
+from cks_desktop.mcp.config import CLIENT_CREDENTIALS_AUTH, SECRET_PREFIX, secret_key
+
+MERGED = ("oauth_client_credentials", "oauth_auth", "oauth_private_key", "oauth_scope", "oauth_issuer")
+MAX_KEY_BYTES = 64 * 1024
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--oauth-client-credentials", metavar="CLIENT_ID",
+                   help="for --url: sign in as this OAuth client with the client-credentials grant (no browser); "
+                        "its secret is asked for (hidden) or read from stdin")
+    p.add_argument("--oauth-auth", choices=CLIENT_CREDENTIALS_AUTH,
+                   help="how the client authenticates at the token endpoint (default client_secret_basic, or "
+                        "private_key_jwt with --oauth-private-key)")
+    p.add_argument("--oauth-private-key", metavar="PEMFILE",
+                   help="the client's private key (PEM) for private_key_jwt; kept in the keychain")
+    p.add_argument("--oauth-scope", metavar="SCOPES", help="the OAuth scopes to ask for (space-separated)")
+    p.add_argument("--oauth-issuer", metavar="URL",
+                   help="the authorization server the client credentials belong to (sent nowhere else)")
+
+
+def oauth_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """The ``oauth`` object for the settings entry (secrets as their keychain references, not yet
+    stored) and what will be kept in the keychain. None when no OAuth option was given."""
+    client_id = opts.oauth_client_credentials
+    if client_id is None:
+        if opts.oauth_auth or opts.oauth_private_key or opts.oauth_issuer or opts.oauth_scope:
+            raise CliError("--oauth-auth, --oauth-private-key, --oauth-scope and --oauth-issuer go with "
+                           "--oauth-client-credentials CLIENT_ID.")
+        return None, []
+    if not opts.url:
+        raise CliError("--oauth-client-credentials is for --url servers.")
+    auth = opts.oauth_auth or ("private_key_jwt" if opts.oauth_private_key else "client_secret_basic")
+    if opts.oauth_private_key and auth != "private_key_jwt":
+        raise CliError(f"--oauth-private-key is for --oauth-auth private_key_jwt, not {auth}.")
+    if auth == "private_key_jwt" and not opts.oauth_private_key:
+        raise CliError("--oauth-auth private_key_jwt needs the client's key: --oauth-private-key PEMFILE.")
+    entry: dict[str, Any] = {"grant": "client_credentials", "clientId": client_id, "auth": auth}
+    if auth == "private_key_jwt":
+        entry["privateKey"] = SECRET_PREFIX + secret_key(name, "oauth", "privateKey")
+        kept = ["OAuth private key"]
+    else:
+        entry["clientSecret"] = SECRET_PREFIX + secret_key(name, "oauth", "clientSecret")
+        kept = ["OAuth client secret"]
+    if opts.oauth_scope:
+        entry["scope"] = opts.oauth_scope
+    if opts.oauth_issuer:
+        entry["issuer"] = opts.oauth_issuer
+    return entry, kept
+
+
+def read_private_key(path: str) -> str:
+    """The PEM text of ``--oauth-private-key``, checked before anything is stored."""
+    from cks_desktop.mcp.oauth_grants import signing_algorithm
+
+    file = Path(path).expanduser()
+    try:
+        if file.stat().st_size > MAX_KEY_BYTES:
+            raise CliError(f"{path} is larger than a private key can be ({MAX_KEY_BYTES // 1024} KB); nothing "
+                           "was changed.")
+        pem = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"Could not read the private key {path}: {getattr(exc, 'strerror', None) or exc}; "
+                       "nothing was changed.") from None
+    try:
+        signing_algorithm(pem)
+    except ValueError as exc:
+        raise CliError(f"{path}: {exc}; nothing was changed.") from None
+    return pem
+
+
+def gather(entry: dict[str, Any] | None, opts: argparse.Namespace,
+           read_secret: Callable[[str, str], str]) -> dict[str, str]:
+    """The OAuth secret values to store, keyed by their keychain names (read, not yet stored)."""
+    if entry is None:
+        return {}
+    if "privateKey" in entry:
+        return {entry["privateKey"][len(SECRET_PREFIX):]: read_private_key(opts.oauth_private_key)}
+    return {entry["clientSecret"][len(SECRET_PREFIX):]: read_secret("client secret", "OAuth")}
+
+
+__all__ = ["MERGED", "add_options", "gather", "oauth_entry", "read_private_key"]

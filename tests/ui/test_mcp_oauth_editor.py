@@ -1,0 +1,89 @@
+"""The MCP server editor's OAuth sign-in choice: a client-credentials client with a secret or a private key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
+
+from cks_desktop.paths import resolve
+from cks_desktop.runtime import AppServices
+from cks_desktop.secrets import SecretStore
+from cks_desktop.ui.settings.mcp_editor import McpServerEditor
+from cks_desktop.ui.settings.mcp_form import ServerForm
+from cks_desktop.ui.tasks import TaskTracker
+
+
+@pytest.fixture
+def services(home: Path):
+    services = AppServices.open(resolve(home), secrets=SecretStore(secure=False))
+    yield services
+    services.store.close()
+
+
+def _choose(editor: McpServerEditor, auth: str) -> None:
+    box = editor.oauth_grant_box
+    box.setCurrentIndex(box.findData(f"client_credentials:{auth}" if auth else "authorization_code:"))
+
+
+def test_editor_keeps_a_private_key_in_the_keychain_and_switches_to_a_secret(qtbot, services, tmp_path,
+                                                                             monkeypatch) -> None:
+    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    key_file = tmp_path / "client.pem"
+    key_file.write_text(pem)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(key_file), ""))
+    editor = McpServerEditor(services, TaskTracker())
+    qtbot.addWidget(editor)
+    editor.show()
+    editor.name_edit.setText("m2m")
+    editor.transport_box.setCurrentIndex(editor.transport_box.findData("http"))
+    editor.url_edit.setText("https://mcp.example.com/mcp")
+    editor.oauth_client_edit.setText("svc")
+    _choose(editor, "private_key_jwt")
+    assert not editor.save_button.isEnabled()  # no key yet: one sentence says so
+    assert "private key" in editor.errors_label.text()
+    qtbot.mouseClick(editor.oauth_key_button, Qt.MouseButton.LeftButton)
+    assert editor.save_button.isEnabled(), editor.errors_label.text()
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    entry = json.loads(services.settings.path.read_text())["mcpServers"]["m2m"]
+    assert entry["oauth"] == {"grant": "client_credentials", "auth": "private_key_jwt", "clientId": "svc",
+                              "privateKey": "keychain:mcp/m2m/oauth/privateKey"}
+    assert services.secrets.get("mcp/m2m/oauth/privateKey") == pem
+    assert "BEGIN" not in services.settings.path.read_text()
+
+    editor = McpServerEditor(services, TaskTracker(), ServerForm.from_entry("m2m", entry))
+    qtbot.addWidget(editor)
+    editor.show()
+    assert editor.oauth_grant_box.currentData() == "client_credentials:private_key_jwt"
+    assert editor.oauth_key_note.text() == "kept in the keychain"
+    _choose(editor, "client_secret_basic")
+    editor.oauth_secret_edit.setText("s3cret-value-77")
+    assert editor.save_button.isEnabled(), editor.errors_label.text()
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    entry = json.loads(services.settings.path.read_text())["mcpServers"]["m2m"]
+    assert entry["oauth"] == {"grant": "client_credentials", "auth": "client_secret_basic", "clientId": "svc",
+                              "clientSecret": "keychain:mcp/m2m/oauth/clientSecret"}
+
+
+def test_editor_refuses_a_file_that_is_not_a_private_key(qtbot, services, tmp_path, monkeypatch) -> None:
+    not_a_key = tmp_path / "notes.txt"
+    not_a_key.write_text("hello")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(not_a_key), ""))
+    editor = McpServerEditor(services, TaskTracker())
+    qtbot.addWidget(editor)
+    editor.show()
+    editor.name_edit.setText("m2m")
+    editor.transport_box.setCurrentIndex(editor.transport_box.findData("http"))
+    editor.url_edit.setText("https://mcp.example.com/mcp")
+    editor.oauth_client_edit.setText("svc")
+    _choose(editor, "private_key_jwt")
+    qtbot.mouseClick(editor.oauth_key_button, Qt.MouseButton.LeftButton)
+    assert not editor.save_button.isEnabled()
+    assert "The OAuth private key cannot be used: the private key is not a PEM private key" \
+        in editor.errors_label.text()
