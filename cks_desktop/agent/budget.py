@@ -158,7 +158,9 @@ class BudgetMeter:
         config = getattr(provider, "config", None)
         model = str(getattr(config, "model", "") or "")
         name = str(getattr(config, "name", "") or "")
-        cost = cost_usd(price_for(model, self.budget.prices, name), inp, out, cached, written)
+        billed = usage.cost_usd if usage is not None else None  # what the server said it billed wins
+        cost = billed if billed is not None else cost_usd(price_for(model, self.budget.prices, name), inp, out,
+                                                           cached, written)
         self.cost = None if cost is None or self.cost is None else self.cost + cost
 
     @property

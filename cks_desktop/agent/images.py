@@ -101,6 +101,10 @@ class ImageStore:
                                 (session_id,)).fetchall()
         return [str(r[0]) for r in rows]
 
+    async def hydrate_async(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        """``hydrate`` from a worker thread: a long chat's images are megabytes of reads."""
+        return await asyncio.to_thread(self.hydrate, session_id, messages)
+
     def hydrate(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
         """``messages`` with every image reference's bytes filled in (the same objects when none is
         missing, so a chat without images pays one scan)."""

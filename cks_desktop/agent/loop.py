@@ -348,7 +348,7 @@ async def ai_chat(
         system_prompt = _build_prompt(store, session_id, options.instructions, offered, quoted)
     chat.images = ImageStore(store)
     if vision.has_images(chat.messages):  # the transcript keeps references: fill in the bytes once
-        chat.messages = chat.images.hydrate(session_id, chat.messages)
+        chat.messages = await chat.images.hydrate_async(session_id, chat.messages)
     if isinstance(prompt, Message) and prompt.images and not await vision.accepts_images(provider):
         emit(ev.ErrorEvent(vision.refusal(provider), "no_image_support"))  # nothing saved: the draft stays
         chat.finish("error")

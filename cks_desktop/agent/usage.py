@@ -5,7 +5,9 @@ schema step 6). An answer is the run of turns that starts with iteration 1 (one
 ``ai_chat`` call: a prompt, a Retry or a Continue). Rows stay when the chat is
 cleared or a turn deleted: the tokens were spent all the same, and the session
 total is what the person paid for. Costs are computed when read, from
-``llm/prices.py`` and the person's overrides, so a corrected price corrects history.
+``llm/prices.py`` and the person's overrides, so a corrected price corrects history;
+a turn whose server said what it billed (OpenRouter's ``usage.cost``, column
+``reported_cost``) costs that.
 """
 
 from __future__ import annotations
@@ -101,28 +103,39 @@ def record(transcript: TranscriptStore | None, session_id: str, iteration: int, 
 def _insert(transcript: TranscriptStore, session_id: str, iteration: int, name: str, model: str, usage: Usage,
             at: str) -> None:
     with transcript._transaction() as conn:  # noqa: SLF001 - the transcript's own connection access
+        _has_reported_cost(conn)
         row = (last_seq(conn, session_id),)
         conn.execute(
             "INSERT INTO chat_usage (session_id, after_seq, iteration, provider, model, input_tokens, "
-            "output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "output_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, reported_cost, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (session_id, int(row[0]), iteration, name, model, usage.input_tokens, usage.output_tokens,
-             usage.cached_tokens, usage.cache_write_tokens, usage.reasoning_tokens, at))
+             usage.cached_tokens, usage.cache_write_tokens, usage.reasoning_tokens, usage.cost_usd, at))
+
+
+def _has_reported_cost(conn: sqlite3.Connection) -> None:
+    """Databases made by a pre-release build of schema step 6 lack ``reported_cost``: add it once."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(chat_usage)")}
+    if columns and "reported_cost" not in columns:
+        conn.execute("ALTER TABLE chat_usage ADD COLUMN reported_cost REAL")
 
 
 def answers(transcript: TranscriptStore, session_id: str,
             prices: Mapping[str, Any] | None = None) -> list[AnswerUsage]:
     """The session's answers in order, each with its summed tokens and cost."""
     with transcript._read() as conn:  # noqa: SLF001
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(chat_usage)")}
+        reported = "reported_cost" if "reported_cost" in columns else "NULL"
         rows = conn.execute(
-            "SELECT after_seq, iteration, provider, model, " + ", ".join(_COLUMNS)
-            + " FROM chat_usage WHERE session_id = ? ORDER BY n", (session_id,)).fetchall()
+            "SELECT after_seq, iteration, provider, model, " + ", ".join(_COLUMNS) + f", {reported}"
+            " FROM chat_usage WHERE session_id = ? ORDER BY n", (session_id,)).fetchall()
     out: list[AnswerUsage] = []
-    for after_seq, iteration, provider, model, *counts in rows:
+    for after_seq, iteration, provider, model, *counts, billed in rows:
         if iteration <= 1 or not out:
             out.append(AnswerUsage(int(after_seq)))
         turn = Tokens(**{name: int(c) for name, c in zip(_COLUMNS, counts)}, turns=1)
-        turn.cost = turn_cost(turn, provider, model, prices)
+        # What the server said it billed (OpenRouter) wins over the price table; else the table.
+        turn.cost = float(billed) if billed is not None else turn_cost(turn, provider, model, prices)
         answer = out[-1]
         if model and model not in answer.models:
             answer.models.append(model)

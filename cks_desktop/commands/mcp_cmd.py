@@ -13,7 +13,7 @@
     mcp call NAME TOOL --args JSON [--json] call one tool (an explicit call counts as approved)
     mcp resources NAME | read NAME URI | prompts NAME | prompt NAME PROMPT --args JSON   [--json]
                                             resources and prompts (mcp_resources_cmd.py)
-    mcp login NAME [--no-browser] | logout NAME
+    mcp login NAME [--no-browser] [--id-token] | logout NAME
                                             OAuth sign-in to a URL server (mcp_login_cmd.py)
     mcp import-claude [PATH] [--json]       copy Claude Desktop's servers
     mcp serve [--session ID] [--http [HOST:]PORT [--no-auth]] [--yes]

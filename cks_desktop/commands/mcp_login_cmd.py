@@ -5,6 +5,9 @@
                                                   the address to open) and waits, at most S seconds
                                                   (default 300), for the loopback redirect; the
                                                   tokens go to the keychain
+    mcp login NAME --id-token                     (enterprise-managed servers) first keep a new ID token
+                                                  from your identity provider, typed hidden or read from
+                                                  stdin, in the keychain
     mcp logout NAME                               forgets the tokens and the client registration
 
 Exit codes: 0 signed in / out, 1 the sign-in did not complete (one sentence why),
@@ -18,7 +21,13 @@ import argparse
 import asyncio
 from collections.abc import Callable
 
+from typing import TYPE_CHECKING
+
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError
+
+if TYPE_CHECKING:
+    from cks_desktop.mcp.config import ServerConfig
+    from cks_desktop.secrets import SecretStore
 
 
 def add_parsers(msub: argparse._SubParsersAction) -> None:
@@ -27,6 +36,9 @@ def add_parsers(msub: argparse._SubParsersAction) -> None:
     q.add_argument("--no-browser", action="store_true", help="print the address to open instead of opening it")
     q.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long to wait for the browser step (default 300)")
+    q.add_argument("--id-token", action="store_true",
+                   help="for a server with \"grant\": \"identity_assertion\": keep a new ID token from your identity "
+                        "provider (asked for, hidden, or read from stdin) before signing in")
     q = msub.add_parser("logout", help="forget a server's OAuth sign-in (its tokens in the keychain)")
     q.add_argument("name")
 
@@ -46,6 +58,8 @@ def _login(args: argparse.Namespace) -> int:
     if not secrets.secure:
         raise CliError("No secure keychain is available, so a sign-in would be forgotten as soon as this command "
                        "ends; sign in from the app instead.", EXIT_TOOL_ERROR)
+    if args.id_token:
+        _keep_id_token(config, secrets)
     manager = _manager(args, settings, secrets)
     manager.sign_in_timeout = args.timeout
 
@@ -73,6 +87,21 @@ def _login(args: argparse.Namespace) -> int:
         raise CliError(f"Could not sign in to MCP server '{config.name}': {reason}", EXIT_TOOL_ERROR)
     print(f"Signed in to '{config.name}'; the sign-in is kept in the keychain.")
     return EXIT_OK
+
+
+def _keep_id_token(config: "ServerConfig", secrets: "SecretStore") -> None:
+    """Replace an enterprise-managed server's ID token (they expire; the app cannot sign in at the IdP itself)."""
+    from cks_desktop.commands.mcp_cmd import _read_secret
+    from cks_desktop.mcp.oauth_storage import oauth_entry
+
+    if config.oauth is None or config.oauth.grant != "identity_assertion":
+        raise CliError(f"--id-token is for a server whose \"oauth\" has \"grant\": \"identity_assertion\"; "
+                       f"'{config.name}' has none.")
+    value = _read_secret("ID token", "your identity provider's").strip()
+    secrets.set(config.oauth.id_token_ref, value)
+    secrets.delete(oauth_entry(config.name, "tokens"))  # the old token came from the old ID token
+    if secrets.last_error:
+        raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
 
 
 def _logout(args: argparse.Namespace) -> int:

@@ -9,8 +9,15 @@
     --oauth-issuer URL                     the authorization server the credentials belong to (the
                                            credentials are then sent nowhere else)
 
-The client secret is typed at a hidden prompt or read from stdin (after the values of any
-``--secret-header``), never taken from the command line. Both go to the keychain only.
+    --oauth-identity-assertion CLIENT_ID   enterprise-managed authorization (SEP-990): with
+                                           --oauth-issuer, --oauth-idp-token-endpoint URL and
+                                           --oauth-idp-client-id ID; the client secret and then the
+                                           person's ID token are asked for (`mcp login NAME --id-token`
+                                           replaces an expired ID token)
+
+The client secret (and ID token) are typed at a hidden prompt or read from stdin, one line each
+(after the values of any ``--secret-header``), never taken from the command line. Secrets and
+keys go to the keychain only.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from typing import Any
 from cks_desktop.commands.common import CliError
 from cks_desktop.mcp.config import CLIENT_CREDENTIALS_AUTH, SECRET_PREFIX, secret_key
 
-MERGED = ("oauth_client_credentials", "oauth_auth", "oauth_private_key", "oauth_scope", "oauth_issuer")
+MERGED = ("oauth_client_credentials", "oauth_auth", "oauth_private_key", "oauth_scope", "oauth_issuer",
+          "oauth_identity_assertion", "oauth_idp_token_endpoint", "oauth_idp_client_id")
 MAX_KEY_BYTES = 64 * 1024
 
 
@@ -39,16 +47,26 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oauth-scope", metavar="SCOPES", help="the OAuth scopes to ask for (space-separated)")
     p.add_argument("--oauth-issuer", metavar="URL",
                    help="the authorization server the client credentials belong to (sent nowhere else)")
+    p.add_argument("--oauth-identity-assertion", metavar="CLIENT_ID",
+                   help="for --url: enterprise-managed authorization (SEP-990) as this client, with an ID-JAG "
+                        "from your identity provider; needs --oauth-issuer, --oauth-idp-token-endpoint and "
+                        "--oauth-idp-client-id; the client secret and your ID token are asked for")
+    p.add_argument("--oauth-idp-token-endpoint", metavar="URL", help="your identity provider's token endpoint")
+    p.add_argument("--oauth-idp-client-id", metavar="ID", help="this app's client ID at your identity provider")
 
 
 def oauth_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any] | None, list[str]]:
     """The ``oauth`` object for the settings entry (secrets as their keychain references, not yet
     stored) and what will be kept in the keychain. None when no OAuth option was given."""
+    if opts.oauth_identity_assertion is not None:
+        return _identity_assertion_entry(opts, name)
+    if opts.oauth_idp_token_endpoint or opts.oauth_idp_client_id:
+        raise CliError("--oauth-idp-token-endpoint and --oauth-idp-client-id go with --oauth-identity-assertion.")
     client_id = opts.oauth_client_credentials
     if client_id is None:
         if opts.oauth_auth or opts.oauth_private_key or opts.oauth_issuer or opts.oauth_scope:
             raise CliError("--oauth-auth, --oauth-private-key, --oauth-scope and --oauth-issuer go with "
-                           "--oauth-client-credentials CLIENT_ID.")
+                           "--oauth-client-credentials CLIENT_ID or --oauth-identity-assertion CLIENT_ID.")
         return None, []
     if not opts.url:
         raise CliError("--oauth-client-credentials is for --url servers.")
@@ -69,6 +87,23 @@ def oauth_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any] | N
     if opts.oauth_issuer:
         entry["issuer"] = opts.oauth_issuer
     return entry, kept
+
+
+def _identity_assertion_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any], list[str]]:
+    if not opts.url:
+        raise CliError("--oauth-identity-assertion is for --url servers.")
+    if opts.oauth_client_credentials is not None or opts.oauth_private_key:
+        raise CliError("--oauth-identity-assertion cannot go with --oauth-client-credentials or "
+                       "--oauth-private-key.")
+    entry: dict[str, Any] = {"grant": "identity_assertion", "clientId": opts.oauth_identity_assertion,
+                             "clientSecret": SECRET_PREFIX + secret_key(name, "oauth", "clientSecret"),
+                             "idToken": SECRET_PREFIX + secret_key(name, "oauth", "idToken")}
+    for key, value in (("auth", opts.oauth_auth), ("issuer", opts.oauth_issuer),
+                       ("idpTokenEndpoint", opts.oauth_idp_token_endpoint), ("idpClientId", opts.oauth_idp_client_id),
+                       ("scope", opts.oauth_scope)):
+        if value:
+            entry[key] = value
+    return entry, ["OAuth client secret", "ID token"]
 
 
 def read_private_key(path: str) -> str:
@@ -98,7 +133,10 @@ def gather(entry: dict[str, Any] | None, opts: argparse.Namespace,
         return {}
     if "privateKey" in entry:
         return {entry["privateKey"][len(SECRET_PREFIX):]: read_private_key(opts.oauth_private_key)}
-    return {entry["clientSecret"][len(SECRET_PREFIX):]: read_secret("client secret", "OAuth")}
+    values = {entry["clientSecret"][len(SECRET_PREFIX):]: read_secret("client secret", "OAuth")}
+    if "idToken" in entry:
+        values[entry["idToken"][len(SECRET_PREFIX):]] = read_secret("ID token", "your identity provider's")
+    return values
 
 
 __all__ = ["MERGED", "add_options", "gather", "oauth_entry", "read_private_key"]

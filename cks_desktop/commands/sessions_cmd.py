@@ -175,15 +175,30 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spent(args: argparse.Namespace, store: Any, session_id: str) -> tuple[Any, int]:
+    """The session's chat tokens and cost (issue 16): its summed usage rows, priced with the settings'."""
+    from cks_desktop.agent import usage
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.commands.common import app_paths
+    from cks_desktop.llm.prices import overrides_in
+    from cks_desktop.settings import Settings
+
+    prices = overrides_in(Settings.load(app_paths(args).settings_file).data)
+    items = usage.answers(TranscriptStore.for_store(store), session_id, prices)
+    return usage.session_total(items), len(items)
+
+
 def _show(args: argparse.Namespace) -> int:
     with store_for(args) as store:
         session = store.get_session(args.session_id)
         counts = store.counts(session.id)
         types = store.type_stats(session.id)
         changes = store.list_changes(session.id, limit=LATEST, with_ops=False)
+        spent, answers = _spent(args, store, session.id)
     if args.json:
         print_json({"session": {**session_json(session), "instructions": session.instructions},
-                    "counts": counts, "types": types, "latest_changes": [c.to_json() for c in changes]})
+                    "counts": counts, "types": types, "latest_changes": [c.to_json() for c in changes],
+                    "usage": {"answers": answers, **spent.to_json()}})
         return 0
 
     def listing(kind: str) -> str:
@@ -195,6 +210,10 @@ def _show(args: argparse.Namespace) -> int:
     print(f"Created:    {session.created_at}")
     print(f"Objects:    {counts.get('objects', 0)}   types: {listing('object_types')}")
     print(f"Relations:  {counts.get('relations', 0)}   types: {listing('relation_types')}")
+    if answers:
+        from cks_desktop.agent.usage import describe
+
+        print(f"Tokens:     {describe(spent)}   ({counted(answers, 'answer')}; `chat --usage` has the details)")
     print("Latest changes:" if changes else "Latest changes: (none)")
     for change in changes:
         print(f"  {change.at}  {change.origin:<6}  {change.summary}  [{change.id}]")

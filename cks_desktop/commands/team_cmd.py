@@ -17,12 +17,16 @@ import argparse
 import getpass
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, print_json
 from cks_desktop.plural import counted
 
+if TYPE_CHECKING:
+    from cks_desktop.secrets import SecretStore
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("team", help="set up and use a team graph on PostgreSQL",
                        description="A team graph: the same app on a shared PostgreSQL database (docs/team.md).")
     tsub = p.add_subparsers(dest="team_command", metavar="ACTION", required=True)
@@ -49,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         leaf.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def _secrets():  # type: ignore[no-untyped-def]
+def _secrets() -> "SecretStore":
     from cks_desktop.secrets import SecretStore
 
     return SecretStore()

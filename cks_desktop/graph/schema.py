@@ -194,7 +194,8 @@ CREATE TABLE documents (
 """
 
 # Issue 16: tokens of each model turn (table owned by cks_desktop/agent/usage.py). ``after_seq`` is
-# the last chat message saved before the turn ran, ``iteration`` its number within the answer (1 starts one).
+# the last chat message saved before the turn ran, ``iteration`` its number within the answer (1 starts one);
+# ``reported_cost``: the USD the server said the turn cost (OpenRouter), NULL when it said nothing.
 _V6_USAGE = """
 CREATE TABLE chat_usage (
     n                  INTEGER PRIMARY KEY,
@@ -208,6 +209,7 @@ CREATE TABLE chat_usage (
     cached_tokens      INTEGER NOT NULL DEFAULT 0,
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
     reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+    reported_cost      REAL,
     created_at         TEXT NOT NULL
 );
 CREATE INDEX chat_usage_by_session ON chat_usage (session_id, n);

@@ -85,6 +85,7 @@ class Usage:
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    cost_usd: float | None = None  # what the server says the turn cost (OpenRouter's ``usage.cost``)
 
 
 @dataclass(frozen=True)

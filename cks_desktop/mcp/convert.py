@@ -159,13 +159,23 @@ def result_to_output(result: types.CallToolResult) -> ToolOutput:
     parts: list[str] = []
     images: list[ImageBlob] = []
     for block in result.content:
-        if getattr(block, "type", None) == "image":
+        if isinstance(block, types.ImageContent):
             found = image_of(block)
             if isinstance(found, str):
                 parts.append(found)
             else:
                 images.append(found)
                 parts.append(f"[image: {describe_image(found)}]")
+        elif isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.BlobResourceContents) \
+                and str(block.resource.mime_type or "").startswith("image/"):
+            # an embedded image (a screenshot server's resource): shown and sent like an image block
+            try:
+                blob = from_base64(block.resource.blob, claimed=block.resource.mime_type)
+            except ImageRefused:
+                parts.append(describe_block(block))
+            else:
+                images.append(blob)
+                parts.append(f"[image: {block.resource.uri}, {describe_image(blob)}]")
         else:
             parts.append(describe_block(block))
     text = "\n".join(p for p in parts if p)

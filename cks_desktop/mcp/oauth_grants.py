@@ -38,7 +38,6 @@ from mcp.client.auth.extensions.client_credentials import (
     PrivateKeyJWTOAuthProvider,
     SignedJWTParameters,
 )
-from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from cks_desktop.mcp.config import ServerConfig
@@ -144,6 +143,11 @@ def machine_provider(config: ServerConfig, secrets: "SecretStore | None", storag
     assert settings is not None and settings.machine
     if settings.grant == "identity_assertion":
         assert settings.issuer is not None
+        try:  # newer than the SDK floor in pyproject (mcp 2.0); an older SDK says so in one sentence
+            from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+        except ImportError:
+            raise SignInError(f"Signing in to '{config.name}' failed: the installed MCP SDK has no "
+                              "identity-assertion (enterprise-managed authorization) support; update it.") from None
         method: Literal["client_secret_basic", "client_secret_post"] = \
             "client_secret_post" if settings.client_auth == "client_secret_post" else "client_secret_basic"
         return IdentityAssertionOAuthProvider(

@@ -78,6 +78,8 @@ class LineSplitter:
                 break
             if self._skipping:
                 self._skipping = False
+            elif end - start > self._max:
+                out.append(self._too_long())
             else:
                 with memoryview(buf) as view, view[start:end] as part:  # one copy, not two; released
                     out.append(bytes(part))                           # before the buffer is resized
@@ -87,12 +89,15 @@ class LineSplitter:
         self._scanned = len(buf)
         if len(buf) > self._max:
             if not self._skipping:
-                out.append(LineTooLong(f"a message from the server is longer than {self._max // (1024 * 1024)} MB; "
-                                       "it was dropped"))
+                out.append(self._too_long())
             self._skipping = True
             buf.clear()
             self._scanned = 0
         return out
+
+    def _too_long(self) -> LineTooLong:
+        size = f"{self._max // (1024 * 1024)} MB" if self._max >= 1024 * 1024 else f"{self._max:,} bytes"
+        return LineTooLong(f"a message from the server is longer than {size}; it was dropped")
 
 
 def parse_line(line: bytes | LineTooLong, encoding: str = "utf-8") -> SessionMessage | Exception:
@@ -111,8 +116,8 @@ def parse_line(line: bytes | LineTooLong, encoding: str = "utf-8") -> SessionMes
 
 
 @asynccontextmanager
-async def stdio_streams(server: StdioServerParameters, errlog: TextIO = sys.stderr) -> AsyncIterator[
-        tuple[Any, Any]]:
+async def stdio_streams(server: StdioServerParameters, errlog: TextIO = sys.stderr, *,
+                        max_line: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
     """Spawn ``server`` and yield ``(read_stream, write_stream)`` for ``mcp.Client``.
 
     Raises ``OSError`` if the program cannot be started (as ``stdio_client`` does)."""
@@ -125,7 +130,7 @@ async def stdio_streams(server: StdioServerParameters, errlog: TextIO = sys.stde
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
-        splitter = LineSplitter()
+        splitter = LineSplitter(max_line)
         try:
             async with read_writer:
                 try:

@@ -17,6 +17,7 @@ import base64
 import binascii
 import hashlib
 import struct
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # what the vision APIs take at most (Anthropic 5 MB, OpenAI 20 MB)
@@ -143,7 +144,42 @@ def from_base64(text: str, *, claimed: str | None = None) -> ImageBlob:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
         raise ImageRefused("The image's data is not valid base64.") from None
-    return sniff(data, claimed=claimed)
+    blob = sniff(data, claimed=claimed)
+    if len(text) == 4 * ((len(data) + 2) // 3):  # canonical: the same text an encoder writes
+        remember_base64(blob.digest, blob.size, text)
+    return blob
+
+
+# Base64 of recent images, by content address: a request re-sends every image of the chat each
+# turn, and encoding is ~5 ms per MB on the event loop; an MCP image arrives as base64 already.
+B64_CACHE_BYTES = 64 * 1024 * 1024
+_B64: "OrderedDict[tuple[str, int], str]" = OrderedDict()
+_b64_total = 0
+
+
+def remember_base64(digest: str, size: int, text: str) -> None:
+    """Keep ``text`` (the base64 of the ``size`` bytes whose sha256 is ``digest``) for ``base64_of``."""
+    global _b64_total
+    key = (digest, size)
+    if key in _B64 or len(text) > B64_CACHE_BYTES:
+        return
+    _B64[key] = text
+    _b64_total += len(text)
+    while _b64_total > B64_CACHE_BYTES and _B64:
+        _, dropped = _B64.popitem(last=False)
+        _b64_total -= len(dropped)
+
+
+def base64_of(digest: str, data: bytes) -> str:
+    """The base64 text of ``data`` (whose sha256 is ``digest``), encoded once while it is recent."""
+    key = (digest, len(data))
+    text = _B64.get(key)
+    if text is None:
+        text = base64.b64encode(data).decode("ascii")
+        remember_base64(digest, len(data), text)
+    else:
+        _B64.move_to_end(key)
+    return text
 
 
 def describe(blob: ImageBlob) -> str:

@@ -9,7 +9,8 @@ worker thread as one graph change plus the document's removal.
 "Extract knowledge" only emits ``extractRequested(session_id, document_id)``: the extraction
 pipeline (issue 17 §2) connects with ``connect_extractor(slot)``; until something does, the
 button says so and stays disabled. Every dialog is ``open()``ed (``run_dialog``), never ``exec()``ed. The list follows
-the documents store's own notifications (any thread, brought to the GUI thread by a signal).
+the documents store's own notifications (any thread, brought to the GUI thread by a signal);
+a hidden panel reads nothing and catches up when shown.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class DocumentsPanel(QWidget):
         self.documents: list["Document"] = []
         self._gen = 0
         self._extractor_connected = False
+        self._stale = True  # the list does not show the session's documents yet
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -140,9 +142,22 @@ class DocumentsPanel(QWidget):
 
     # -- the list -----------------------------------------------------------------------
     def set_session(self, session_id: str) -> None:
-        self.session_id = session_id or ""
-        self.status.setText("")
-        self.spawn(self.reload())
+        """Show ``session_id``'s documents (read now when the panel is shown, else when it is)."""
+        if (session_id or "") != self.session_id:
+            self.session_id = session_id or ""
+            self.status.setText("")
+            self._stale = True
+        self._reload_if_shown()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._reload_if_shown()
+
+    def _reload_if_shown(self) -> None:
+        """A hidden panel reads nothing: it catches up when it is shown."""
+        if self._stale and self.isVisible():
+            self._stale = False
+            self.spawn(self.reload())
 
     def _heard(self, session_id: str) -> None:
         """The documents store's listener (any thread): hand over to the GUI thread."""
@@ -153,7 +168,8 @@ class DocumentsPanel(QWidget):
 
     def _store_changed(self, session_id: str) -> None:
         if session_id == self.session_id:
-            self.spawn(self.reload())
+            self._stale = True
+            self._reload_if_shown()
 
     async def reload(self) -> None:
         """Read the session's documents on a worker thread and show them."""

@@ -81,12 +81,32 @@ class HeadlessBrowser:
         task.add_done_callback(self._tasks.discard)
 
 
-def server_entry(url: str, scenario: str, secrets: SecretStore) -> dict[str, Any]:
+async def authorization_server_of(url: str) -> str:
+    """The MCP server's authorization server, which a company's admin would give the person for an
+    enterprise-managed server (the identity-assertion grant takes it as configuration, never from
+    discovery); the harness gives none, so it is read from the resource's metadata, as the SDK
+    adapter does."""
+    from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
+
+    async with httpx2.AsyncClient(timeout=30.0) as http:
+        prm = (await http.get(build_protected_resource_metadata_discovery_urls(None, url)[0])).raise_for_status()
+    return str(prm.json()["authorization_servers"][0])
+
+
+async def server_entry(url: str, scenario: str, secrets: SecretStore) -> dict[str, Any]:
     """The settings.json entry a person would write for this server."""
     entry: dict[str, Any] = {"url": url, "timeout": 30}
     if not scenario.startswith("auth/"):
         return entry
     ctx = scenario_context()
+    if scenario == "auth/cross-app-access-complete-flow":  # enterprise-managed authorization (SEP-990)
+        entry["oauth"] = {
+            "grant": "identity_assertion", "issuer": await authorization_server_of(url),
+            "clientId": ctx["client_id"],
+            "clientSecret": store_secret(secrets, NAME, "oauth", "clientSecret", ctx["client_secret"]),
+            "idpTokenEndpoint": ctx["idp_token_endpoint"], "idpClientId": ctx["idp_client_id"],
+            "idToken": store_secret(secrets, NAME, "oauth", "idToken", ctx["idp_id_token"])}
+        return entry
     if scenario.startswith("auth/client-credentials-"):  # a machine-to-machine client, as `mcp add` makes one
         oauth: dict[str, Any] = {"grant": "client_credentials", "clientId": ctx["client_id"]}
         if ctx.get("private_key_pem"):  # private_key_jwt; the algorithm follows the key (ES256 here)
@@ -134,7 +154,7 @@ async def exercise(conn: McpConnection, scenario: str) -> None:
 
 async def run(url: str, scenario: str) -> int:
     secrets = SecretStore(secure=False)  # the keychain, in memory for this run
-    config = parse_server(NAME, server_entry(url, scenario, secrets))
+    config = parse_server(NAME, await server_entry(url, scenario, secrets))
     browser = HeadlessBrowser()
     with tempfile.TemporaryDirectory(prefix="cks-conformance-") as tmp:
         server_log = ServerLog(Path(tmp) / "server.log", secrets=secrets.known_values)

@@ -81,3 +81,47 @@ def test_usage_flags_are_checked(tmp_path: Path) -> None:
     assert budget.returncode == 2 and "--budget-tokens" in budget.stderr
     unknown = cks(root, "chat", "--session", "nope", "--usage")
     assert unknown.returncode == 2 and "no session 'nope'" in unknown.stderr
+
+
+def test_a_gateway_s_reported_cost_is_what_the_answer_cost(tmp_path: Path) -> None:
+    """OpenRouter says what it billed (``usage.cost``): that is stored and shown, whatever the table says."""
+    from tests.fakes.openrouter_fake import PRICE_IN, PRICE_OUT, FakeOpenRouter
+
+    root, sid = _home(tmp_path)
+    with FakeOpenRouter() as fake:
+        fake.queue(text_turn("Hi."))
+        proc = chat(root, fake, sid, "Hello")
+        assert proc.returncode == 0, proc.stderr
+    data = json.loads(cks(root, "chat", "--session", sid, "--usage", "--json").stdout)
+    assert data["total"]["cost_usd"] == round(11 * PRICE_IN + 7 * PRICE_OUT, 6)
+
+
+def test_a_pre_release_usage_table_gets_its_cost_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    from cks_desktop.agent import usage
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.llm.events import Usage
+
+    root, sid = _home(tmp_path)
+    conn = sqlite3.connect(root / "cks.sqlite3")
+    conn.execute("ALTER TABLE chat_usage DROP COLUMN reported_cost")  # as an early build of step 6 made it
+    conn.commit()
+    conn.close()
+    with GraphStore.open(root / "cks.sqlite3") as store:
+        transcript = TranscriptStore.for_store(store)
+        assert usage.answers(transcript, sid) == []  # readable before the repair
+        usage.record(transcript, sid, 1, None, Usage(5, 3, cost_usd=0.25))
+        (answer,) = usage.answers(transcript, sid)
+    assert (answer.tokens.input_tokens, answer.tokens.cost) == (5, 0.25)
+
+
+def test_sessions_show_has_the_session_s_tokens(tmp_path: Path) -> None:
+    root, sid = _home(tmp_path)
+    plain = cks(root, "sessions", "show", sid)
+    assert plain.returncode == 0 and "Tokens:" not in plain.stdout  # nothing spent yet: no line
+    _two_answers(root, sid)
+    shown = cks(root, "sessions", "show", sid)
+    assert "Tokens:     1,022 in · 514 out   (2 answers; `chat --usage` has the details)" in shown.stdout
+    data = json.loads(cks(root, "sessions", "show", sid, "--json").stdout)
+    assert data["usage"]["answers"] == 2 and data["usage"]["input_tokens"] == 1022

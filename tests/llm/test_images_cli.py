@@ -49,6 +49,11 @@ def test_chat_image_reaches_a_vision_model_and_the_export(home: tuple[Path, str]
     out = tmp_path / "chat.md"
     assert cks(root, "chat", "--session", sid, "--export", str(out)).returncode == 0
     assert f"![image/png 5×7](data:image/png;base64,{base64.b64encode(png).decode()})" in out.read_text("utf-8")
+    as_json = tmp_path / "chat.json"
+    assert cks(root, "chat", "--session", sid, "--export", str(as_json)).returncode == 0
+    exported = json.loads(as_json.read_text("utf-8"))
+    assert exported["images"][image["id"]] == {"media_type": "image/png", "width": 5, "height": 7,
+                                                "data": base64.b64encode(png).decode()}
 
 
 def test_a_model_without_images_refuses_in_one_sentence(home: tuple[Path, str], tmp_path: Path) -> None:

@@ -112,11 +112,12 @@ async def test_cached_and_cache_write_tokens() -> None:
             turn = await run_turn(provider)
     assert turn.usage is not None
     assert (turn.usage.cached_tokens, turn.usage.cache_write_tokens) == (6, 3)
+    assert turn.usage.cost_usd is not None and turn.usage.cost_usd > 0  # OpenRouter's own ``cost``
     with FakeLlamaCpp(cached_tokens=5) as fake:
         fake.queue(text_turn("Hi."))
         async with opened(fake) as provider:
             turn = await run_turn(provider)
-    assert turn.usage is not None and turn.usage.cached_tokens == 5
+    assert turn.usage is not None and turn.usage.cached_tokens == 5 and turn.usage.cost_usd is None
 
 
 async def test_reasoning_fields_are_never_answer_text(server: tuple[str, CompatFake]) -> None:

@@ -102,3 +102,23 @@ def test_bad_budgets_get_one_sentence_and_nothing_is_written(tmp_path: Path) -> 
         assert params.reasoning is False and params.reasoning_budget is None
     finally:
         asyncio.run(services.aclose())
+
+
+def test_the_servers_reasoning_options_come_from_the_provider_settings(tmp_path: Path) -> None:
+    """``reasoning_request`` / ``reasoning_echo`` (OpenAI-compatible) and ``think_level`` (Ollama)
+    are keys of the provider's section in the settings file, passed to the adapter."""
+    from cks_desktop.llm.factory import provider_config
+    from cks_desktop.llm.providers.ollama import OllamaProvider
+    from cks_desktop.llm.providers.openai_compat import OpenAICompatProvider
+    from cks_desktop.llm.provider import GenerationParams
+
+    settings = Settings.load(tmp_path / "settings.json")
+    settings.provider("openai").update({"base_url": "http://127.0.0.1:9/v1", "reasoning_echo": "never",
+                                        "reasoning_request": {"chat_template_kwargs": {"enable_thinking": True}}})
+    settings.provider("ollama").update({"think_level": "low"})
+    config = provider_config("openai", settings, None)
+    assert config.options is not None and config.options["reasoning_echo"] == "never"
+    request = OpenAICompatProvider(config).request([], [], None, None, GenerationParams(reasoning=True))
+    assert request["extra_body"] == {"chat_template_kwargs": {"enable_thinking": True}}
+    ollama = OllamaProvider(provider_config("ollama", settings, None))
+    assert ollama.request([], [], None, None, GenerationParams(reasoning=True))["think"] == "low"

@@ -89,3 +89,13 @@ def test_assembler_blocks_signatures_and_timing() -> None:
     assert (first.text, first.signature, first.seconds) == ("ab", "S1", 3.5)
     assert (second.text, second.signature, second.seconds) == ("c", None, 2.0)
     assert assembler.text == "Hi " and message.text == "Hi "
+
+
+def test_cli_history_says_the_model_thought_but_not_what(store: GraphStore) -> None:
+    from cks_desktop.commands.chat_cmd import _history_text
+
+    sid = store.create_session("s").id
+    transcript = TranscriptStore.for_store(store)
+    transcript.append(sid, [Message.user("q"), Message("assistant", [THOUGHT, Text("The answer.")])])
+    text = "".join(_history_text(row) for row in transcript.history(sid))
+    assert "(thought for 12 s)\nassistant: The answer.\n" in text and "graph" not in text

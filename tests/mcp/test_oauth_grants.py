@@ -219,3 +219,110 @@ async def test_cli_adds_a_client_credentials_server(memory_keyring, tmp_path, mo
         assert await asyncio.to_thread(mcp, "add", "lost", "--url", url, "--oauth-scope", "mcp") == 2
         assert "--oauth-client-credentials" in capsys.readouterr().err
         assert not [k for k in memory_keyring.store if k[1].startswith(("mcp/broken/", "mcp/lost/"))]
+
+
+def id_token(private_pem: str, audience: str, *, minutes: int = 60) -> str:
+    """What the company's identity provider gave the person at their SSO sign-in (an OIDC ID token)."""
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    return jwt.encode({"iss": "https://idp.example.com", "sub": "ada@example.com", "aud": audience, "iat": now,
+                       "exp": now + minutes * 60}, private_pem, algorithm="ES256")
+
+
+def idjag_entry(url: str, issuer: str) -> dict:
+    return {"url": url, "approval": "auto",
+            "oauth": {"grant": "identity_assertion", "issuer": issuer, "clientId": "mcp-client",
+                      "clientSecret": "keychain:mcp/corp/oauth/clientSecret",
+                      "idpTokenEndpoint": issuer + "/idp/token", "idpClientId": "desk-at-idp",
+                      "idToken": "keychain:mcp/corp/oauth/idToken"}}
+
+
+@pytest.mark.asyncio
+async def test_enterprise_managed_authorization_exchanges_the_id_token_for_an_id_jag(
+        settings, registry, run, memory_keyring, tmp_path) -> None:
+    """SEP-990: ID token -> ID-JAG at the identity provider (RFC 8693), ID-JAG -> access token at the MCP
+    server's authorization server (RFC 7523, the SDK's IdentityAssertionOAuthProvider). No browser."""
+    idp_private, idp_public = key_pair(tmp_path, "ec")
+    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}", "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
+    async with oauth_server(tmp_path, **env) as url:
+        issuer = url.removesuffix("/mcp")
+        store = SecretStore(secure=True)
+        store.set("mcp/corp/oauth/clientSecret", "corp-secret-1")
+        token = id_token(idp_private, "desk-at-idp")
+        store.set("mcp/corp/oauth/idToken", token)
+        settings.mcp_servers["corp"] = idjag_entry(url, issuer)
+        settings.save()
+        manager = make_manager(settings, registry, tmp_path)
+        await manager.start_all()
+        assert manager.connections["corp"].status is Status.READY, manager.connections["corp"].reason
+        out = await registry.invoke(ToolCall("c1", "mcp:corp:echo", {"text": "enterprise"}), run)
+        assert (out.content, out.is_error) == ("enterprise", False)
+        await manager.aclose()
+        log = cc_log(tmp_path)
+        assert log[0].startswith("idp exchanged ada@example.com audience=http://127.0.0.1:"), log
+        assert log[1] == f"id-jag mcp-client sub=ada@example.com resource={url}", log
+        files = data_files_text(tmp_path / "config", tmp_path / "logs")
+        assert token not in files and "corp-secret-1" not in files
+
+        # An expired ID token: one sentence that says what to do, nothing leaked.
+        store.set("mcp/corp/oauth/idToken", id_token(idp_private, "desk-at-idp", minutes=-5))
+        store.delete("mcp/corp/oauth/tokens")
+        manager = make_manager(settings, registry, tmp_path)
+        await manager.start_all()
+        conn = manager.connections["corp"]
+        reason = conn.reason
+        await manager.aclose()
+        assert conn.status is not Status.READY
+        assert reason.startswith("Signing in to 'corp' failed: the identity provider refused to exchange the ID "
+                                 "token for an ID-JAG (invalid_grant)"), reason
+        assert "enter a new one" in reason and "eyJ" not in reason
+
+
+def test_identity_assertion_settings_are_checked() -> None:
+    from cks_desktop.mcp.config import ConfigError, parse_server
+
+    full = idjag_entry("https://h/mcp", "https://as.example.com")["oauth"]
+    full = {k: v.replace("corp", "s") for k, v in full.items()}
+    assert parse_server("s", {"url": "https://h/mcp", "oauth": full}).oauth.machine
+    for drop in ("issuer", "idToken", "idpTokenEndpoint", "clientSecret"):
+        with pytest.raises(ConfigError, match=f"oauth.{drop}"):
+            parse_server("s", {"url": "https://h/mcp", "oauth": {k: v for k, v in full.items() if k != drop}})
+    with pytest.raises(ConfigError, match="keychain"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {**full, "idToken": "eyJhbGciOi"}})
+    with pytest.raises(ConfigError, match="identity_assertion"):
+        parse_server("s", {"url": "https://h/mcp", "oauth": {"idpClientId": "x"}})
+
+
+@pytest.mark.asyncio
+async def test_cli_adds_an_enterprise_server_and_login_replaces_its_id_token(memory_keyring, tmp_path, monkeypatch,
+                                                                             capsys) -> None:
+    monkeypatch.setenv("CKS_DESKTOP_TEST_KEYRING", "tests.conftest")
+    home = tmp_path / "home"
+    idp_private, idp_public = key_pair(tmp_path, "ec")
+
+    def mcp(*argv: str, stdin: str = "") -> int:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        return cli.main(["--data-dir", str(home), "mcp", *argv])
+
+    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}", "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
+    async with oauth_server(tmp_path, **env) as url:
+        issuer = url.removesuffix("/mcp")
+        expired = id_token(idp_private, "desk-at-idp", minutes=-5)
+        assert await asyncio.to_thread(
+            mcp, "add", "corp", "--url", url, "--approval", "auto", "--oauth-identity-assertion", "mcp-client",
+            "--oauth-issuer", issuer, "--oauth-idp-token-endpoint", issuer + "/idp/token",
+            "--oauth-idp-client-id", "desk-at-idp", stdin=f"corp-secret-1\n{expired}\n") == 0
+        assert "kept in the keychain: OAuth client secret, ID token" in capsys.readouterr().out
+        assert await asyncio.to_thread(mcp, "call", "corp", "echo", "--args", '{"text": "x"}') == 1
+        assert "the ID token may have expired" in capsys.readouterr().err
+        fresh = id_token(idp_private, "desk-at-idp")
+        assert await asyncio.to_thread(mcp, "login", "corp", "--id-token", stdin=fresh + "\n") == 0
+        assert "Signed in to 'corp'" in capsys.readouterr().out
+        assert await asyncio.to_thread(mcp, "call", "corp", "echo", "--args", '{"text": "corp"}') == 0
+        assert "corp" in capsys.readouterr().out.splitlines()
+        assert memory_keyring.store[(SERVICE, "mcp/corp/oauth/idToken")] == fresh
+        text = data_files_text(home)
+        assert fresh not in text and expired not in text and "corp-secret-1" not in text

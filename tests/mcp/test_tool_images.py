@@ -12,9 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,7 @@ from cks_desktop.tools.registry import ToolRegistry
 from tests.agent.helpers import Recorder, turn_options
 from tests.fakes.providers import make_fake, provider_for
 from tests.fakes.script import call_turn, text_turn
-from tests.png import make_png
+from tests.watched_http import watched_server
 
 from tests.agent.conftest import asyncgen_hooks  # noqa: F401 - a fixture, shared with the agent tests
 
@@ -76,7 +74,9 @@ def png(width, height):
 
 URL = os.environ["LINK_URL"]
 TOOLS = [types.Tool(name="draw", description="Draw a chart.", input_schema={"type": "object", "properties": {}}),
-         types.Tool(name="fake_png", description="Not a PNG.", input_schema={"type": "object", "properties": {}})]
+         types.Tool(name="fake_png", description="Not a PNG.", input_schema={"type": "object", "properties": {}}),
+         types.Tool(name="shot", description="A screenshot as an embedded resource.",
+                    input_schema={"type": "object", "properties": {}})]
 
 
 async def list_tools(ctx, params):
@@ -90,6 +90,9 @@ async def call_tool(ctx, params):
             types.ImageContent(data=base64.b64encode(png(8, 5)).decode(), mime_type="image/png"),
             types.ResourceLink(name="full size", uri=f"{URL}/full.png", mime_type="image/png"),
         ])
+    if params.name == "shot":
+        return types.CallToolResult(content=[types.EmbeddedResource(resource=types.BlobResourceContents(
+            uri="screen://1", mime_type="image/png", blob=base64.b64encode(png(3, 2)).decode()))])
     return types.CallToolResult(content=[types.ImageContent(
         data=base64.b64encode(b"<html><script>alert(1)</script></html>").decode(), mime_type="image/png")])
 
@@ -104,34 +107,11 @@ anyio.run(main)
 '''
 
 
-class _Watch(BaseHTTPRequestHandler):
-    hits: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        type(self).hits.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Type", "image/png")
-        self.end_headers()
-        self.wfile.write(make_png())
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-
 @pytest.fixture
 def watched_url() -> Iterator[tuple[str, list[str]]]:
     """A real HTTP server on 127.0.0.1 that records every request: nothing may ever reach it."""
-    hits: list[str] = []
-    handler = type("Watch", (_Watch,), {"hits": hits})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with watched_server() as watched:
+        yield watched
 
 
 async def _painter(tmp_path: Path, registry: ToolRegistry, url: str) -> McpConnection:
@@ -246,11 +226,15 @@ async def test_bytes_that_are_not_an_image_are_refused_in_one_sentence(graph: An
 
     registry = ToolRegistry(graph)
     conn = await _painter(tmp_path, registry, watched_url[0])
+    run = Run(graph.session.id, Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
     try:
-        result = await registry.invoke(ToolCall("c1", "mcp:painter:fake_png", {}),
-                                       Run(graph.session.id, Caller.MODEL, approver=StaticApprover(Decision.ALLOW)))
+        result = await registry.invoke(ToolCall("c1", "mcp:painter:fake_png", {}), run)
+        shot = await registry.invoke(ToolCall("c2", "mcp:painter:shot", {}), run)
     finally:
         await conn.stop()
+    # an embedded image resource is an image too
+    assert [(i.media_type, i.width, i.height) for i in shot.images] == [("image/png", 3, 2)]
+    assert shot.content.startswith("[image: screen://1, image/png, 3×2, ")
     assert result.images == ()
     assert result.content == ("[image refused: This is not a PNG, JPEG, GIF or WebP image (it says image/png); "
                               "the chat takes only those.]")

@@ -10,9 +10,7 @@ a condition, never fixed sleeps.
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,37 +30,16 @@ from cks_desktop.ui.chat.tool_row import ToolCallRow
 
 from tests.fakes.script import text_turn
 from tests.png import make_png
+from tests.watched_http import watched_server
 from tests.ui.conftest import open_window
 from tests.ui.helpers import wait
 
 
-class _Watch(BaseHTTPRequestHandler):
-    hits: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802
-        type(self).hits.append(self.path)
-        self.send_response(200)
-        self.send_header("Content-Type", "image/png")
-        self.end_headers()
-        self.wfile.write(make_png())
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-
 @pytest.fixture
 def watched() -> Iterator[tuple[str, list[str]]]:
-    """A real HTTP server on 127.0.0.1 recording every request: nothing may reach it."""
-    hits: list[str] = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Watch", (_Watch,), {"hits": hits}))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", hits
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    """A real HTTP server on 127.0.0.1 that records every request: nothing may ever reach it."""
+    with watched_server() as watched:
+        yield watched
 
 
 def _image_mime(color: str = "#2080f0", size: int = 24) -> QMimeData:
@@ -164,7 +141,7 @@ async def test_paste_and_send_an_image_reaches_the_model_and_is_stored_once(qtbo
         assert user[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                                        "data": base64.b64encode(blob.data).decode()}}
         sid = controller.session_id
-        store = window.services.store if hasattr(window, "services") else controller.assistant.store
+        store = controller.assistant.store
         assert ImageStore(store).ids(sid) == [blob.digest]
         history = TranscriptStore.for_store(store).history(sid)
         [image] = history[0].message.images
@@ -268,3 +245,33 @@ def test_the_images_setting_is_saved_and_reaches_the_adapter(qtbot, tmp_path: Pa
     form.save(settings)
     assert "images" not in settings.provider("openai")
 
+
+
+def test_the_presenter_puts_a_tool_s_images_on_its_row_live_and_after_a_reload() -> None:
+    from cks_desktop.agent import events as ev
+    from cks_desktop.agent.events import CallState
+    from cks_desktop.agent.transcript import CallRecord, SavedMessage
+    from cks_desktop.llm.messages import Message, ToolCallPart, ToolResultPart
+    from cks_desktop.tools.types import Outcome, ToolResult
+    from cks_desktop.ui.chat.model import ChatModel
+    from cks_desktop.ui.chat.presenter import ChatPresenter
+
+    blob = sniff(make_png(9, 9))
+    model = ChatModel()
+    presenter = ChatPresenter(model, lambda name, source: False)
+    presenter.add_user("Draw")
+    presenter.handle(ev.AssistantMessage(Message("assistant", [ToolCallPart("c1", "mcp:p:draw", {})])))
+    presenter.handle(ev.ToolCallStarted("c1", "mcp:p:draw", "p · draw", {}, "mcp:p"))
+    presenter.handle(ev.ToolCallFinished("c1", ToolResult("c1", "[image]", Outcome.OK, images=(blob,)), 3.0))
+    row = model.tool("c1")
+    assert row is not None and [(p.image_id, p.data) for p in row.images] == [(blob.digest, blob.data)]
+    # a saved chat: the row gets the references (the controller fills their bytes from the store)
+    ref = part_of(blob)
+    history = [SavedMessage(1, Message.user("Draw"), "now", turn=1),
+               SavedMessage(2, Message("assistant", [ToolCallPart("c1", "mcp:p:draw", {})]), "now",
+                            calls=[CallRecord("c1", "mcp:p:draw", "p · draw", "mcp:p", CallState.DONE, 3.0)], turn=1),
+               SavedMessage(3, Message("tool", [ToolResultPart("c1", "mcp:p:draw", "[image]", images=(ref,))]), "now",
+                            turn=1)]
+    presenter.load(history)
+    row = model.tool("c1")
+    assert row is not None and [p.image_id for p in row.images] == [blob.digest]

@@ -87,3 +87,20 @@ def test_editor_refuses_a_file_that_is_not_a_private_key(qtbot, services, tmp_pa
     assert not editor.save_button.isEnabled()
     assert "The OAuth private key cannot be used: the private key is not a PEM private key" \
         in editor.errors_label.text()
+
+
+def test_editor_keeps_an_enterprise_identity_assertion_entry(qtbot, services) -> None:
+    oauth = {"grant": "identity_assertion", "issuer": "https://as.example.com", "clientId": "c",
+             "clientSecret": "keychain:mcp/corp/oauth/clientSecret", "idpTokenEndpoint": "https://idp/token",
+             "idpClientId": "d", "idToken": "keychain:mcp/corp/oauth/idToken"}
+    services.settings.mcp_servers["corp"] = {"url": "https://mcp.example.com/mcp", "oauth": oauth}
+    editor = McpServerEditor(services, TaskTracker(),
+                             ServerForm.from_entry("corp", services.settings.mcp_servers["corp"]))
+    qtbot.addWidget(editor)
+    editor.show()
+    assert editor.oauth_grant_box.currentData() == "identity_assertion:client_secret_basic"
+    editor.oauth_scope_edit.setText("mcp")
+    assert editor.save_button.isEnabled(), editor.errors_label.text()
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    entry = json.loads(services.settings.path.read_text())["mcpServers"]["corp"]
+    assert entry["oauth"] == {**oauth, "auth": "client_secret_basic", "scope": "mcp"}

@@ -101,7 +101,7 @@ async def test_the_answer_shows_thought_for_collapsed_and_again_after_reopening(
         widget = _answer_widget(window.chat_panel)
         view = widget.reasoning_view
         assert view is not None and view.isVisibleTo(widget) and view.headline.startswith("Thought for")
-        assert not view.expanded and view.text.text() == THOUGHT
+        assert not view.expanded and view.thought == THOUGHT
 
 
 def test_an_answer_without_thinking_shows_no_block(qtbot) -> None:

@@ -97,3 +97,33 @@ async def test_a_session_budget_ends_the_answer_with_continue(qtbot, home, anthr
         qtbot.mouseClick(panel.continue_button, Qt.MouseButton.LeftButton)
         await wait(panel.controller.task)
         assert _texts(window, "assistant")[-1] == "Finished."
+
+
+@pytest.mark.asyncio
+async def test_the_wait_notice_shows_while_rate_limited_and_goes(qtbot, home) -> None:
+    """A 429 with retry-after: the chat shows "waiting N s (rate limited)" during the wait, then the
+    answer; the notice is gone and never saved."""
+    from tests.fakes.providers import make_fake, provider_for
+    from tests.fakes.script import Turn
+    from tests.ui.helpers import model_future
+
+    with make_fake("openai") as fake:
+        fake.queue(Turn(status=429, retry_after=0.3), text_turn("Here."))
+
+        def factory(_name, _settings, _secrets):
+            return provider_for(fake, options={"rate_limit_retries": 2})
+
+        async with open_window(home, factory=factory, provider="openai") as window:
+            window.sidebar.create_session()
+            panel = window.chat_panel
+            from tests.ui.test_window import _send, _texts
+
+            seen = model_future(panel.model, lambda m: any("waiting" in t and "(rate limited)" in t
+                                                           for t in _texts(window, "notice")))
+            task = _send(window, qtbot, "Hi")
+            await wait(seen)
+            await wait(task)
+            assert _texts(window, "assistant") == ["Here."]
+            assert not any("waiting" in t for t in _texts(window, "notice"))
+            panel.controller.load()
+            assert not any("waiting" in t for t in _texts(window, "notice"))

@@ -12,7 +12,7 @@ modules run on both backends:
 SQLite                                 PostgreSQL
 =====================================  =============================================
 ``?`` / ``?N`` parameters              ``%s`` / ``%(pN)s`` (a literal ``%`` doubled)
-``json_each(?) [AS f]``                ``jsonb_array_elements_text(%s::jsonb) AS f(value)``
+``json_each(?) [AS f]``                ``(SELECT … FROM cks_json_values(%s::jsonb)) AS f``
 ``INDEXED BY idx``                     (dropped: a planner hint)
 ``CROSS JOIN t x ON …``                ``JOIN t x ON …`` (SQLite's CROSS JOIN is a hint)
 ``INSERT OR IGNORE INTO …``            ``INSERT INTO … ON CONFLICT DO NOTHING``
@@ -56,7 +56,10 @@ def translate(sql: str) -> tuple[str, bool]:
     sql = _INDEXED_BY.sub("", sql)
 
     def json_each(m: re.Match[str]) -> str:
-        return f"jsonb_array_elements_text({m.group(1)}::jsonb) AS {m.group(2) or '_je'}(value)"
+        # COLLATE "C": the values meet "C" columns; with the default collation the comparison
+        # would have no collation an index could serve (and every lookup became a seq scan)
+        return (f"(SELECT _v COLLATE \"C\" AS value FROM cks_json_values({m.group(1)}::jsonb) AS _j(_v)) "
+                f"AS {m.group(2) or '_je'}")
 
     sql = _JSON_EACH.sub(json_each, sql)
     sql = _CROSS_JOIN_ON.sub(lambda m: "JOIN " + m.group(1), sql)
@@ -97,7 +100,9 @@ def fts_table(name: str) -> list[str]:
         f"CREATE TABLE {name} (\n    rowid BIGINT PRIMARY KEY,\n    name TEXT NOT NULL DEFAULT '',\n"
         f"    body TEXT NOT NULL DEFAULT '',\n    session_id TEXT COLLATE \"C\",\n"
         f"    tsv tsvector GENERATED ALWAYS AS (cks_tsvector(name, body)) STORED\n)",
-        f"CREATE INDEX {name}_tsv ON {name} USING GIN (tsv)",
+        # fastupdate off: a bulk import's rows go straight into the index instead of a pending
+        # list every search would scan until the next vacuum (measured: 6.5 ms → 0.06 ms a query)
+        f"CREATE INDEX {name}_tsv ON {name} USING GIN (tsv) WITH (fastupdate = off)",
         f"CREATE TRIGGER {name}_session BEFORE INSERT ON {name} FOR EACH ROW EXECUTE FUNCTION cks_fts_session()",
     ]
 

@@ -15,7 +15,7 @@ typed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from cks_desktop.graph import ranking
 from cks_desktop.graph.model import Object
@@ -23,11 +23,18 @@ from cks_desktop.graph.pg.conn import PgConnection
 from cks_desktop.graph.queries import _objects_by_id, check_limit
 
 
-def _lexemes(conn: PgConnection, query: str) -> list[str]:
+Totals = dict[str, tuple[int, int]]  # session id -> (its newest change's seq, its object count)
+
+
+def _words_and_marker(conn: PgConnection, session_id: str, query: str) -> tuple[list[str], int]:
+    """The query's words as the index holds them, and the session's newest change (``seq``):
+    every write of objects records a change, so while it stays the same so does the count."""
     # A lone surrogate cannot be sent (nor stored): it separates words, as on SQLite.
     text = (query or "").encode("utf-8", "replace").decode("utf-8")
-    row = conn.raw.execute("SELECT cks_words(%s)", (text,)).fetchone()
-    return [w for w in str(row[0] if row else "").split(" ") if w]
+    row = conn.raw.execute("SELECT cks_words(%s), (SELECT coalesce(max(seq), 0) FROM changes "
+                           "WHERE session_id = %s)", (text, session_id)).fetchone()
+    words = [w for w in str(row[0] if row else "").split(" ") if w]
+    return words, int(row[1]) if row else 0
 
 
 def _tsquery(lexemes: list[str], prefix_last: bool, any_term: bool) -> str:
@@ -37,10 +44,23 @@ def _tsquery(lexemes: list[str], prefix_last: bool, any_term: bool) -> str:
     return (" | " if any_term else " & ").join(parts)
 
 
+def _total(conn: PgConnection, session_id: str, marker: int, totals: Totals) -> int:
+    cached = totals.get(session_id)
+    if cached is not None and cached[0] == marker:
+        return cached[1]
+    row = conn.raw.execute("SELECT count(*) FROM objects WHERE session_id = %s", (session_id,)).fetchone()
+    total = int(row[0]) if row else 0
+    totals[session_id] = (marker, total)
+    return total
+
+
 def search_objects(conn: PgConnection, session_id: str, query: str, type: str | None,
-                   limit: int) -> list[tuple[Object, float]]:
+                   limit: int, totals: Totals | None = None) -> list[tuple[Object, float]]:
+    """Ranked matches (lower score = better), as ``queries.search_objects`` on SQLite.
+    ``totals``: the store's cache of session object counts (a count of 50k rows is most
+    of a search's time on PostgreSQL; it is exact, refreshed whenever a change landed)."""
     limit = check_limit(limit)
-    lexemes = _lexemes(conn, query)
+    lexemes, marker = _words_and_marker(conn, session_id, query)
     if not lexemes:
         return []
     prefix_last = bool(query) and not query[-1].isspace()
@@ -60,15 +80,15 @@ def search_objects(conn: PgConnection, session_id: str, query: str, type: str | 
         return []
     terms = [ranking.Term(ranking.normalise(w), prefix_last and i == len(lexemes) - 1)
              for i, w in enumerate(lexemes)]
-    row = conn.raw.execute("SELECT count(*) FROM objects WHERE session_id = %s", (session_id,)).fetchone()
-    total = int(row[0]) if row else 0
-    doc_freq = []
-    for i, w in enumerate(lexemes):
-        found = conn.raw.execute(
-            "SELECT count(*) FROM objects_fts f JOIN objects o ON o.n = f.rowid "
-            "WHERE f.tsv @@ to_tsquery('simple', %s) AND o.session_id = %s",
-            (_tsquery([w], prefix_last and i == len(lexemes) - 1, False), session_id)).fetchone()
-        doc_freq.append(int(found[0]) if found else 0)
+    total = _total(conn, session_id, marker, totals if totals is not None else {})
+    singles = [_tsquery([w], prefix_last and i == len(lexemes) - 1, False) for i, w in enumerate(lexemes)]
+    # every term's document frequency in ONE scan of the rows matching any of them
+    filters = ", ".join("count(*) FILTER (WHERE f.tsv @@ to_tsquery('simple', %s))" for _ in singles)
+    row = conn.raw.execute(
+        f"SELECT {filters} FROM objects_fts f JOIN objects o ON o.n = f.rowid "
+        "WHERE f.tsv @@ to_tsquery('simple', %s) AND o.session_id = %s",
+        (*singles, " | ".join(singles), session_id)).fetchone()
+    doc_freq = [int(v) for v in row] if row else [0] * len(singles)
     ranked = ranking.rank(candidates, terms, total, doc_freq)[:limit]
-    objects = {o.id: o for o in _objects_by_id(conn, session_id, [k for k, _ in ranked])}  # type: ignore[arg-type]
+    objects = {o.id: o for o in _objects_by_id(cast(Any, conn), session_id, [k for k, _ in ranked])}
     return [(objects[k], score) for k, score in ranked if k in objects]

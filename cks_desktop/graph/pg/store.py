@@ -105,6 +105,7 @@ class PgGraphStore(GraphStore):
         self._conninfo = conninfo
         self._keys = keys
         self.where = place
+        self._totals: dict[str, tuple[int, int]] = {}  # session -> (newest change seq, object count)
         self._pg = PgConnection(self._acquire(), keys)
         super().__init__(cast(sqlite3.Connection, self._pg), cast(Path, place))
 
@@ -243,7 +244,7 @@ class PgGraphStore(GraphStore):
         from cks_desktop.graph.pg.search import search_objects
 
         with self._reading(session_id) as conn:
-            return search_objects(cast(PgConnection, conn), session_id, query, type, limit)
+            return search_objects(cast(PgConnection, conn), session_id, query, type, limit, self._totals)
 
     # -- members and private sessions -------------------------------------------------------
 

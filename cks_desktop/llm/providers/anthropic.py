@@ -16,6 +16,13 @@ Structured output (``response_schema``): one forced tool whose input schema is
 the schema. Its input is replayed as plain text events, so ``respond_json``
 reads every provider the same way. A schema that is not an object is wrapped in
 ``{"value": ...}`` (tool inputs must be objects) and unwrapped here.
+
+Extended thinking (issue 16): with ``params.reasoning`` the request carries ``thinking``
+with a budget; ``thinking``/``redacted_thinking`` blocks stream as ``ReasoningDelta``s
+(text, then the ``signature_delta``) and go back, signed and unchanged, first in their
+assistant message, as the API requires in a tool loop. The API's other rules are kept
+here: no temperature but the default, ``max_tokens`` above the budget, no thinking with a
+forced tool, and none switched on in the middle of a tool loop.
 """
 
 from __future__ import annotations
@@ -78,9 +85,9 @@ def _content(message: Message, images: bool = False) -> list[dict[str, Any]]:
             blocks.append(image_wire.anthropic_image(part) if image_wire.usable(part, images)
                           else {"type": "text", "text": image_wire.note(part)})
         elif isinstance(part, Reasoning):
-            block_ = thinking_block(part)
-            if block_ is not None:
-                blocks.append(block_)
+            thought = thinking_block(part)
+            if thought is not None:
+                blocks.append(thought)
         elif isinstance(part, ToolCallPart):
             blocks.append({"type": "tool_use", "id": part.id, "name": to_wire(part.name), "input": part.arguments})
         elif isinstance(part, ToolResultPart):

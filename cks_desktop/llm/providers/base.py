@@ -69,8 +69,8 @@ def system_text(messages: list[Message], system: str | None) -> str:
 
 
 def current_exchange(messages: list[Message]) -> int:
-    """The index of the last user message that is not only tool results: where the exchange in
-    progress starts (reasoning rules differ for it and for earlier ones; 0 when there is none)."""
+    """The index of the last user message (tool results are ``tool`` messages): where the exchange
+    in progress starts (reasoning rules differ for it and for earlier ones; 0 when there is none)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message.role == "user":

@@ -114,10 +114,13 @@ def usage_of(raw: Any) -> Usage:
     """Prompt/completion tokens, with the cached, cache-write and reasoning details where sent."""
     prompt = _field(raw, "prompt_tokens_details")
     completion = _field(raw, "completion_tokens_details")
+    cost = _field(raw, "cost")  # OpenRouter: credits, which are US dollars
     return Usage(_int(_field(raw, "prompt_tokens")), _int(_field(raw, "completion_tokens")),
                  cached_tokens=_int(_field(prompt, "cached_tokens")),
                  cache_write_tokens=_int(_field(prompt, "cache_write_tokens")),
-                 reasoning_tokens=_int(_field(completion, "reasoning_tokens")))
+                 reasoning_tokens=_int(_field(completion, "reasoning_tokens")),
+                 cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+                 and cost >= 0 else None)
 
 
 def usage_from_timings(timings: Any) -> Usage | None:

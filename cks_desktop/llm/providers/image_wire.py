@@ -17,11 +17,11 @@ Where the image goes:
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from cks_desktop.llm.messages import ImagePart, ToolResultPart
 from cks_desktop.llm.vision import image_note
+from cks_desktop.tools.images import base64_of
 
 
 def usable(part: ImagePart, images: bool) -> bool:
@@ -34,7 +34,8 @@ def note(part: ImagePart) -> str:
 
 
 def b64(part: ImagePart) -> str:
-    return base64.b64encode(part.data).decode("ascii")
+    """Encoded once per image while it is recent (``tools/images.base64_of``): every turn re-sends it."""
+    return base64_of(part.image_id, part.data)
 
 
 def anthropic_image(part: ImagePart) -> dict[str, Any]:

@@ -42,6 +42,7 @@ class ReasoningView(QFrame):
         self.text.hide()
         layout.addWidget(self.text)
         self._headline = ""
+        self._thought = ""  # set on the label only while expanded: a long thinking streams in many pieces
         self.set_state("", None, False)
 
     @property
@@ -52,16 +53,22 @@ class ReasoningView(QFrame):
     def headline(self) -> str:
         return self._headline
 
+    @property
+    def thought(self) -> str:
+        """The thinking's words (shown in ``text`` when expanded)."""
+        return self._thought
+
     def set_state(self, text: str, seconds: float | None, thinking: bool) -> None:
         """What the model thought so far, how long, and whether it still is thinking."""
         self._headline = headline(seconds, thinking)
         self.toggle.setText(self._headline)
         self.toggle.setAccessibleName(self._headline)
-        if self.text.text() != text:
-            self.text.setText(text)
+        self._thought = text
         self.toggle.setEnabled(bool(text))
         self._expand(self.expanded)
 
     def _expand(self, expanded: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
-        self.text.setVisible(expanded and bool(self.text.text()))
+        if expanded and self.text.text() != self._thought:
+            self.text.setText(self._thought)
+        self.text.setVisible(expanded and bool(self._thought))

@@ -127,9 +127,12 @@ class McpServerEditor(QDialog):
         self.oauth_grant_box.setObjectName("mcpOAuthGrant")
         for words, grant, auth in OAUTH_GRANT_WORDS:
             self.oauth_grant_box.addItem(words, f"{grant}:{auth}")
-        current = f"client_credentials:{self.form.oauth_auth or 'client_secret_basic'}" \
-            if self.form.oauth_grant == "client_credentials" else "authorization_code:"
-        self.oauth_grant_box.setCurrentIndex(max(0, self.oauth_grant_box.findData(current)))
+        if self.form.oauth_grant == "identity_assertion":  # set up in settings.json (docs/mcp.md); kept as it is
+            self.oauth_grant_box.addItem("your company's identity provider (ID-JAG)",
+                                         f"identity_assertion:{self.form.oauth_auth or 'client_secret_basic'}")
+        chosen = f"{self.form.oauth_grant}:{self.form.oauth_auth or 'client_secret_basic'}" \
+            if self.form.oauth_grant != "authorization_code" else "authorization_code:"
+        self.oauth_grant_box.setCurrentIndex(max(0, self.oauth_grant_box.findData(chosen)))
         self.oauth_grant_box.setToolTip("How the app signs in when the server asks for OAuth: you, in the "
                                         "browser; or the app itself, as a client registered for it (client "
                                         "credentials), with its secret or its private key, and no browser.")

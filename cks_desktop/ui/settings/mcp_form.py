@@ -206,11 +206,11 @@ class ServerForm:
         for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip())):
             if value:
                 out[key] = value
-        machine = self.oauth_grant == "client_credentials"
+        machine = self.oauth_grant in ("client_credentials", "identity_assertion")
         uses_key = machine and self.oauth_auth == "private_key_jwt"
         name = self.name.strip()
-        if machine:
-            out.update(grant="client_credentials", auth=self.oauth_auth or "client_secret_basic")
+        if machine:  # (identity_assertion's other keys, set in the file, stay in oauth_other)
+            out.update(grant=self.oauth_grant, auth=self.oauth_auth or "client_secret_basic")
         if uses_key:
             if self.oauth_private_key:
                 out["privateKey"] = (store_secret(secrets, name, "oauth", "privateKey", self.oauth_private_key)

@@ -123,9 +123,11 @@ class ProviderForm(QWidget):
             self.images_box.addItem(label, value)
         chosen = str(section.get("images") or "").strip().lower()
         self.images_box.setCurrentIndex(max(0, self.images_box.findData(chosen if chosen in ("yes", "no") else "")))
-        self.images_box.setToolTip("Whether images (a tool's screenshots, pictures you paste) are sent to the model "
-                                   "as images; automatic asks the table of known vision models"
-                                   + (" or the server" if profile.images_from_server else ""))
+        self.images_box.setToolTip(
+            "Whether images (a tool's screenshots, pictures you paste) are sent to the model as images; automatic "
+            "asks the server (Ollama) or the table of known vision models" if profile.images_from_server else
+            "Whether images (a tool's screenshots, pictures you paste) are sent to the model as images; automatic "
+            "asks the table of known vision models")
         self.images_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
         form.addRow("Images:", self.images_box)
 

@@ -265,41 +265,47 @@ def _token_exchange(form: dict[str, str]) -> tuple[int, dict[str, Any]]:
                  "token_type": "N_A"}
 
 
+async def _read_body(receive: Any) -> bytes:
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body
+
+
+def _replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the app the body already read, then the connection's own messages."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 def _wrap(app: Any) -> Any:
     """Bad-input modes, the step-up check and the client_credentials grant, in front of the SDK's app."""
 
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if IDJAG and path == "/idp/token" and scope.get("method") == "POST":
-            body, more = b"", True
-            while more:
-                message = await receive()
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
+            body = await _read_body(receive)
             status, answer = _token_exchange(dict(parse_qsl(body.decode())))
             await _reply(send, status, json.dumps(answer).encode(), b"application/json")
             return
         if (CC_CLIENT or CC_JWT) and path == "/token" and scope.get("method") == "POST":
-            body, more = b"", True
-            while more:
-                message = await receive()
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
+            body = await _read_body(receive)
             form = dict(parse_qsl(body.decode()))
             if form.get("grant_type") == "client_credentials":
                 status, answer = _client_credentials(form, dict(scope.get("headers", [])))
                 await _reply(send, status, json.dumps(answer).encode(), b"application/json")
                 return
-            sent = False
-
-            async def replay_token() -> dict[str, Any]:
-                nonlocal sent
-                if not sent:
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            await app(scope, replay_token, send)
+            await app(scope, _replaying(body, receive), send)
             return
         if path.startswith("/.well-known/") or (MODE == "bad_token" and path == "/token"):
             if MODE == "garbage" or (MODE == "bad_token" and path == "/token"):
@@ -309,11 +315,7 @@ def _wrap(app: Any) -> Any:
                 await _reply(send, 302, b"", b"text/plain", [(b"location", b"https://elsewhere.invalid/meta")])
                 return
         if STEP_UP and path == "/mcp" and scope.get("method") == "POST":
-            body, more = b"", True
-            while more:
-                message = await receive()
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
+            body = await _read_body(receive)
             token = _bearer(scope)
             wants_admin = b'"admin"' in body and b'"tools/call"' in body
             if wants_admin and token is not None and "admin" not in token.scopes:
@@ -322,16 +324,7 @@ def _wrap(app: Any) -> Any:
                 await _reply(send, 403, b'{"error":"insufficient_scope"}', b"application/json",
                              [(b"www-authenticate", header)])
                 return
-            sent = False
-
-            async def replay() -> dict[str, Any]:
-                nonlocal sent
-                if not sent:
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            await app(scope, replay, send)
+            await app(scope, _replaying(body, receive), send)
             return
         await app(scope, receive, send)
 
