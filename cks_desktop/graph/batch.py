@@ -224,7 +224,9 @@ class Planner:
         self.ov.prefetch(obj_ids, rel_ids, keys)
         if len(removed) > 1:
             self.ov.prefetch_relations_of(removed)
-            self.plan.evidence.prefetch("object", removed)
+            if self.plan.evidence.has_any:  # their sources (and their relations') go with them: one query each
+                self.plan.evidence.prefetch("object", removed)
+                self.plan.evidence.prefetch("relation", list(self.ov.rels))
         if explicit["object"] or explicit["relation"]:  # ids are global: one query, only for imports/reverts
             self.foreign_ids = self.ov.foreign_ids(explicit["object"], explicit["relation"])
 

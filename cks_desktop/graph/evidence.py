@@ -114,6 +114,7 @@ class EvidenceView:
         self._missing: set[str] = set()
         self._has_any: bool | None = None
         self._documents: dict[str, tuple[int, tuple[int, ...]] | None] = {}
+        self._texts: dict[str, str] = {}  # document id -> its text, read on the first exact quote
         self.touched: set[str] = set()  # object ids whose sources changed (the change index)
 
     @property
@@ -205,10 +206,15 @@ class EvidenceView:
         return self._documents[document_id]
 
     def passage(self, document_id: str, start: int, end: int) -> str:
-        """``text[start:end]`` of a document (SQLite's substr counts characters, as Python does)."""
-        row = self.conn.execute("SELECT substr(text, ?, ?) FROM documents WHERE session_id = ? AND id = ?",
-                                (start + 1, end - start, self.session_id, document_id)).fetchone()
-        return str(row[0]) if row is not None and row[0] is not None else ""
+        """``text[start:end]`` of a document. The text is read once per batch and sliced here:
+        SQLite's ``substr`` walks the UTF-8 text from its start on every call, which made a
+        batch of many sources in one long document quadratic."""
+        text = self._texts.get(document_id)
+        if text is None:
+            row = self.conn.execute("SELECT text FROM documents WHERE session_id = ? AND id = ?",
+                                    (self.session_id, document_id)).fetchone()
+            text = self._texts[document_id] = str(row[0]) if row is not None else ""
+        return text[start:end]
 
 
 def page_of(page_starts: tuple[int, ...], offset: int) -> int | None:

@@ -6,7 +6,10 @@ a log. Entries (all owned by the server, see ``config.owns_secret``):
 
 ``mcp/<server>/oauth/tokens``        the token response, as JSON, plus ``expires_at``
 ``mcp/<server>/oauth/client``        the client registration (dynamic or CIMD), as JSON
-``mcp/<server>/oauth/clientSecret``  a pre-registered client's secret (typed in the settings)
+``mcp/<server>/oauth/clientSecret``  a pre-registered (or client-credentials) client's secret (typed in the settings)
+``mcp/<server>/oauth/privateKey``    a client-credentials client's PEM key (``private_key_jwt``, oauth_grants.py)
+``mcp/<server>/oauth/idToken``       the person's ID token for enterprise-managed authorization (and
+``…/idpClientSecret``               the app's secret at the identity provider, if it has one)
 
 Expiry. The SDK knows a token's expiry only for tokens it obtained in this
 process (``expires_in`` is relative). So the absolute ``expires_at`` is stored

@@ -19,7 +19,8 @@ api-reference/streaming, use-cases/usage-accounting, reasoning-tokens, errors):
 
 ``tool_index`` replays what the upstreams behind such gateways do to ``tool_calls[].index``
 (the same happens with other OpenAI-style proxies): "present" (OpenAI's rule), "omit" (no
-``index`` at all: Gemini's OpenAI-compatible endpoint and proxies in front of it), "reuse" (every
+``index`` at all: Gemini's OpenAI-compatible endpoint and proxies in front of it; "omit-named":
+and the name repeated on every piece), "reuse" (every
 call of a turn labelled ``index: 0``: Ollama's ``/v1`` upstream) or "shifted" (continuation pieces
 under an index that never started a call, without id or name: seen from Nebius and Cerebras).
 """
@@ -105,9 +106,11 @@ class FakeOpenRouter(CompatFake):
                                 "function": {"name": call.name, "arguments": ""}}
         tail: list[dict[str, Any]] = [{"index": index, "type": "function", "function": {"arguments": piece}}
                                       for piece in split_text(raw, turn.split_arguments)]
-        if self.tool_index == "omit":
+        if self.tool_index in ("omit", "omit-named"):
             for fragment in (head, *tail):
                 fragment.pop("index")
+                if self.tool_index == "omit-named":  # the name repeated on every piece, no id
+                    fragment["function"]["name"] = call.name
         elif self.tool_index == "reuse":
             for fragment in (head, *tail):
                 fragment["index"] = 0

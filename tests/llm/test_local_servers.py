@@ -37,6 +37,7 @@ SERVERS: dict[str, Callable[[], CompatFake]] = {
     "vllm-0.9": lambda: FakeVLLM(reasoning_field="reasoning_content", flat_errors=False),
     "openrouter": FakeOpenRouter,
     "gateway-index-omitted": lambda: FakeOpenRouter(tool_index="omit", upstream="Google"),
+    "gateway-index-omitted-name-repeated": lambda: FakeOpenRouter(tool_index="omit-named", upstream="Google"),
     "gateway-index-reused": lambda: FakeOpenRouter(tool_index="reuse", upstream="Ollama"),
     "gateway-index-shifted": lambda: FakeOpenRouter(tool_index="shifted", upstream="Nebius"),
 }

@@ -246,7 +246,8 @@ async def test_enterprise_managed_authorization_exchanges_the_id_token_for_an_id
     """SEP-990: ID token -> ID-JAG at the identity provider (RFC 8693), ID-JAG -> access token at the MCP
     server's authorization server (RFC 7523, the SDK's IdentityAssertionOAuthProvider). No browser."""
     idp_private, idp_public = key_pair(tmp_path, "ec")
-    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}", "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
+    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}",
+           "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
     async with oauth_server(tmp_path, **env) as url:
         issuer = url.removesuffix("/mcp")
         store = SecretStore(secure=True)
@@ -307,7 +308,8 @@ async def test_cli_adds_an_enterprise_server_and_login_replaces_its_id_token(mem
         monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
         return cli.main(["--data-dir", str(home), "mcp", *argv])
 
-    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}", "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
+    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}",
+           "OAUTH_CC_LOG": str(tmp_path / "cc.txt")}
     async with oauth_server(tmp_path, **env) as url:
         issuer = url.removesuffix("/mcp")
         expired = id_token(idp_private, "desk-at-idp", minutes=-5)

@@ -86,7 +86,9 @@ def test_cli_remove_names_the_orphans_and_removes_them_when_asked(home: Path, tm
     summary = as_json(cks(home, "tools", "call", "graph_summary", "--session", sid, "--args", "{}", "--json"))
     assert "2" in json.dumps(summary)  # both objects kept
     ok(cks(home, "documents", "add", "--session", sid, str(tmp_path / "notes.txt")))
-    ok(cks(home, "sessions", "import", sid, str(tmp_path / "g.json"), "--format", "json"))
+    again = as_json(cks(home, "sessions", "import", sid, str(tmp_path / "g.json"), "--format", "json",
+                        "--on-conflict", "skip", "--json"))  # the objects are there: only the source is new
+    assert "adds 1 source" in again["summary"], again
     gone = as_json(cks(home, "documents", "remove", "--session", sid, "notes.txt", "--orphans", "remove", "--json"))
     assert gone["orphans"]["objects"][0]["name"] == "Charles Babbage" and gone["orphans_removed"] is True
     assert gone["sources_removed"] == 1 and gone["change_id"].startswith("c_")

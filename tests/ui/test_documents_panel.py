@@ -126,6 +126,8 @@ async def test_extract_knowledge_is_a_hook_for_the_extraction_pipeline(qtbot, ho
         panel = window.documents_panel
         reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 1)
         doc = DocumentStore(window.services.store).add(sid, [read_path(tmp_path / "notes.txt", 10**6)]).added[0]
+        assert panel.table.rowCount() == 0  # hidden: it reads nothing until it is shown
+        window.documents_dock.show()
         await wait(reloaded)
         assert not panel.extract_button.isEnabled() and "not available" in panel.extract_button.toolTip()
         heard: list[tuple[str, str]] = []

@@ -135,3 +135,26 @@ async def test_the_session_settings_panel_sets_the_switch_and_budget(qtbot, home
         again = SessionSettingsDialog(services.store, services.settings, sid, window)
         qtbot.addWidget(again)
         assert again.reasoning.currentData() is True and again.reasoning_budget.text() == "5000"
+
+
+def test_settings_chat_and_agent_sets_the_thinking_default(qtbot, tmp_path) -> None:
+    from cks_desktop.agent.session_settings import default_reasoning
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.ui.settings.agent_page import AgentPage
+
+    settings = Settings.load(tmp_path / "settings.json")
+    page = AgentPage(settings, build_registry(None))
+    qtbot.addWidget(page)
+    assert not page.reasoning.isChecked() and page.reasoning_budget.text() == ""
+    page.reasoning.setChecked(True)
+    page.reasoning_budget.setText("0")
+    assert any("thinking budget" in problem for problem in page.errors())
+    page.reasoning_budget.setText("6000")
+    assert page.errors() == []
+    page.save(settings)
+    assert default_reasoning(settings) == (True, 6000)
+    page.reasoning.setChecked(False)
+    page.reasoning_budget.setText("")
+    page.save(settings)
+    assert "reasoning" not in settings.data["agent"]  # the built-in default is stored as no choice

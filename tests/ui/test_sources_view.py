@@ -84,7 +84,7 @@ async def test_sources_open_the_viewer_at_the_passage_and_a_selection_shows_its_
         viewer.select(start, start + len("Charles Babbage"))
         (facts,) = await wait(shown)
         assert facts.objects == [] and [r.type for r in facts.relations] == ["met"]  # only "met" cites it
-        assert viewer.facts_label.text() == "From the selected text: 0 objects, 1 relation."
+        assert viewer.facts_label.text() == "From the selected text: 1 relation."
         shown = signal_future(viewer.factsShown)
         viewer.select(TEXT.index("<b>"), TEXT.index("designed"))
         (facts,) = await wait(shown)

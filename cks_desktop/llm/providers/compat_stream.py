@@ -23,6 +23,7 @@ OpenRouter adds ``prompt_tokens_details.cache_write_tokens``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,8 +66,8 @@ class CallTracker:
             return self._new(index)  # another call under a reused (or no) index
         if name and call.name and name != call.name:
             return self._new(index)  # a call's name never changes: this is the next call
-        if index is None and name and call.name and call.fragments and not call_id:
-            return self._new(index)  # no index, no id: a name after arguments opens the next call
+        if index is None and name and call.name and not call_id and _complete(call):
+            return self._new(index)  # no index, no id: a name after a whole call opens the next one
         return call
 
     def absorb(self, fragment: Any) -> list[StreamEvent]:
@@ -96,6 +97,17 @@ class CallTracker:
 
     def started(self) -> list[StreamedCall]:
         return [call for call in self.calls if call.started]
+
+
+def _complete(call: StreamedCall) -> bool:
+    """Whether the call's arguments so far are a whole JSON object (a repeated name then means a new call)."""
+    text = "".join(call.fragments).strip()
+    if not text.endswith("}"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _int(value: Any) -> int:

@@ -205,10 +205,10 @@ class DocumentViewer(QWidget):
             item.setData(ROLE_ID, rel.source_id)
             item.setToolTip(plain_tooltip(rel.id))
             self.facts.addItem(item)
-        count = len(facts.objects) + len(facts.relations)
-        self.facts_label.setText(f"From the selected text: {counted(len(facts.objects), 'object')}"
-                                 f"{', ' + counted(len(facts.relations), 'relation') if facts.relations else ''}."
-                                 if count else "Nothing in the graph came from the selected text.")
+        parts = [counted(n, word) for n, word in ((len(facts.objects), "object"), (len(facts.relations), "relation"))
+                 if n]
+        self.facts_label.setText(f"From the selected text: {' and '.join(parts)}." if parts
+                                 else "Nothing in the graph came from the selected text.")
         self.factsShown.emit(facts)
         return facts
 

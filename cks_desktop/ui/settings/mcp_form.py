@@ -256,7 +256,8 @@ def _oauth_fields(raw: Any) -> dict[str, Any]:
     owned = ("clientId", "clientSecret", "scope", "grant", "auth", "privateKey")
     return {"oauth_client_id": str(raw.get("clientId") or ""), "oauth_scope": str(raw.get("scope") or ""),
             "oauth_secret_ref": secret if is_secret_ref(secret or "") else None,
-            "oauth_grant": str(raw.get("grant") or "authorization_code"), "oauth_auth": str(raw.get("auth") or ("private_key_jwt" if key else "")),
+            "oauth_grant": str(raw.get("grant") or "authorization_code"),
+            "oauth_auth": str(raw.get("auth") or ("private_key_jwt" if key else "")),
             "oauth_key_ref": key if is_secret_ref(key or "") else None,
             "oauth_other": {k: v for k, v in raw.items() if k not in owned}}
 

@@ -1,0 +1,141 @@
+"""Runs one extraction for the window: estimate → ask → background run with progress → review → one change.
+
+The flow, for the Documents panel's "Extract knowledge":
+1. the document is read from the store on a worker thread; the chat's provider is used;
+2. the estimate (calls and cost, cached parts) is shown and the person says go (skipped when every
+   part is already cached: it costs nothing);
+3. the run goes on in the background (``asyncio``; the store's work is on worker threads), the
+   status area shows its progress with Pause and Cancel;
+4. the review panel opens before writing when the document is longer than the Settings key
+   ``extraction.review_over_chars`` (default 20,000 characters) or something needs review (a
+   quote not found); otherwise the plan is written directly. Either way the write is ONE change
+   (Edit → Undo / the history reverts it), applied on a worker thread.
+Only one extraction runs at a time per window. Every dialog is ``open()``ed, never ``exec()``ed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QMessageBox
+
+from cks_desktop.plural import counted
+from cks_desktop.ui.dialogs import run_dialog
+from cks_desktop.ui.extraction.progress import ExtractionProgress
+from cks_desktop.ui.labels import plain_message_box
+
+if TYPE_CHECKING:
+    from cks_desktop.extraction.plan import Plan
+    from cks_desktop.ui.main_window import MainWindow
+
+REVIEW_OVER_CHARS = 20_000
+ORIGIN = "extraction"
+
+
+def review_threshold(settings_data: dict[str, Any] | None) -> int:
+    section = (settings_data or {}).get("extraction")
+    value = section.get("review_over_chars") if isinstance(section, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return REVIEW_OVER_CHARS
+
+
+class ExtractionController(QObject):
+    dialogOpened = Signal(object)  # the estimate box or the review panel, once open (tests)
+    finished = Signal(object)  # the list of ApplyResults, or None when nothing was written
+    failed = Signal(str)
+
+    def __init__(self, window: "MainWindow") -> None:
+        super().__init__(window)
+        self.window = window
+        self.progress = ExtractionProgress()
+        self.running = False
+
+    def request(self, session_id: str, document_id: str) -> None:
+        self.window.tasks.spawn(self.run(session_id, document_id), name="extract-document")
+
+    def _say(self, text: str, ms: int = 10000) -> None:
+        self.window.statusBar().showMessage(text, ms)
+
+    async def run(self, session_id: str, document_id: str) -> None:
+        from cks_desktop.documents.errors import DocumentError
+        from cks_desktop.documents.store import DocumentStore
+        from cks_desktop.extraction.runner import Extraction, ExtractionStopped
+        from cks_desktop.graph.errors import StoreError
+        from cks_desktop.llm.provider import ProviderError
+
+        if self.running:
+            self._say("An extraction is already running; wait for it or cancel it first.")
+            return
+        self.running = True
+        store = self.window.services.store
+        try:
+            doc = await asyncio.to_thread(DocumentStore(store).get, session_id, document_id)
+            async with self.window.services.providers.use() as provider:
+                ex = Extraction(store, session_id, doc, provider, on_progress=self.progress.update_progress)
+                estimate = await asyncio.to_thread(ex.estimate)
+                if estimate.calls and not await self._confirm(doc.name, estimate):
+                    return
+                self.progress.start(ex, doc.name)
+                try:
+                    plan = await ex.run()
+                finally:
+                    self.progress.finish()
+            await self._write(store, ex, plan, doc)
+        except ExtractionStopped as exc:
+            self._say(exc.message)
+            self.failed.emit(exc.message)
+        except (ProviderError, DocumentError, StoreError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            self._say(message)
+            self.failed.emit(message)
+        finally:
+            self.running = False
+
+    async def _confirm(self, name: str, estimate: Any) -> bool:
+        cost = f"about ${estimate.cost_usd:.3f}" if estimate.cost_usd is not None else "unknown for this model"
+        box = plain_message_box(self.window, icon=QMessageBox.Icon.Question, title="Extract knowledge",
+                                text=f"Extract knowledge from {name}?",
+                                informative=(f"{counted(estimate.chunks, 'part')} ({estimate.cached} already read): "
+                                             f"at most {counted(estimate.calls, 'model call')}, cost {cost}."),
+                                buttons=QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel)
+        code = await run_dialog(box, self.dialogOpened.emit)
+        return code == QMessageBox.StandardButton.Ok
+
+    async def _write(self, store: Any, ex: Any, plan: "Plan", doc: Any) -> None:
+        from cks_desktop.extraction.runner import apply_plan
+
+        big = len(doc.text) > review_threshold(getattr(self.window.services.settings, "data", None))
+        while big or plan.needs_review():
+            reviewed = await self._review(plan, doc.text, ex)
+            if reviewed is None:
+                self._say("Nothing was written.")
+                self.finished.emit(None)
+                return
+            if reviewed[0] is plan:
+                break
+            plan, ex = reviewed  # split: planned again from the cache
+        results = await asyncio.to_thread(apply_plan, store, plan, ex.context, ORIGIN)
+        written = [r for r in results if r.change is not None]
+        self._say(f"{doc.name}: " + ("; ".join(r.summary for r in written) if written else
+                                     "nothing new: the graph already has all of it."))
+        self.finished.emit(results)
+
+    async def _review(self, plan: "Plan", text: str, ex: Any) -> "tuple[Plan, Any] | None":
+        """The plan as reviewed; a NEW plan after a split; None when the person cancelled."""
+        from cks_desktop.ui.extraction.review import ReviewDialog, merged_identities
+
+        dialog = ReviewDialog(plan, text, self.window)
+        split: list[Any] = []
+        dialog.splitRequested.connect(split.append)
+        code = await run_dialog(dialog, self.dialogOpened.emit)
+        if code == 2 and split:
+            from cks_desktop.extraction.runner import Extraction
+
+            pairs = merged_identities(split[0])
+            await asyncio.to_thread(lambda: [ex.cache.mark_distinct(a, b) for a, b in pairs])
+            again = Extraction(ex.store, ex.session_id, ex.document, ex.provider)
+            return await again.run(), again
+        return (plan, ex) if code == 1 else None
