@@ -11,6 +11,8 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``approval``: the approval dialog over the window (the model asks to change the graph);
 - ``chat``: a chat with expanded tool rows (built-in and MCP) and a code block;
 - ``graph-inspector``: the graph with the inspector open on an object;
+- ``sources-viewer``: a source clicked in the inspector, its document open at the passage;
+- ``documents-panel``: View → Documents, the session's documents;
 - ``session-settings``: Chat → Session settings… (instructions, model parameters);
 - ``import-preview``: File → Import graph…'s preview, with conflicts;
 - ``settings-mcp``: Settings → MCP servers with a ready and a failed server.
@@ -38,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
-SCENES = ("first-start", "approval", "chat", "graph-inspector", "session-settings", "import-preview",
-          "settings-mcp")
+SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
+          "session-settings", "import-preview", "settings-mcp")
 
 QUESTION = ("Marie Curie worked in Paris with her husband Pierre Curie. Put them in the graph, "
             "and check my notes about them.")
@@ -239,6 +241,32 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
 
         await shots.shoot("graph-inspector", before_grab=inspect)
         window.graph_view._close_inspector()
+
+        if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
+            from cks_desktop.documents.readers import read_bytes
+            from cks_desktop.documents.store import DocumentStore
+
+            letter = ("Notes on the Curies\n\nMarie Curie worked in Paris with her husband Pierre Curie. "
+                      "In 1898 they announced polonium, named after Marie Curie's native Poland.\n")
+            doc = DocumentStore(services.store).add(curie.id, [read_bytes(letter.encode(), "curie-notes.md")]).added[0]
+            start = letter.index("Marie Curie worked in Paris")
+            services.store.apply(curie.id, [
+                {"op": "add_evidence", "object": marie.id, "document_id": doc.id, "start": start,
+                 "end": start + 27, "quote": "Marie Curie worked in Paris", "alignment": "exact"}], "extraction")
+            window.graph_view._activated(marie.id)
+            await settle(0.5)
+            shown: asyncio.Future = asyncio.get_running_loop().create_future()
+            window.graph_view.inspector.viewerOpened.connect(lambda v: shown.done() or shown.set_result(v))
+            window.graph_view.inspector.open_source(window.graph_view.inspector.sources_data.rows[0].source)
+            viewer = await asyncio.wait_for(shown, 10)
+            viewer.resize(560, 420)
+            await shots.shoot("sources-viewer", viewer)
+            viewer.hide()
+            window.graph_view._close_inspector()
+            window.documents_dock.show()
+            window.documents_dock.raise_()
+            await shots.shoot("documents-panel")
+            window.documents_dock.hide()
 
         if shots.wanted("session-settings"):
             services.store.set_session_instructions(

@@ -179,6 +179,7 @@ class Planner:
         rel_ids: list[str] = []
         keys: list[str] = []
         removed: list[str] = []  # ids of objects removed by id: their relations are loaded in bulk
+        evidence_ids: list[str] = []  # sources removed or moved by id (a revert's), loaded in bulk
         explicit: dict[str, list[str]] = {"object": [], "relation": []}
         labels = self.labels
         alive = self.batch_alive
@@ -219,6 +220,8 @@ class Planner:
                 value = op.get(field)
                 if type(value) is str and value[:2] == "r_":
                     rel_ids.append(value)
+            if kind in ("remove_evidence", "move_evidence") and type(op.get("evidence_id")) is str:
+                evidence_ids.append(op["evidence_id"])
             if kind in ("add_object", "add_relation") and type(op.get("id")) is str:
                 explicit["object" if kind == "add_object" else "relation"].append(op["id"])
         self.ov.prefetch(obj_ids, rel_ids, keys)
@@ -227,6 +230,8 @@ class Planner:
             if self.plan.evidence.has_any:  # their sources (and their relations') go with them: one query each
                 self.plan.evidence.prefetch("object", removed)
                 self.plan.evidence.prefetch("relation", list(self.ov.rels))
+        if len(evidence_ids) > 1:
+            self.plan.evidence.prefetch_ids(evidence_ids)
         if explicit["object"] or explicit["relation"]:  # ids are global: one query, only for imports/reverts
             self.foreign_ids = self.ov.foreign_ids(explicit["object"], explicit["relation"])
 

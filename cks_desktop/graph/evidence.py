@@ -146,6 +146,16 @@ class EvidenceView:
                 self._index(st)
         return st
 
+    def prefetch_ids(self, evidence_ids: list[str]) -> None:
+        """Load many rows by id in one query (a revert removing thousands of sources)."""
+        wanted = [i for i in set(evidence_ids) if i not in self.items and i not in self._missing]
+        if not wanted or not self.has_any:
+            return
+        for row in self.conn.execute(f"SELECT {COLS} FROM evidence WHERE session_id = ? "
+                                     "AND id IN (SELECT value FROM json_each(?))", (self.session_id, json_list(wanted))):
+            self._index(_state(row))
+        self._missing.update(set(wanted) - set(self.items))
+
     def prefetch(self, kind: str, target_ids: list[str]) -> None:
         """Load the evidence of many targets in one query (a removal of many objects)."""
         wanted = [t for t in set(target_ids) if (kind, t) not in self._loaded]

@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 from anyio.abc import AsyncResource
 from mcp.client.stdio import StdioServerParameters, get_default_environment

@@ -16,7 +16,8 @@ its tool parsers (``DeltaToolCall`` / ``DeltaFunctionCall`` dumped with ``exclud
 - errors in the flat ``ErrorResponse`` shape ``{"object": "error", "message", "type":
   "BadRequestError", "param", "code"}`` (``flat_errors=False``: the newer ``{"error": {...}}``);
   a prompt over ``--max-model-len`` says "This model's maximum context length is N tokens";
-- ``GET /v1/models`` reports ``max_model_len``.
+- ``GET /v1/models`` reports ``max_model_len``;
+- ``refuses_stream_options=True``: vLLM before 0.5, whose request model forbids the field (400).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from tests.fakes.compat_server import CompatFake
 from tests.fakes.script import ScriptedCall, Turn
-from tests.fakes.server import split_text
+from tests.fakes.server import RecordedRequest, Responder, split_text
 
 _TYPES = {400: "BadRequestError", 401: "Unauthorized", 404: "NotFoundError", 500: "InternalServerError",
           503: "ServiceUnavailableError"}
@@ -37,9 +38,20 @@ class FakeVLLM(CompatFake):
     default_model = "Qwen/Qwen2.5-7B-Instruct"
     max_model_len = 32768
 
-    def __init__(self, *, reasoning_field: str = "reasoning", flat_errors: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, reasoning_field: str = "reasoning", flat_errors: bool = True,
+                 refuses_stream_options: bool = False, **kwargs: Any) -> None:
         super().__init__(reasoning_field=reasoning_field, **kwargs)
         self.flat_errors = flat_errors
+        self.refuses_stream_options = refuses_stream_options
+
+    def handle(self, request: RecordedRequest, out: Responder) -> None:
+        body = request.body if isinstance(request.body, dict) else {}
+        if self.refuses_stream_options and self.is_generation(request) and "stream_options" in body:
+            # vLLM before 0.5: its pydantic request model forbids unknown fields (no turn consumed)
+            out.json(400, self._error(400, "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), "
+                                           "'msg': 'Extra inputs are not permitted', 'input': {'include_usage': True}}]"))
+            return
+        super().handle(request, out)
 
     def models(self) -> dict[str, Any]:
         return {"object": "list", "data": [{

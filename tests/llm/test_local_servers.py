@@ -182,3 +182,17 @@ async def test_openrouter_keeps_the_connection_with_comments_and_sends_usage_una
         async with opened(fake, options={"stream_usage": False}) as provider:
             turn = await run_turn(provider)
     assert turn.text == "Hi." and turn.usage is not None and turn.usage.output_tokens == 7
+
+
+async def test_a_server_that_refuses_stream_options_is_asked_again_without() -> None:
+    """vLLM before 0.5 answers 400 "extra_forbidden" for ``stream_options``: the adapter asks again
+    without it (once; later requests leave it out) and the answer arrives."""
+    with FakeVLLM(refuses_stream_options=True) as fake:
+        fake.queue(text_turn("First."), text_turn("Second."))
+        async with opened(fake) as provider:
+            first = await run_turn(provider)
+            second = await run_turn(provider)
+        bodies = [r.body for r in fake.generation_requests]
+    assert (first.text, second.text) == ("First.", "Second.")
+    assert ["stream_options" in b for b in bodies] == [True, False, False]
+    assert not fake.problems

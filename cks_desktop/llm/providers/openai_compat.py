@@ -141,6 +141,7 @@ class OpenAICompatProvider(Adapter):
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
         super().__init__(config, profile)
         self._client_obj: openai.AsyncOpenAI | None = None
+        self._usage_refused = False  # the server refused ``stream_options`` once: never sent again
 
     @property
     def base_url(self) -> str:
@@ -198,7 +199,7 @@ class OpenAICompatProvider(Adapter):
                                                                  reasoning_origin=self.reasoning_origin,
                                                                  echo=echo if echo in ECHO_RULES else "tool_calls"),
                                   "stream": True}
-        if options.get("stream_usage", True):
+        if options.get("stream_usage", True) and not self._usage_refused:
             kwargs["stream_options"] = {"include_usage": True}
         if params is not None and params.temperature is not None:
             kwargs["temperature"] = params.temperature
@@ -222,8 +223,7 @@ class OpenAICompatProvider(Adapter):
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:
         await images_ready(self, messages)
-        stream = await self._client().chat.completions.create(
-            **self.request(messages, tools, system, response_schema, state.params))
+        stream = await self._open(self.request(messages, tools, system, response_schema, state.params))
         state.started = True
         calls = CallTracker()  # llm/providers/compat_stream.py: what each server does with index/id
         finish_reason: str | None = None
@@ -255,6 +255,20 @@ class OpenAICompatProvider(Adapter):
             yield done_from_raw(call.ordinal, call.id or synth_id(), call.name, "".join(call.fragments))
         yield usage.usage
         yield Finish(normalize_finish(finish_reason, bool(started), _FINISH))
+
+    async def _open(self, body: dict[str, Any]) -> Any:
+        """Start the stream. A server that refuses ``stream_options`` (vLLM before 0.5, older Azure API
+        versions, some proxies: a 400 that names it) is asked again without it, and this adapter
+        never sends it again; usage then comes where the server puts it, or is estimated."""
+        try:
+            return await self._client().chat.completions.create(**body)
+        except openai.BadRequestError as exc:
+            said = f"{exc.message} {exc.body}"
+            if "stream_options" not in body or "stream_options" not in said:
+                raise
+            self._usage_refused = True
+            retry = {key: value for key, value in body.items() if key != "stream_options"}
+            return await self._client().chat.completions.create(**retry)
 
     async def reported_context_window(self) -> int | None:
         """The window a compatible server reports in its model list (vLLM, LM Studio, OpenRouter,

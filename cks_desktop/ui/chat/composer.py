@@ -202,7 +202,7 @@ class Composer(QWidget):
         self.attach_documents_button.setAccessibleName("Add documents")
         self.attach_documents_button.setToolTip("Add documents to this session (text, Markdown, HTML, PDF, Word)")
         self.attach_documents_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-        theme.bind_icon(self.attach_documents_button, "paperclip")
+        theme.bind_icon(self.attach_documents_button, "file-plus")  # the paperclip is the MCP Attach
         self.attach_documents_button.setAutoRaise(True)
         self.attach_documents_button.clicked.connect(self.attachDocumentsRequested)
         bottom.addWidget(self.attach_documents_button)

@@ -93,8 +93,9 @@ class ReviewDialog(QDialog):
         buttons.rejected.connect(self.reject)
         row.addWidget(buttons)
         lay.addLayout(row)
-        if self.tree.topLevelItemCount():
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+        top = self.tree.topLevelItem(0)
+        if top is not None:
+            self.tree.setCurrentItem(top)
 
     def _row(self, item: "PlanItem") -> QTreeWidgetItem:
         if item.kind == "object":
@@ -139,6 +140,8 @@ class ReviewDialog(QDialog):
         """The tick boxes and edited names/types into the plan."""
         for i in range(self.tree.topLevelItemCount()):
             row = self.tree.topLevelItem(i)
+            if row is None:
+                continue
             item = self._items[str(row.data(0, ROLE_KEY))]
             item.include = row.checkState(0) == Qt.CheckState.Checked
             if item.kind == "object" and item.action == "add":
