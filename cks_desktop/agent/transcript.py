@@ -228,6 +228,7 @@ class TranscriptStore:
         with self._transaction() as conn:
             conn.execute("DELETE FROM chat_tool_calls WHERE session_id = ?", (session_id,))
             cur = conn.execute("DELETE FROM chat_messages WHERE session_id = ?", (session_id,))
+            _drop_orphan_images(conn, session_id)
             return int(cur.rowcount)
 
     def delete_turn(self, session_id: str, turn: int, *, expect_prompt: str | None = None) -> int:
@@ -293,7 +294,14 @@ class TranscriptStore:
             kept = [mid for mid, *_ in rows if mid not in gone]
             conn.executemany("UPDATE chat_messages SET seq = ? WHERE id = ?",
                              [(n, mid) for n, mid in enumerate(kept, start=1)])
+            _drop_orphan_images(conn, session_id)
             return len(ids)
+
+    def sweep_images(self, session_id: str) -> int:
+        """Drop the session's stored images no saved message refers to (an image stored for a
+        message the turn then refused); returns how many went."""
+        with self._transaction() as conn:
+            return _drop_orphan_images(conn, session_id)
 
     # -- reads ------------------------------------------------------------
     def history(self, session_id: str) -> list[SavedMessage]:
@@ -386,6 +394,23 @@ def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:
         item.calls.extend(CallRecord(c.id, c.name, c.name, "unknown", CallState.INTERRUPTED)
                           for c in missing if c.id not in known)
     return out
+
+
+def _drop_orphan_images(conn: sqlite3.Connection, session_id: str) -> int:
+    """Delete the session's ``chat_images`` rows that no remaining message refers to (issue 16,
+    section 3), inside the caller's transaction: a deleted exchange or a cleared chat takes its
+    images with it, an image another message still shows stays. A reference is the image's id
+    (the sha256 hex of its bytes) in a message's saved parts; 64 hex characters do not occur
+    there by chance. A database without the table (older than step 9) has nothing to drop."""
+    try:
+        cur = conn.execute(
+            "DELETE FROM chat_images WHERE session_id = ? AND NOT EXISTS (SELECT 1 FROM chat_messages m "
+            "WHERE m.session_id = chat_images.session_id AND instr(m.parts, chat_images.id) > 0)", (session_id,))
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return 0
+        raise
+    return int(cur.rowcount)
 
 
 def last_seq(conn: sqlite3.Connection, session_id: str) -> int:

@@ -120,7 +120,12 @@ def create_provider(name: str, settings: Settings | None, secrets: SecretStore |
 
 
 def adapter_for(config: ProviderConfig) -> Provider:
-    module_name, class_name = profile_for(config.name).adapter.split(":")
+    """The profile's adapter, or that of the API the provider's ``api`` setting chose (OpenAI's
+    Responses API: ``ProviderProfile.alternate_apis``); an unknown ``api`` keeps the profile's."""
+    profile = profile_for(config.name)
+    chosen = (config.options or {}).get("api")
+    target = dict(profile.alternate_apis).get(chosen, profile.adapter) if isinstance(chosen, str) else profile.adapter
+    module_name, class_name = target.split(":")
     cls = getattr(import_sdk(module_name), class_name)  # serialised with every other SDK import
     return cls(config)  # type: ignore[no-any-return]
 

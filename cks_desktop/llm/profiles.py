@@ -60,9 +60,12 @@ OPENAI = ProviderProfile(
     api_key_envs=("OPENAI_API_KEY",),
     compatible_servers=True,  # a key only for api.openai.com (see factory.key_required)
     # Issue 16: how a server wants reasoning asked for (an object merged into the body) and sent back.
-    setting_options=("reasoning_request", "reasoning_echo"),
+    # ``api``: "responses" picks the Responses API adapter (the only API with OpenAI's reasoning
+    # summaries); anything else, Chat Completions.
+    setting_options=("reasoning_request", "reasoning_echo", "api"),
+    alternate_apis=(("responses", "cks_desktop.llm.providers.openai_responses:OpenAIResponsesProvider"),),
     tool_calling=True,
-    native_structured_output=True,  # ``response_format`` json_schema
+    native_structured_output=True,  # ``response_format`` json_schema (Responses: ``text.format``)
     parallel_tool_calls=True,
     context_windows=(("gpt-4.1", 1_047_576), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000), ("gpt-4", 8_192),
                      ("gpt-5", 400_000), ("gpt-3.5-turbo", 16_385), ("o1", 200_000), ("o3", 200_000),

@@ -54,6 +54,9 @@ class ProviderProfile:
     image_models: tuple[tuple[str, bool], ...] = ()
     default_images: bool = False
     images_from_server: bool = False
+    # Other wire APIs of the same provider, chosen by its setting ``api`` (read by the factory):
+    # (setting value, "module:Class" of that API's adapter). OpenAI's Responses API (issue 16).
+    alternate_apis: tuple[tuple[str, str], ...] = ()
 
     @property
     def needs_api_key(self) -> bool:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QMessageBox, QPushButton, QTableWidget,
-                               QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QMessageBox, QPushButton, QSizePolicy,
+                               QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget)
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
@@ -42,7 +42,7 @@ _TYPES = {"text/plain": "Text", "text/markdown": "Markdown", "text/html": "HTML"
 
 def size_text(size: int) -> str:
     if size < 1024:
-        return counted(size, "byte")
+        return f"{size} B"
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KB"
     return f"{size / 1024 / 1024:.1f} MB"
@@ -50,7 +50,7 @@ def size_text(size: int) -> str:
 
 def added_text(at: str) -> str:
     try:
-        return datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone().strftime("%d %b %Y %H:%M")
+        return datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone().strftime("%d %b %Y")
     except ValueError:
         return at
 
@@ -85,6 +85,7 @@ class DocumentsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # a tab of the chat's width
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, len(COLUMNS)):
@@ -114,11 +115,14 @@ class DocumentsPanel(QWidget):
         for b in (self.open_button, self.remove_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        buttons.addWidget(self.extract_button)
+        second = QHBoxLayout()  # two rows: the panel is a tab of the chat dock's width (~330 px)
+        second.addStretch(1)
+        second.addWidget(self.extract_button)
         self.status = plain_label(name="documentsStatus", wrap=True)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.empty)
         lay.addLayout(buttons)
+        lay.addLayout(second)
         lay.addWidget(self.status)
         self._documents_changed.connect(self._store_changed)
         from cks_desktop.documents.store import subscribe
@@ -197,7 +201,8 @@ class DocumentsPanel(QWidget):
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(ROLE_ID, doc.id)
-                item.setToolTip(plain_tooltip(f"{doc.name}\n{doc.source or ''}\n{doc.id}".replace("\n\n", "\n")))
+                item.setToolTip(plain_tooltip("\n".join(x for x in (doc.name, doc.source, f"{doc.size:,} bytes, added "
+                                                                     f"{doc.added_at}", doc.id) if x)))
                 self.table.setItem(row, col, item)
             if selected is not None and doc.id == selected.id:
                 self.table.selectRow(row)

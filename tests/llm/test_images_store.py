@@ -107,3 +107,26 @@ def test_old_transcripts_load_and_a_missing_image_stays_a_reference(graph: Any) 
     gone = Message("tool", [ToolResultPart("c1", "mcp:x:shot", "[image]", images=(ImagePart("f" * 64, "image/png"),))])
     [kept] = ImageStore(graph).hydrate(sid, [gone])
     assert kept.tool_results[0].images[0].data == b""
+
+
+def test_images_no_message_refers_to_go_with_the_deleted_turn_or_the_cleared_chat(graph: Any) -> None:
+    """Orphans (images-2): Delete of an exchange drops the images only it referred to, in the same
+    transaction; an image another message still shows stays; Clear drops them all; Regenerate
+    (``delete_answer``) drops a tool's image of the replaced answer."""
+    sid = graph.session.id
+    images, transcript = ImageStore(graph), TranscriptStore.for_store(graph)
+    first, second, shared = (images.put(sid, sniff(make_png(w, 2))) for w in (3, 4, 5))
+    tool_image = images.put(sid, sniff(make_png(6, 2)))
+    transcript.append(sid, [Message("user", [Text("one"), first, shared]), Message("assistant", [Text("A.")])])
+    transcript.append(sid, [Message("user", [Text("two"), second, shared]),
+                            Message("tool", [ToolResultPart("c1", "draw", "[image]", images=(tool_image,))]),
+                            Message("assistant", [Text("B.")])])
+    assert len(images.ids(sid)) == 4
+    transcript.delete_answer(sid, 2)  # Regenerate: the tool's image of that answer goes
+    assert set(images.ids(sid)) == {first.image_id, second.image_id, shared.image_id}
+    transcript.delete_turn(sid, 1)
+    assert set(images.ids(sid)) == {second.image_id, shared.image_id}  # shared is still shown by turn 2
+    other = graph.create_session("Other")
+    kept = images.put(other.id, sniff(make_png(3, 2)))  # the same bytes in another session are its own row
+    transcript.clear(sid)
+    assert images.ids(sid) == [] and images.ids(other.id) == [kept.image_id]

@@ -176,5 +176,9 @@ async def test_get_sources_lets_the_assistant_cite(world: World) -> None:
     w.store.apply(w.sid, [{"op": "update_object", "ref": ids["$cb"], "set_properties": {"born": 1791}}], "user")
     hand = await call(registry, run, "get_sources", ref="Charles Babbage")
     assert hand.structured["written_by"][0]["author"] == "person"
+    # a chat write (origin "model", as the chat's tool calls record it) says "chat"
+    w.store.apply(w.sid, [{"op": "update_object", "ref": ids["$cb"], "set_properties": {"died": 1871}}], "model")
+    chat = await call(registry, run, "get_sources", ref="Charles Babbage")
+    assert [a["author"] for a in chat.structured["written_by"][:2]] == ["chat", "person"]
     missing = await call(registry, run, "get_sources", ref="Nobody")
     assert missing.is_error and "Nobody" in missing.content

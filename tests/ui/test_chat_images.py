@@ -275,3 +275,40 @@ def test_the_presenter_puts_a_tool_s_images_on_its_row_live_and_after_a_reload()
     presenter.load(history)
     row = model.tool("c1")
     assert row is not None and [p.image_id for p in row.images] == [blob.digest]
+
+
+# -- a refusal only the turn knows (images-2) -------------------------------------------------------
+@pytest.mark.asyncio
+async def test_a_turn_that_refuses_the_image_gives_the_draft_back_with_its_images(qtbot, home) -> None:
+    """Ollama says whether a model reads images only when asked (``/api/show``), so the composer
+    lets the image through and the turn refuses it. Nothing is lost: the text and the image chips
+    are back in the composer with the sentence under them, the chat shows no unsaved message (no
+    Retry that would resend the text alone), and the stored image is not left behind."""
+    from tests.fakes.providers import make_fake, provider_for
+
+    with make_fake("ollama") as fake:
+        def factory(_name: str, _settings: Any, _secrets: Any) -> Any:
+            return provider_for(fake, model="llama-test")
+
+        async with open_window(home, factory=factory, provider="ollama") as window:
+            window.sidebar.create_session()
+            panel = window.chat_panel
+            composer = panel.composer
+            composer.input.insertFromMimeData(_image_mime())
+            assert len(composer.images) == 1, composer.model_hint.text()
+            blob = composer.images[0]
+            qtbot.keyClicks(composer.input, "What is it?")
+            qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
+            controller = panel.controller
+            assert controller is not None and controller.task is not None
+            await wait(controller.task)
+            assert [r.path for r in fake.requests] == ["/api/show"]  # asked, nothing sent
+            assert composer.input.toPlainText() == "What is it?"
+            assert [b.digest for b in composer.images] == [blob.digest] and composer.attachments.isVisible()
+            assert composer.model_hint.isVisibleTo(composer)
+            assert composer.model_hint.text().startswith("llama-test (Ollama) does not take images: remove the image")
+            assert [i for i in panel.model.items if isinstance(i, MessageItem) and i.role == "user"] == []
+            assert not any(getattr(i, "retryable", False) for i in panel.model.items)
+            sid = controller.session_id
+            assert TranscriptStore.for_store(controller.assistant.store).load(sid) == []
+            assert ImageStore(controller.assistant.store).ids(sid) == []

@@ -61,7 +61,7 @@ async def test_panel_lists_opens_and_removes_documents_and_the_paperclip_adds_th
         files.accept()
         await wait(reloaded)
         assert _rows(panel) == [["letters.pdf", "PDF", "2", panel.table.item(0, 3).text()]]
-        assert panel.table.item(0, 3).text().endswith("bytes") or "KB" in panel.table.item(0, 3).text()
+        assert panel.table.item(0, 3).text().endswith((" B", " KB"))
 
         # added elsewhere (the store, as a CLI would): the list follows
         reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 2)
@@ -119,15 +119,19 @@ async def test_panel_lists_opens_and_removes_documents_and_the_paperclip_adds_th
 
 @pytest.mark.asyncio
 async def test_extract_knowledge_is_a_hook_for_the_extraction_pipeline(qtbot, home: Path, tmp_path: Path) -> None:
+    from cks_desktop.ui.documents_panel import DocumentsPanel
+
     (tmp_path / "notes.txt").write_text(TEXT)
     async with open_window(home) as window:
         window.sidebar.create_session()
         sid = window.current_session
-        panel = window.documents_panel
-        reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 1)
+        panel = DocumentsPanel(window.services.store, window.tasks.spawn)  # one nothing is connected to yet
+        qtbot.addWidget(panel)
+        panel.set_session(sid)
         doc = DocumentStore(window.services.store).add(sid, [read_path(tmp_path / "notes.txt", 10**6)]).added[0]
         assert panel.table.rowCount() == 0  # hidden: it reads nothing until it is shown
-        window.documents_dock.show()
+        reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 1)
+        panel.show()
         await wait(reloaded)
         assert not panel.extract_button.isEnabled() and "not available" in panel.extract_button.toolTip()
         heard: list[tuple[str, str]] = []
