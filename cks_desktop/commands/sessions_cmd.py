@@ -129,17 +129,34 @@ def _title(raw: str) -> str:
 
 def _list(args: argparse.Namespace) -> int:
     with store_for(args) as store:
-        rows = [{**session_json(s), **store.counts(s.id)} for s in store.list_sessions()]
+        rows = [{**session_json(s), **_counts_if_readable(store, s.id)} for s in store.list_sessions()]
     if args.json:
         print_json({"sessions": rows})
     elif not rows:
         print("No sessions yet. Create one with: cks-desktop sessions create TITLE")
     else:
         for row in rows:
+            if "objects" not in row:  # its pages are damaged: the list still names it
+                print(f"{row['id']}  {'(counts unreadable: damaged)':<33}  {row['title']}")
+                continue
             objects, relations = row.get("objects", 0), row.get("relations", 0)
             print(f"{row['id']}  {objects:>6} {noun(objects, 'object'):<7}  {relations:>6} "
                   f"{noun(relations, 'relation'):<9}  {row['title']}")
     return 0
+
+
+def _counts_if_readable(store: Any, session_id: str) -> dict[str, int]:
+    """A session's counts, or none when the pages holding them are damaged.
+
+    Listing sessions is how a person finds what to export from a damaged file, so one session
+    whose object pages are unreadable must not hide the others (``storage export`` salvages it).
+    """
+    from cks_desktop.graph.errors import DamagedDatabase
+
+    try:
+        return dict(store.counts(session_id))
+    except DamagedDatabase:
+        return {}
 
 
 def _create(args: argparse.Namespace) -> int:

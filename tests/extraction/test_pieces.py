@@ -155,9 +155,9 @@ def test_ten_thousand_candidates_resolve_in_about_a_second() -> None:
 
     existing = [Existing(f"o_{i}", f"{word()} {word()}", "Person") for i in range(5000)]
     mentions = [_m(f"{word()} {word()}", ref=f"r{i}", chunk=i // 50) for i in range(10_000)]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: eight people share two cores, wall time says little
     resolver = Resolver(existing)
     for m in mentions:
         resolver.add(m)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0, elapsed  # the target is < 1 s (bench/documents.py); slack for a loaded machine
+    elapsed = time.process_time() - started
+    assert elapsed < 2.5, elapsed  # the target is < 1 s (bench/documents.py); slack for a loaded machine

@@ -25,8 +25,9 @@ Statements that mean something else on PostgreSQL are rewritten whole
 sees past row-level security (a member cannot see other members' private rows,
 but their row numbers must not be reused).
 
-Not translated (and so not working on PostgreSQL): ``PRAGMA``, ``INSERT OR
-REPLACE``, ``sqlite_master``, SQLite's date functions. ``docs/team.md`` lists
+``INSERT OR REPLACE`` becomes an upsert on the table's primary key (read from the shared
+schema). Not translated (and so not working on PostgreSQL): ``PRAGMA``,
+``sqlite_master``, SQLite's date functions, SQLite trigger syntax. ``docs/team.md`` lists
 which modules use them.
 """
 
@@ -40,6 +41,47 @@ _INDEXED_BY = re.compile(r"\s+INDEXED\s+BY\s+\w+", re.IGNORECASE)
 _CROSS_JOIN_ON = re.compile(r"\bCROSS\s+JOIN\s+(\w+(?:\s+(?:AS\s+)?(?!ON\b)\w+)?)(?=\s+ON\b)", re.IGNORECASE)
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _PARAM = re.compile(r"\?(\d*)")
+_OR_REPLACE = re.compile(r"^\s*INSERT\s+OR\s+REPLACE\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def primary_keys() -> dict[str, tuple[str, ...]]:
+    """Each shared table's primary key columns, read from the one schema description
+    (``graph/schema.py``): what ``INSERT OR REPLACE`` replaces on."""
+    from cks_desktop.graph.schema import MIGRATIONS
+    from cks_desktop.graph.sqlite_util import split_sql
+
+    keys: dict[str, tuple[str, ...]] = {}
+    for migration in MIGRATIONS:
+        for statement in split_sql(migration.sql):
+            table = _CREATE_TABLE.match(statement)
+            if not table:
+                continue
+            whole = re.search(r"PRIMARY\s+KEY\s*\(([^)]*)\)", statement, re.IGNORECASE)
+            if whole:
+                keys[table.group(1)] = tuple(c.strip() for c in whole.group(1).split(","))
+                continue
+            single = re.search(r"^\s*(\w+)\s+\w+(?:\s+\w+)*?\s+PRIMARY\s+KEY", statement,
+                               re.IGNORECASE | re.MULTILINE)
+            if single:
+                keys[table.group(1)] = (single.group(1),)
+    return keys
+
+
+def _or_replace(sql: str) -> str:
+    """``INSERT OR REPLACE INTO t (cols) …`` → ``INSERT INTO t (cols) … ON CONFLICT (pk) DO
+    UPDATE SET`` every other column (SQLite replaces the row holding the same key)."""
+    m = _OR_REPLACE.match(sql)
+    if not m:
+        return sql
+    table, cols = m.group(1), [c.strip() for c in m.group(2).split(",")]
+    key = primary_keys().get(table)
+    if not key:
+        return sql
+    rest = [c for c in cols if c not in key]
+    action = ("DO UPDATE SET " + ", ".join(f"{c} = EXCLUDED.{c}" for c in rest)) if rest else "DO NOTHING"
+    body = re.sub(r"^\s*INSERT\s+OR\s+REPLACE\s+INTO", "INSERT INTO", sql, flags=re.IGNORECASE)
+    return f"{body.rstrip().rstrip(';')} ON CONFLICT ({', '.join(key)}) {action}"
 
 # Whole statements whose meaning differs on PostgreSQL (see the module docstring).
 _REWRITES = {
@@ -63,6 +105,7 @@ def translate(sql: str) -> tuple[str, bool]:
 
     sql = _JSON_EACH.sub(json_each, sql)
     sql = _CROSS_JOIN_ON.sub(lambda m: "JOIN " + m.group(1), sql)
+    sql = _or_replace(sql)
     if _OR_IGNORE.match(sql):
         sql = _OR_IGNORE.sub("INSERT INTO", sql).rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
     numbered = False

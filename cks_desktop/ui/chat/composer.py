@@ -292,6 +292,17 @@ class Composer(QWidget):
         self._show_chips()
         self._hint(problems[0] if problems else "")
 
+    def restore_draft(self, text: str, images: list[ImageBlob], sentence: str) -> None:
+        """Put back a message the turn refused (Ollama tells whether a model reads images only
+        when asked): its text, unless the person has started another, its images as chips
+        (without the capability check: the person decides what to remove), and the sentence."""
+        if not self.input.toPlainText().strip():
+            self.input.setPlainText(text)
+        known = {b.digest for b in self.images}
+        self.images += [b for b in images if b.digest not in known][:max(0, MAX_ATTACHED - len(self.images))]
+        self._show_chips()
+        self._hint(sentence)
+
     def take_images(self) -> list[ImageBlob]:
         """The attached images, for the message being sent; the composer is empty of them after."""
         images, self.images = self.images, []

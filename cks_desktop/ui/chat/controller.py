@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cks_desktop.agent.assistant import Assistant
+    from cks_desktop.agent.events import AgentEvent, EventListener
     from cks_desktop.agent.transcript import SavedMessage
     from cks_desktop.tools.images import ImageBlob
     from cks_desktop.tools.approval import Approver
@@ -60,6 +61,9 @@ class ChatController:
         self.loaded = False
         self.usage_line = ""  # the session's tokens and cost, for the panel (issue 16; refresh_usage)
         self.usage_tip = ""
+        # A message the turn refused whole (its images, for a model that reads none: Ollama says so
+        # only when asked): (text, images, sentence), for the panel to put back in the composer.
+        self.returned_draft: "tuple[str, list[ImageBlob], str] | None" = None
 
     # -- observers (the dock updates Send/Stop and the Continue banner) -------------
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -283,12 +287,39 @@ class ChatController:
             except Exception:  # kept for this turn only; the transcript names what it cannot show
                 log.exception("storing an image failed")
                 parts.append(part_of(blob))
-        await self._run(Message("user", parts))
+        refused: list[str] = []
 
-    async def _run(self, prompt: str | Message | None) -> None:
+        def on_event(event: "AgentEvent") -> None:
+            from cks_desktop.agent.events import ErrorEvent
+
+            if isinstance(event, ErrorEvent) and event.kind == "no_image_support":
+                refused.append(event.message)  # nothing was saved; the draft goes back (below)
+                return
+            self.presenter.handle(event)
+
+        await self._run(Message("user", parts), on_event)
+        if refused:
+            self._give_back(text, list(images), refused[0])
+
+    def _give_back(self, text: str, images: "list[ImageBlob]", sentence: str) -> None:
+        """The turn refused the message before saving it: the draft (text and images) goes back to
+        the composer with the sentence, the chat shows what was saved (not the unsaved message,
+        whose Retry would resend the text alone), and the images stored for it are dropped."""
+        self.returned_draft = (text, images, sentence)
+        try:
+            self.assistant.transcripts.sweep_images(self.session_id)
+        except Exception:  # the rows go with the next Delete or Clear
+            log.exception("dropping the refused message's images failed")
+        self.load()
+
+    def take_returned_draft(self) -> "tuple[str, list[ImageBlob], str] | None":
+        draft, self.returned_draft = self.returned_draft, None
+        return draft
+
+    async def _run(self, prompt: str | Message | None, on_event: "EventListener | None" = None) -> None:
         try:
             turn = await self.assistant.run(self.session_id, prompt, approver=self.approver,
-                                            on_event=self.presenter.handle, history=self.messages)
+                                            on_event=on_event or self.presenter.handle, history=self.messages)
         except asyncio.CancelledError:
             self.presenter.cancelled()
             self.messages = self.assistant.saved_messages(self.session_id, fallback=self.messages)

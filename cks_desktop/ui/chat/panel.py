@@ -256,6 +256,9 @@ class ChatPanel(QWidget):
         self.composer.set_running(running)
         self.view.editable = controller is not None and not running
         self.composer.setEnabled(controller is not None)
+        draft = controller.take_returned_draft() if controller is not None else None
+        if draft is not None:  # the turn refused the message (images for a model without): nothing lost
+            self.composer.restore_draft(*draft)
         self.limit_banner.setVisible(controller is not None and controller.limit_reached)
         if controller is not None and controller.limit_reached:
             self.limit_label.setText(LIMIT_TEXTS.get(controller.presenter.limit_kind, LIMIT_TEXTS["iterations"]))

@@ -8,8 +8,9 @@ The flow, for the Documents panel's "Extract knowledge":
    status area shows its progress with Pause and Cancel;
 4. the review panel opens before writing when the document is longer than the Settings key
    ``extraction.review_over_chars`` (default 20,000 characters) or something needs review (a
-   quote not found); otherwise the plan is written directly. Either way the write is ONE change
-   (Edit → Undo / the history reverts it), applied on a worker thread.
+   quote not found); otherwise the plan is written directly. The write is ONE change (the history
+   reverts it), applied on a worker thread — or, for a document written without review when the
+   Settings key ``extraction.write_per_chunk`` is true, one change per part.
 Only one extraction runs at a time per window. Every dialog is ``open()``ed, never ``exec()``ed.
 """
 
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
 
 REVIEW_OVER_CHARS = 20_000
 ORIGIN = "extraction"
+
+
+def per_chunk(settings_data: dict[str, Any] | None) -> bool:
+    """Settings key ``extraction.write_per_chunk``: write each part as its own change (small documents
+    that are not reviewed); the default is one change for the whole document."""
+    section = (settings_data or {}).get("extraction")
+    return bool(section.get("write_per_chunk")) if isinstance(section, dict) else False
 
 
 def review_threshold(settings_data: dict[str, Any] | None) -> int:
@@ -107,7 +115,9 @@ class ExtractionController(QObject):
     async def _write(self, store: Any, ex: Any, plan: "Plan", doc: Any) -> None:
         from cks_desktop.extraction.runner import apply_plan
 
-        big = len(doc.text) > review_threshold(getattr(self.window.services.settings, "data", None))
+        data = getattr(self.window.services.settings, "data", None)
+        big = len(doc.text) > review_threshold(data)
+        each = per_chunk(data) and not big and not plan.needs_review()
         while big or plan.needs_review():
             reviewed = await self._review(plan, doc.text, ex)
             if reviewed is None:
@@ -117,7 +127,7 @@ class ExtractionController(QObject):
             if reviewed[0] is plan:
                 break
             plan, ex = reviewed  # split: planned again from the cache
-        results = await asyncio.to_thread(apply_plan, store, plan, ex.context, ORIGIN)
+        results = await asyncio.to_thread(lambda: apply_plan(store, plan, ex.context, ORIGIN, per_chunk=each))
         written = [r for r in results if r.change is not None]
         self._say(f"{doc.name}: " + ("; ".join(r.summary for r in written) if written else
                                      "nothing new: the graph already has all of it."))
