@@ -56,7 +56,7 @@ def big_document(pages: int, root: Path) -> tuple[object, object]:
     return world, rendered
 
 
-def resolution_bench() -> float:
+def resolution_bench() -> tuple[float, float]:
     rng = random.Random(5)
     syll = "ka lo mi ren tor va sel dun bri ox qua zen pa ti ru mo ne lis gar fen hol jun kes ber dal vin sor wel yar tam".split()
 
@@ -65,14 +65,15 @@ def resolution_bench() -> float:
 
     existing = [Existing(f"o_{i}", f"{word()} {word()}", "Person") for i in range(5000)]
     mentions = [Mention(chunk=i // 50, ref=f"r{i}", name=f"{word()} {word()}", type="Person") for i in range(10_000)]
-    best = float("inf")
+    best = cpu = float("inf")
     for _ in range(3):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         resolver = Resolver(existing)
         for m in mentions:
             resolver.add(m)
         best = min(best, time.perf_counter() - started)
-    return best
+        cpu = min(cpu, time.process_time() - started_cpu)
+    return best, cpu
 
 
 async def extraction_bench(pages: int, model_seconds: float) -> None:
@@ -132,8 +133,9 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--model-seconds", type=float, default=5.0)
     args = parser.parse_args()
-    seconds = resolution_bench()
-    print(f"entity resolution: 10,000 candidates against 5,000 objects in {seconds:.2f} s (target < 1 s)")
+    seconds, cpu = resolution_bench()
+    print(f"entity resolution: 10,000 candidates against 5,000 objects in {seconds:.2f} s wall, "
+          f"{cpu:.2f} s CPU (target < 1 s)")
     asyncio.run(extraction_bench(args.pages, args.model_seconds))
     return 0
 

@@ -144,6 +144,7 @@ class PlanItem:
     risk: int = 0
     reasons: list[str] = field(default_factory=list)
     include: bool = True
+    merge_into: str = ""  # the person's hand merge (review): fold this object into the item with that key
 
 
 @dataclass
@@ -192,8 +193,9 @@ class Plan:
         except (KeyError, TypeError) as exc:
             raise ValueError(f"does not have the shape of a review file ({exc})") from None
         for item in [*objects, *relations]:
-            if not isinstance(item.include, bool) or not isinstance(item.name, str) or not isinstance(item.type, str):
-                raise ValueError(f"has an item {item.key!r} whose include, name or type is not valid")
+            if not isinstance(item.include, bool) or not isinstance(item.name, str) or not isinstance(item.type, str) \
+                    or not isinstance(item.merge_into, str):
+                raise ValueError(f"has an item {item.key!r} whose include, name, type or merge_into is not valid")
         return plan
 
 
@@ -321,9 +323,46 @@ def _merged_list(current: Any, extra: list[Any]) -> list[Any]:
     return out
 
 
+def fold_hand_merges(plan: Plan) -> list[str]:
+    """Apply the person's hand merges (``merge_into``) in place: names, properties (conflicts kept),
+    sources and relations move to the kept item; the folded item is not written. One level only
+    (a folded item is never itself a target): no chains. Returns sentences for what was refused."""
+    by_key = {o.key: o for o in plan.objects}
+    folded: dict[str, str] = {}
+    refused: list[str] = []
+    for item in plan.objects:
+        target = by_key.get(item.merge_into) if item.merge_into else None
+        if not item.merge_into:
+            continue
+        if target is None or target is item or target.merge_into:
+            refused.append(f"{item.key} cannot be merged into {item.merge_into!r} (no such object, itself, "
+                           "or an object that is merged away too)")
+            continue
+        for alias in [item.name, *item.aliases]:
+            if alias.casefold() != target.name.casefold() and alias.casefold() not in {a.casefold() for a in target.aliases}:
+                target.aliases.append(alias)
+        for k, v in item.properties.items():
+            if k not in target.properties:
+                target.properties[k] = v
+            elif target.properties[k] != v:
+                target.conflicts.append({"property": k, "kept": target.properties[k], "value": v, "source": item.name})
+        target.conflicts.extend(item.conflicts)
+        target.evidence.extend(ev for ev in item.evidence if ev not in target.evidence)
+        target.merges.append({"name": item.name, "into": target.name, "tier": "person", "score": 1.0,
+                              "chunk": None, "existing": target.existing_id is not None})
+        item.include = False
+        folded[item.key] = target.key
+    for rel in plan.relations:
+        rel.source, rel.target = folded.get(rel.source, rel.source), folded.get(rel.target, rel.target)
+        if rel.source == rel.target:
+            rel.include = False  # the two ends became one thing: no self-link
+    return refused
+
+
 def plan_ops(plan: Plan, existing: dict[str, Existing], existing_props: dict[str, dict[str, Any]],
              *, evidence: bool = True, review: str = "auto") -> list[dict[str, Any]]:
-    """The store batch of the plan's included items (one change)."""
+    """The store batch of the plan's included items (one change); hand merges folded first."""
+    fold_hand_merges(plan)
     ops: list[dict[str, Any]] = []
     ref: dict[str, str] = {}
     included = {o.key for o in plan.objects if o.include}

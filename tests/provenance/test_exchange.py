@@ -120,3 +120,38 @@ async def test_sources_survive_a_merge_a_revert_and_a_round_trip(world: World) -
     other = w.store.create_session("Round trip").id
     import_json(w.store, other, export_json(w.store, w.sid), "cli")
     assert _quotes(w, other, "Ada Lovelace") == expected
+
+
+def test_reverting_an_import_takes_its_sources_and_reverting_that_brings_them_back(world: World) -> None:
+    w = world
+    _facts(w)
+    other = w.store.create_session("Import then undo").id
+    result, _ = import_json(w.store, other, export_json(w.store, w.sid), "cli")  # a streamed change
+    assert result.change is not None and len(rows(w.store, other)) == 4
+    undo = w.store.revert(other, result.change.id, "cli")
+    assert rows(w.store, other) == [] and w.store.counts(other) == {"objects": 0, "relations": 0}
+    assert undo.change is not None
+    w.store.revert(other, undo.change.id, "cli")
+    assert len(rows(w.store, other)) == 4
+    assert _quotes(w, other, "Ada Lovelace") == _quotes(w, w.sid, "Ada Lovelace")
+
+
+def test_a_big_import_streams_its_sources_across_chunks(world: World) -> None:
+    """More ops than one streamed chunk (4,000): sources in a later chunk cite objects and
+    relations an earlier chunk wrote, by label."""
+    from cks_desktop.graph.stream import STREAM_CHUNK
+
+    w = world
+    n = STREAM_CHUNK // 2 + 10
+    quote = passage(w.txt, "Ada Lovelace")
+    graph = {"format": "cks-graph", "version": 2, "session": {"id": "s", "title": "big"},
+             "objects": [{"id": f"k{i}", "type": "T", "name": f"n{i}"} for i in range(n)],
+             "relations": [{"id": f"r{i}", "type": "next", "source_id": f"k{i}", "target_id": f"k{i + 1}"}
+                           for i in range(n - 1)],
+             "evidence": [{"object": f"k{i}", **quote} for i in range(n)] + [{"relation": "r0", **quote}]}
+    other = w.sid  # it has the document the sources cite
+    result = w.store.import_data(other, "json", json.dumps(graph), "cli")
+    assert f"adds {n} objects, {n - 1} relations, {n + 1} sources" == result.summary
+    assert len(rows(w.store, other)) == n + 1
+    first = w.store.resolve(other, "n0")
+    assert [s.evidence.quote for s in Q.sources_of(w.store, other, "object", first.id)] == ["Ada Lovelace"]

@@ -312,3 +312,33 @@ async def test_a_turn_that_refuses_the_image_gives_the_draft_back_with_its_image
             sid = controller.session_id
             assert TranscriptStore.for_store(controller.assistant.store).load(sid) == []
             assert ImageStore(controller.assistant.store).ids(sid) == []
+
+
+def test_the_image_button_picks_files_without_blocking_and_follows_the_capability_rule(qtbot, tmp_path: Path) -> None:
+    """Images… beside the input (images-2): an icon button with a tooltip opens a file dialog
+    (``open()``, never ``exec()``); the chosen images become chips, a chosen file that is not one
+    is one sentence; for a model known not to take images the dialog does not open and the
+    sentence says why."""
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.show()
+    button = composer.attach_image_button
+    assert not button.icon().isNull() and "image" in button.toolTip().lower() and button.isVisible()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    dialog = composer.image_dialog
+    assert isinstance(dialog, QFileDialog) and dialog.isVisible() and dialog.isModal()
+    assert dialog.fileMode() == QFileDialog.FileMode.ExistingFiles
+    assert "*.png" in ";".join(dialog.nameFilters()) and "*.webp" in ";".join(dialog.nameFilters())
+    picture, text = tmp_path / "chart.png", tmp_path / "notes.txt"
+    picture.write_bytes(make_png(7, 5))
+    text.write_text("hello", encoding="utf-8")
+    dialog.filesSelected.emit([str(picture), str(text)])
+    dialog.close()
+    assert [(b.width, b.height) for b in composer.images] == [(7, 5)] and composer.attachments.isVisible()
+    assert composer.model_hint.text() == "notes.txt: This is not a PNG, JPEG, GIF or WebP image; the chat takes only those."
+    # a model known not to take images: no dialog, one sentence
+    composer.image_dialog = None
+    composer.image_support = lambda: "llama3.1 (Ollama) does not take images: remove the image or choose another."
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert composer.image_dialog is None
+    assert composer.model_hint.text().startswith("llama3.1 (Ollama) does not take images")

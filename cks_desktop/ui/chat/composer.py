@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from cks_desktop.agent.events import ContextUsage
 from cks_desktop.agent.images import part_of, read_image_file
@@ -206,6 +206,17 @@ class Composer(QWidget):
         self.attach_documents_button.setAutoRaise(True)
         self.attach_documents_button.clicked.connect(self.attachDocumentsRequested)
         bottom.addWidget(self.attach_documents_button)
+        self.attach_image_button = QToolButton()  # issue 16: images into the message (paste and drop too)
+        self.attach_image_button.setObjectName("attachImageButton")
+        self.attach_image_button.setAccessibleName("Attach images")
+        self.attach_image_button.setToolTip("Attach images to the message (PNG, JPEG, GIF, WebP); "
+                                            "pasting or dropping one into the input works too")
+        self.attach_image_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        theme.bind_icon(self.attach_image_button, "image")
+        self.attach_image_button.setAutoRaise(True)
+        self.attach_image_button.clicked.connect(self.pick_images)
+        self.image_dialog: QFileDialog | None = None  # the last file dialog Images… opened (tests)
+        bottom.addWidget(self.attach_image_button)
         bottom.addWidget(self.provider_box)
         bottom.addWidget(self.model_box, 1)
         self.fetch_button = QToolButton()
@@ -291,6 +302,34 @@ class Composer(QWidget):
                 self.images.append(blob)
         self._show_chips()
         self._hint(problems[0] if problems else "")
+
+    def pick_images(self) -> QFileDialog | None:
+        """Images…: a file dialog, opened (never ``exec()``: the event loop keeps running); the
+        chosen files are read and checked like a dropped file. For a model known not to take
+        images the dialog does not open and the hint says why (the capability rule of paste)."""
+        refusal = self.image_support() if self.image_support is not None else None
+        if refusal:
+            self._hint(refusal)
+            return None
+        dialog = QFileDialog(self, "Attach images")
+        dialog.setObjectName("attachImageDialog")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.setNameFilters(["Images (*.png *.jpg *.jpeg *.gif *.webp)", "All files (*)"])
+        dialog.filesSelected.connect(self._picked)
+        dialog.finished.connect(dialog.deleteLater)  # one dialog per click, gone when it closes
+        self.image_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _picked(self, paths: list[str]) -> None:
+        images: list[ImageBlob] = []
+        problems: list[str] = []
+        for path in paths:
+            try:
+                images.append(read_image_file(path))
+            except ImageRefused as exc:
+                problems.append(str(exc))
+        self.offer_images(images, problems)
 
     def restore_draft(self, text: str, images: list[ImageBlob], sentence: str) -> None:
         """Put back a message the turn refused (Ollama tells whether a model reads images only

@@ -213,13 +213,15 @@ class ChatController:
         self._state_changed()
         return self.task
 
-    def resend_edited(self, item: MessageItem, text: str) -> asyncio.Task[None] | str | None:
-        """Replace the person's last message ``item`` (and its whole answer) with ``text``, then send
-        it. Returns the task, or a sentence why not (None: blank text)."""
+    def resend_edited(self, item: MessageItem, text: str,
+                      images: "Sequence[ImageBlob]" = ()) -> asyncio.Task[None] | str | None:
+        """Replace the person's last message ``item`` (and its whole answer) with ``text`` (and the
+        images attached while editing), then send it. Returns the task, or a sentence why not
+        (None: blank text and no image)."""
         text = text.strip()
         if self.running:
             return "The chat is answering; stop it first."
-        if not text:
+        if not text and not images:
             return None
         if not item.last_prompt:
             return "Only your last message can be edited and sent again."
@@ -235,7 +237,7 @@ class ChatController:
             log.exception("replacing the message failed")
             return f"The message could not be replaced: {exc}"
         self.load()
-        return self.send(text)
+        return self.send(text, images)
 
     def delete_turn(self, turn: int) -> str | None:
         """Delete exchange ``turn`` from the transcript; None when done, else one sentence why not."""

@@ -279,7 +279,10 @@ class ChatPanel(QWidget):
         self.edit_bar.hide()
         images = self.composer.take_images()
         if editing is not None:
-            self._report(self.controller.resend_edited(editing, text))
+            outcome = self.controller.resend_edited(editing, text, images)
+            if isinstance(outcome, str) and images:  # not sent: the images stay attached
+                self.composer.restore_draft("", images, "")
+            self._report(outcome)
         else:
             self.controller.send(text, images)
 
