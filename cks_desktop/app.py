@@ -266,6 +266,8 @@ async def auto_backup(store: "GraphStore") -> None:
     from cks_desktop.graph import backup
 
     log = logging.getLogger("cks_desktop.backup")
+    if store.backend != "sqlite":  # a team database is backed up by its server (docs/team.md)
+        return
     if store.read_only_reason or not await asyncio.to_thread(backup.backup_due, store.path):
         return
     try:

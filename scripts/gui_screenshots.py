@@ -15,7 +15,15 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``documents-panel``: View → Documents, the session's documents;
 - ``session-settings``: Chat → Session settings… (instructions, model parameters);
 - ``import-preview``: File → Import graph…'s preview, with conflicts;
-- ``settings-mcp``: Settings → MCP servers with a ready and a failed server.
+- ``settings-mcp``: Settings → MCP servers with a ready and a failed server;
+- ``thinking``: an answer with its thinking (one collapsed, one open), an image sent with the
+  question, a tool's image as a thumbnail, the usage line under each answer, the session's total
+  above the input, and a pasted image waiting as a chip in the composer;
+- ``thinking-live``: "Thinking… N s" while the model still thinks;
+- ``budget-notice``: an answer stopped by the session's budget, with Continue;
+- ``settings-prices``: Settings → Chat & agent, scrolled to the prices table;
+- ``settings-share``: Settings → Share with other apps;
+- ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields.
 
 Each picture is the window grabbed with ``QWidget.grab()`` (works offscreen, no X server);
 a dialog is grabbed on its own and drawn centred over the window's grab, where a desktop
@@ -41,7 +49,10 @@ sys.path.insert(0, str(ROOT))
 SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
-          "session-settings", "import-preview", "settings-mcp")
+          "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
+          "settings-prices", "settings-share", "mcp-oauth")
+THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
+           "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
 QUESTION = ("Marie Curie worked in Paris with her husband Pierre Curie. Put them in the graph, "
             "and check my notes about them.")
@@ -143,7 +154,28 @@ def notes_server() -> Any:
         return json.dumps([{"title": f"{query} — lecture notes", "lines": 12},
                            {"title": f"{query} family letters", "lines": 4}])
 
+    @server.tool(annotations={"readOnlyHint": True})
+    async def sketch(name: str) -> Any:
+        """A sketch from the person's notes, as a picture."""
+        from mcp.server.mcpserver import Image
+
+        from tests.png import make_png
+
+        return ["The sketch of the apparatus:", Image(data=make_png(160, 100, (214, 160, 40)), format="png")]
+
     return server
+
+
+def image_mime(color: str = "#2080f0", size: int = 96) -> Any:
+    """What a paste of a screenshot puts on the clipboard: image data, no file."""
+    from PySide6.QtCore import QMimeData
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(size, size, QImage.Format.Format_RGB32)
+    image.fill(QColor(color))
+    mime = QMimeData()
+    mime.setImageData(image)
+    return mime
 
 
 def fit_dialog(dialog: Any, window: Any) -> None:
@@ -311,9 +343,144 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             await settle(0.8)
             await shots.shoot("settings-mcp", settings, before_grab=lambda: fit_dialog(settings, window))
             settings.reject()
+
+        await new_ui_scenes(window, services, fake, shots)
         await window.shutdown()
         window.deleteLater()
         return shots.saved
+
+
+async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -> None:
+    """Issue 16's pieces: thinking, images, usage, the budget notice, prices, sharing, OAuth."""
+    from cks_desktop.agent.session_settings import SessionSettingsStore
+    from cks_desktop.ui.chat.message_widget import MessageWidget
+    from cks_desktop.ui.chat.model import MessageItem
+    from cks_desktop.ui.settings.dialog import SettingsDialog
+    from tests.fakes.script import ScriptedCall, Turn, call_turn, text_turn
+
+    panel = window.chat_panel
+    view = panel.view
+    services.settings.data["agent"]["prices"] = {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0}}
+
+    def answers() -> list[Any]:
+        view.flush()
+        items = [i for i in panel.model.items if isinstance(i, MessageItem) and i.role == "assistant"]
+        return [view.widget_for(panel.model.index_of(i)) for i in items]
+
+    if shots.wanted("thinking"):
+        radium = window.sessions.create("Radium apparatus")
+        window.sidebar.select(radium.id)
+        SessionSettingsStore(services.store, services.settings).set(radium.id, instructions="", reasoning=True)
+        fake.queue(
+            Turn(thinking=[THOUGHT[:60], THOUGHT[60:]], text=["A blue square. Let me find the sketch in your notes."],
+                 tool_calls=[ScriptedCall("mcp__notes__sketch", {"name": "radium apparatus"})],
+                 input_tokens=1840, output_tokens=212),
+            Turn(thinking=["The notes have the sketch; it shows the electrometer. Answer briefly."],
+                 text=["Your picture is a plain **blue square**. The sketch from your notes (above) shows "
+                       "the Curies' electrometer, which they used to measure radium's activity."],
+                 input_tokens=2310, output_tokens=96),
+        )
+        panel.composer.input.insertFromMimeData(image_mime())
+        panel.composer.input.setPlainText("What is in this picture? And find my sketch of the radium apparatus.")
+        panel.composer.submit()
+        await asyncio.wait_for(panel.controller.task, 60)
+        await settle(0.5)
+        for row in view.rows():
+            row.set_expanded(False)
+        shown = [w for w in answers() if isinstance(w, MessageWidget) and w.reasoning_view is not None]
+        if shown:
+            shown[-1].reasoning_view.toggle.setChecked(True)
+        panel.composer.input.insertFromMimeData(image_mime("#c0392b", 64))
+        panel.composer.input.setPlainText("And this one?")
+
+        def thinking_to_end() -> None:
+            view.flush()
+            view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+
+        await shots.shoot("thinking", before_grab=thinking_to_end)
+        panel.composer.input.clear()
+        panel.composer.take_images()
+
+    if shots.wanted("thinking-live"):
+        live = window.sessions.create("Polonium")
+        window.sidebar.select(live.id)
+        SessionSettingsStore(services.store, services.settings).set(live.id, instructions="", reasoning=True)
+        fake.queue(Turn(thinking=["Polonium was named after Poland. The person asks when it was found; "],
+                        stall_after_text=True))
+        panel.composer.input.setPlainText("When was polonium discovered?")
+        panel.composer.submit()
+        task = panel.controller.task
+        await settle(3.2)  # the counter ticks once a second: "Thinking… 3 s"
+        await shots.shoot("thinking-live")
+        panel.controller.stop()
+        await asyncio.wait([task], timeout=20)
+
+    if shots.wanted("budget-notice"):
+        budget = window.sessions.create("Thorium survey")
+        window.sidebar.select(budget.id)
+        window.session_settings_action.trigger()
+        dialog = panel.session_dialog
+        dialog.budget_tokens.setText("30")
+        dialog.save()
+        fake.queue(*[call_turn("graph_summary", {}) for _ in range(3)], text_turn("Finished."))
+        panel.composer.input.setPlainText("Survey every element in the graph and tell me who found it.")
+        panel.composer.submit()
+        await asyncio.wait_for(panel.controller.task, 60)
+        await settle(0.5)
+        await shots.shoot("budget-notice", before_grab=lambda: view.verticalScrollBar().setValue(
+            view.verticalScrollBar().maximum()))
+        fake.queue(text_turn("Finished."))  # what Continue would get (left unused)
+
+    async def settings_scene(scene: str, page: str, prepare: Any = None) -> None:
+        if not shots.wanted(scene):
+            return
+        window.open_settings(page)
+        settings = window.findChild(SettingsDialog)
+        settings.resize(900, 620)
+        if prepare is not None:
+            prepare(settings)
+        await settle(0.8)
+
+        def fit() -> None:
+            fit_dialog(settings, window)
+            if prepare is not None:
+                prepare(settings)
+
+        await shots.shoot(scene, settings, before_grab=fit)
+        settings.reject()
+        await settle(0.3)
+
+    def show_prices(settings: Any) -> None:
+        table = settings.agent_page.prices
+        if not table.rows():
+            table.set_prices({"claude-sonnet-4-5": {"input": 3.0, "output": 15.0},
+                              "ollama/qwen3:8b": {"input": 0, "output": 0}})
+        scroll = settings.findChild(QScrollAreaType(), "agentPageScroll")
+        if scroll is not None:
+            scroll.ensureWidgetVisible(table, 0, 0)
+            scroll.verticalScrollBar().setValue(scroll.verticalScrollBar().maximum())
+
+    await settings_scene("settings-prices", "agent", show_prices)
+    await settings_scene("settings-share", "share")
+
+    if shots.wanted("mcp-oauth"):
+        services.settings.mcp_servers["wiki"] = {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
+        window.open_settings("mcp", "wiki")
+        settings = window.findChild(SettingsDialog)
+        await settle(0.5)
+        editor = settings.mcp_page.open_editor("wiki")
+        if editor is not None:
+            await settle(0.6)
+            await shots.shoot("mcp-oauth", editor, before_grab=lambda: fit_dialog(editor, window))
+            editor.reject()
+        settings.reject()
+        services.settings.mcp_servers.pop("wiki", None)
+
+
+def QScrollAreaType() -> Any:  # noqa: N802 - a type for findChild, imported late (Qt after the app)
+    from PySide6.QtWidgets import QScrollArea
+
+    return QScrollArea
 
 
 async def _no_path() -> str | None:

@@ -5,7 +5,9 @@ What it does, by option:
 - (none): runs the extraction (asking the model for every chunk not cached) and prints what would
   be added and merged, riskiest first; writes nothing to the graph.
 - ``--review-file F``: the same, and writes the whole plan to F (JSON) for review: untick
-  (``"include": false``), edit ``name``/``type``, then apply it with ``--apply-review F``.
+  (``"include": false``), edit ``name``/``type``, merge one new object into another
+  (``"merge_into": "e7"``), then apply it with ``--apply-review F``. Marking a merge
+  ``"split": true`` records the two as different things and writes nothing: plan again (free).
 - ``--apply``: runs and writes the plan as ONE change (``--per-chunk``: one change per chunk).
   Items whose quote was not found in the document are never written this way (they need review).
 - ``--apply-review F``: writes an edited review file; asks the model nothing.
@@ -258,6 +260,18 @@ def _report(args: argparse.Namespace, plan: "Plan", results: list[Any], progress
           f"{counted(len(changes), 'change')} written (one per part).")
 
 
+def _splits(plan: "Plan") -> list[tuple[str, str]]:
+    """The merges the person marked ``"split": true`` in the review file, as identity pairs."""
+    from cks_desktop.extraction.plan import split_identities
+
+    out = []
+    for item in plan.objects:
+        names = [str(m.get("name", "")) for m in item.merges if isinstance(m, dict) and m.get("split") is True]
+        if names:
+            out.extend(split_identities(item, names))
+    return out
+
+
 def _apply_review(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
     from cks_desktop.extraction.plan import Plan
     from cks_desktop.extraction.runner import load_context
@@ -275,6 +289,17 @@ def _apply_review(store: "GraphStore", args: argparse.Namespace, doc: Any) -> in
         raise CliError(f"The review file {path} {exc}.", EXIT_USAGE) from None
     if plan.session_id != args.session or plan.document_id != doc.id:
         raise CliError(f"The review file {path} is for another session or document.", EXIT_USAGE)
+    splits = _splits(plan)
+    if splits:
+        from cks_desktop.extraction.cache import ExtractionCache
+
+        cache = ExtractionCache(store, args.session)
+        for a, b in splits:
+            cache.mark_distinct(a, b)
+        print(f"Recorded {counted(len(splits), 'pair')} as different things; nothing was written. Plan again "
+              f"(free, from the cache): cks-desktop documents extract --session {args.session} {args.ref} "
+              f"--review-file {args.apply_review}")
+        return EXIT_OK
     _confirm(args, _describe(plan))
     context = load_context(store, args.session)
     results = _apply(store, plan, context, False)

@@ -322,17 +322,18 @@ def _compact(args: argparse.Namespace) -> int:
             print(question + " [y/N] ", end="", file=sys.stderr, flush=True)
             if sys.stdin.readline().strip().lower() not in ("y", "yes"):
                 raise CliError("Nothing was dropped.", EXIT_USAGE)
-        before = store.path.stat().st_size
+        on_file = store.backend == "sqlite"  # a team database's space is its server's (docs/team.md)
+        before = store.path.stat().st_size if on_file else 0
         result = store.compact_history(session.id, args.keep_days, args.keep_last)
-        if result.dropped and not args.no_vacuum:
+        if result.dropped and not args.no_vacuum and on_file:
             with store.connection_lock() as conn:
                 conn.execute("VACUUM")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        after = store.path.stat().st_size
+        after = store.path.stat().st_size if on_file else 0
     if args.json:
         print_json({"session_id": session.id, "dropped": result.dropped, "kept": result.kept,
                     "oldest_kept": result.oldest_kept, "bytes_before": before, "bytes_after": after})
     else:
         print(result.sentence() + (f" The database went from {before / 1e6:.1f} MB to {after / 1e6:.1f} MB."
-                                   if result.dropped and not args.no_vacuum else ""))
+                                   if result.dropped and not args.no_vacuum and before else ""))
     return 0

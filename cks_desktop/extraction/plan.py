@@ -196,7 +196,20 @@ class Plan:
             if not isinstance(item.include, bool) or not isinstance(item.name, str) or not isinstance(item.type, str) \
                     or not isinstance(item.merge_into, str):
                 raise ValueError(f"has an item {item.key!r} whose include, name, type or merge_into is not valid")
+            if not isinstance(item.evidence, list) or not all(_valid_source(ev) for ev in item.evidence) \
+                    or not isinstance(item.aliases, list) or not isinstance(item.properties, dict) \
+                    or not isinstance(item.merges, list) or not isinstance(item.conflicts, list):
+                raise ValueError(f"has an item {item.key!r} whose sources, aliases or properties are not valid")
         return plan
+
+
+def _valid_source(ev: Any) -> bool:
+    def opt_int(v: Any) -> bool:
+        return v is None or (isinstance(v, int) and not isinstance(v, bool))
+
+    return (isinstance(ev, dict) and isinstance(ev.get("document_id"), str) and opt_int(ev.get("chunk_index"))
+            and opt_int(ev.get("start")) and opt_int(ev.get("end")) and opt_int(ev.get("page"))
+            and isinstance(ev.get("quote"), str) and ev.get("alignment") in ("exact", "fuzzy", "unaligned"))
 
 
 def _ev_json(ev: Evidence) -> dict[str, Any]:
@@ -323,6 +336,16 @@ def _merged_list(current: Any, extra: list[Any]) -> list[Any]:
     return out
 
 
+def split_identities(item: PlanItem, names: list[str] | None = None) -> list[tuple[str, str]]:
+    """The "these are different" identity pairs that splitting ``item``'s merges records: each merged
+    name (all of them, or ``names``) against the kept object (``resolution.Entity.identity``)."""
+    from cks_desktop.extraction.resolution import name_key
+
+    keep = f"o:{item.existing_id}" if item.existing_id else f"n:{item.type.casefold()}:{name_key(item.name)}"
+    chosen = [str(m.get("name", "")) for m in item.merges] if names is None else names
+    return [(f"n:{item.type.casefold()}:{name_key(n)}", keep) for n in chosen if n]
+
+
 def fold_hand_merges(plan: Plan) -> list[str]:
     """Apply the person's hand merges (``merge_into``) in place: names, properties (conflicts kept),
     sources and relations move to the kept item; the folded item is not written. One level only
@@ -334,9 +357,9 @@ def fold_hand_merges(plan: Plan) -> list[str]:
         target = by_key.get(item.merge_into) if item.merge_into else None
         if not item.merge_into:
             continue
-        if target is None or target is item or target.merge_into:
+        if target is None or target is item or target.merge_into or item.action != "add":
             refused.append(f"{item.key} cannot be merged into {item.merge_into!r} (no such object, itself, "
-                           "or an object that is merged away too)")
+                           "an object that is merged away too, or an object already in the graph: use merge_objects for those)")
             continue
         for alias in [item.name, *item.aliases]:
             if alias.casefold() != target.name.casefold() and alias.casefold() not in {a.casefold() for a in target.aliases}:
@@ -351,6 +374,7 @@ def fold_hand_merges(plan: Plan) -> list[str]:
         target.merges.append({"name": item.name, "into": target.name, "tier": "person", "score": 1.0,
                               "chunk": None, "existing": target.existing_id is not None})
         item.include = False
+        item.merge_into = ""  # done: folding again changes nothing
         folded[item.key] = target.key
     for rel in plan.relations:
         rel.source, rel.target = folded.get(rel.source, rel.source), folded.get(rel.target, rel.target)
@@ -361,8 +385,8 @@ def fold_hand_merges(plan: Plan) -> list[str]:
 
 def plan_ops(plan: Plan, existing: dict[str, Existing], existing_props: dict[str, dict[str, Any]],
              *, evidence: bool = True, review: str = "auto") -> list[dict[str, Any]]:
-    """The store batch of the plan's included items (one change); hand merges folded first."""
-    fold_hand_merges(plan)
+    """The store batch of the plan's included items (one change; ``runner.apply_plan`` folds the
+    person's hand merges first)."""
     ops: list[dict[str, Any]] = []
     ref: dict[str, str] = {}
     included = {o.key for o in plan.objects if o.include}

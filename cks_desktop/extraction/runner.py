@@ -384,8 +384,13 @@ def _retry_after(exc: Any, attempt: int) -> float:
 def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *,
                per_chunk: bool = False) -> list[Any]:
     """Write the plan's included items: ONE change (or one per chunk); returns the ApplyResults."""
-    from cks_desktop.extraction.plan import plan_ops
+    from cks_desktop.extraction.plan import fold_hand_merges, plan_ops
 
+    refused = fold_hand_merges(plan)
+    if refused:
+        from cks_desktop.graph.errors import StoreError
+
+        raise StoreError("Nothing was written: " + "; ".join(refused) + ".")
     if not per_chunk:
         ops = plan_ops(plan, context.by_id, context.props)
         return [store.apply(plan.session_id, ops, origin)] if ops else []

@@ -124,7 +124,7 @@ def adapter_for(config: ProviderConfig) -> Provider:
     Responses API: ``ProviderProfile.alternate_apis``); an unknown ``api`` keeps the profile's."""
     profile = profile_for(config.name)
     chosen = (config.options or {}).get("api")
-    target = dict(profile.alternate_apis).get(chosen, profile.adapter) if isinstance(chosen, str) else profile.adapter
+    target = next((adapter for value, _label, adapter in profile.alternate_apis if value == chosen), profile.adapter)
     module_name, class_name = target.split(":")
     cls = getattr(import_sdk(module_name), class_name)  # serialised with every other SDK import
     return cls(config)  # type: ignore[no-any-return]

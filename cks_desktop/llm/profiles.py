@@ -63,7 +63,8 @@ OPENAI = ProviderProfile(
     # ``api``: "responses" picks the Responses API adapter (the only API with OpenAI's reasoning
     # summaries); anything else, Chat Completions.
     setting_options=("reasoning_request", "reasoning_echo", "api"),
-    alternate_apis=(("responses", "cks_desktop.llm.providers.openai_responses:OpenAIResponsesProvider"),),
+    alternate_apis=(("responses", "Responses API (OpenAI: shows reasoning summaries)",
+                     "cks_desktop.llm.providers.openai_responses:OpenAIResponsesProvider"),),
     tool_calling=True,
     native_structured_output=True,  # ``response_format`` json_schema (Responses: ``text.format``)
     parallel_tool_calls=True,

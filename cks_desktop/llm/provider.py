@@ -54,9 +54,10 @@ class ProviderProfile:
     image_models: tuple[tuple[str, bool], ...] = ()
     default_images: bool = False
     images_from_server: bool = False
-    # Other wire APIs of the same provider, chosen by its setting ``api`` (read by the factory):
-    # (setting value, "module:Class" of that API's adapter). OpenAI's Responses API (issue 16).
-    alternate_apis: tuple[tuple[str, str], ...] = ()
+    # Other wire APIs of the same provider, chosen by its setting ``api`` (read by the factory and
+    # the providers page): (setting value, what the page calls it, "module:Class" of its adapter);
+    # the profile's own ``adapter`` is the default API. OpenAI's Responses API (issue 16).
+    alternate_apis: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def needs_api_key(self) -> bool:

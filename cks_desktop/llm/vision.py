@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cks_desktop.llm.messages import ImagePart, Message, ToolResultPart
+from cks_desktop.tools.images import ENCODINGS, encode_for, is_encoded
 
 log = logging.getLogger(__name__)
 LOOKUP_TIMEOUT_S = 2.0
@@ -113,10 +114,32 @@ def has_images(messages: Iterable[Message]) -> bool:
     return False
 
 
+def _image_parts(messages: Iterable[Message]) -> list[ImagePart]:
+    out: list[ImagePart] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                out.append(part)
+            elif isinstance(part, ToolResultPart):
+                out += part.images
+    return out
+
+
 async def images_ready(provider: Any, messages: Iterable[Message]) -> None:
-    """Before an adapter builds a request: settle the answer when the request has an image."""
-    if has_images(messages):
-        await accepts_images(provider)
+    """Before an adapter builds a request: settle the answer when the request has an image, and
+    encode the images the way the adapter sends them (its ``image_encoding``: "base64" or
+    "data_url") in a worker thread, so its synchronous ``request()`` never encodes megabytes on
+    the event loop (images already encoded, the common case on later turns, cost a lookup)."""
+    messages = list(messages)
+    if not has_images(messages) or not await accepts_images(provider):
+        return
+    encoding = str(getattr(provider, "image_encoding", "") or "")
+    if encoding not in ENCODINGS:
+        return
+    todo = {(p.image_id, p.media_type, len(p.data)): p.data for p in _image_parts(messages)  # no hash of bytes
+            if p.data and not is_encoded(p.image_id, p.media_type, len(p.data), encoding)}
+    if todo:
+        await asyncio.to_thread(encode_for, [(d, t, data) for (d, t, _n), data in todo.items()], encoding)
 
 
 def refusal_text(model: str, display_name: str) -> str:

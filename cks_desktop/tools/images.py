@@ -17,7 +17,9 @@ import base64
 import binascii
 import hashlib
 import struct
+import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # what the vision APIs take at most (Anthropic 5 MB, OpenAI 20 MB)
@@ -150,36 +152,98 @@ def from_base64(text: str, *, claimed: str | None = None) -> ImageBlob:
     return blob
 
 
-# Base64 of recent images, by content address: a request re-sends every image of the chat each
-# turn, and encoding is ~5 ms per MB on the event loop; an MCP image arrives as base64 already.
+# Encoded images, by content address: a request re-sends every image of the chat each turn, and
+# encoding is ~5 ms per MB; an MCP image arrives as base64 already. ``encode_for`` fills the
+# caches from a worker thread before a request is built (``llm/vision.images_ready``), so the
+# adapter's ``request()`` on the event loop only looks the strings up. Two kinds: the bare base64
+# (Anthropic) and the ``data:`` URL (OpenAI's APIs), each bounded, least recently used first out.
 B64_CACHE_BYTES = 64 * 1024 * 1024
-_B64: "OrderedDict[tuple[str, int], str]" = OrderedDict()
-_b64_total = 0
+
+
+class _Encoded:
+    """A bounded LRU of strings keyed by (sha256, size[, media type]); safe across threads."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._items: "OrderedDict[tuple[str, ...], str]" = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> str | None:
+        with self._lock:
+            text = self._items.get(key)
+            if text is not None:
+                self._items.move_to_end(key)
+            return text
+
+    def put(self, key: tuple[str, ...], text: str) -> None:
+        with self._lock:
+            if key in self._items or len(text) > self.limit:
+                return
+            self._items[key] = text
+            self._total += len(text)
+            while self._total > self.limit and self._items:
+                _, dropped = self._items.popitem(last=False)
+                self._total -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._total = 0
+
+
+_B64 = _Encoded(B64_CACHE_BYTES)
+_URLS = _Encoded(B64_CACHE_BYTES)
+ENCODINGS = ("base64", "data_url")
 
 
 def remember_base64(digest: str, size: int, text: str) -> None:
     """Keep ``text`` (the base64 of the ``size`` bytes whose sha256 is ``digest``) for ``base64_of``."""
-    global _b64_total
-    key = (digest, size)
-    if key in _B64 or len(text) > B64_CACHE_BYTES:
-        return
-    _B64[key] = text
-    _b64_total += len(text)
-    while _b64_total > B64_CACHE_BYTES and _B64:
-        _, dropped = _B64.popitem(last=False)
-        _b64_total -= len(dropped)
+    _B64.put((digest, str(size)), text)
 
 
 def base64_of(digest: str, data: bytes) -> str:
     """The base64 text of ``data`` (whose sha256 is ``digest``), encoded once while it is recent."""
-    key = (digest, len(data))
+    key = (digest, str(len(data)))
     text = _B64.get(key)
     if text is None:
         text = base64.b64encode(data).decode("ascii")
-        remember_base64(digest, len(data), text)
-    else:
-        _B64.move_to_end(key)
+        _B64.put(key, text)
     return text
+
+
+def data_url_of(digest: str, media_type: str, data: bytes) -> str:
+    """``data:<type>;base64,…`` of ``data``, built once while it is recent (OpenAI's image parts).
+    The bare base64 is not kept beside it: one copy per image is enough."""
+    key = (digest, str(len(data)), media_type)
+    url = _URLS.get(key)
+    if url is None:
+        b64 = _B64.get((digest, str(len(data)))) or base64.b64encode(data).decode("ascii")
+        url = f"data:{media_type};base64,{b64}"
+        _URLS.put(key, url)
+    return url
+
+
+def is_encoded(digest: str, media_type: str, size: int, encoding: str) -> bool:
+    if encoding == "data_url":
+        return _URLS.get((digest, str(size), media_type)) is not None
+    return _B64.get((digest, str(size))) is not None
+
+
+def encode_for(images: "Iterable[tuple[str, str, bytes]]", encoding: str) -> None:
+    """Encode (digest, media type, bytes) triples the way a request will need them; meant for a
+    worker thread (``asyncio.to_thread``), so building the request on the loop is a lookup."""
+    for digest, media_type, data in images:
+        if encoding == "data_url":
+            data_url_of(digest, media_type, data)
+        elif encoding == "base64":
+            base64_of(digest, data)
+
+
+def clear_encoded() -> None:
+    """Forget every encoded image (tests and the bench: a first turn)."""
+    _B64.clear()
+    _URLS.clear()
 
 
 def describe(blob: ImageBlob) -> str:

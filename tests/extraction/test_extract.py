@@ -152,3 +152,36 @@ async def test_chunk_by_chunk_writes_one_change_per_chunk(world: Any) -> None:
     assert len(results) == len(ex.chunks) >= 2
     names = [o.name for o in setup.store.all_objects(setup.session_id)]
     assert len(names) == len(set(names))
+
+
+@pytest.mark.asyncio
+async def test_review_edits_hand_merge_and_split_are_kept(world: Any) -> None:
+    from cks_desktop.extraction.cache import ExtractionCache
+    from cks_desktop.extraction.plan import Plan, split_identities
+
+    setup, gold, fake, provider = world
+    store, sid = setup.store, setup.session_id
+    ex, plan = await _extract(setup, provider, "founding.md")
+    plan = Plan.from_json(plan.to_json())  # what a review file round-trips
+    adds = [o for o in plan.objects if o.action == "add" and o.include]
+    keep, fold = adds[0], adds[1]
+    fold.merge_into = keep.key
+    folded_sources = len(fold.evidence)
+    apply_plan(store, plan, ex.context, "extraction")  # type: ignore[arg-type]
+    objects = {o.name: o for o in store.all_objects(sid)}
+    assert fold.name not in objects and fold.name in objects[keep.name].properties["aliases"]
+    with store.connection_lock() as conn:
+        count = conn.execute("SELECT count(*) FROM evidence WHERE target_id = ?", (objects[keep.name].id,)).fetchone()[0]
+    assert count >= folded_sources + 1  # the folded object's sources moved with it
+    # "Reyes" in the next document is merged into Tomas Reyes by the model; the person splits it
+    ex2, plan2 = await _extract(setup, provider, "viaduct.html")
+    reyes = next(o for o in plan2.objects if o.name == "Tomas Reyes")
+    assert any(m["name"] == "Reyes" for m in reyes.merges)
+    cache = ExtractionCache(store, sid)
+    for a, b in split_identities(reyes):
+        cache.mark_distinct(a, b)
+    calls = gold.chunk_calls
+    ex3, plan3 = await _extract(setup, provider, "viaduct.html")  # planned again: from the cache
+    assert gold.chunk_calls == calls
+    assert any(o.name == "Reyes" and o.action == "add" for o in plan3.objects)
+    assert not any(m["name"] == "Reyes" for o in plan3.objects if o.name == "Tomas Reyes" for m in o.merges)

@@ -140,9 +140,16 @@ def _extras(rng: random.Random, count: int, entities: dict[str, GoldEntity]) -> 
     orgs = ["O_nrc", "O_bank", "O_guild"]
     out = []
     used = {e.name for e in entities.values()}
+    misses = 0
     while len(out) < count:
-        name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        if misses < 50:  # two-part names first; once they run out, a middle name (15,000 more)
+            name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        else:
+            name = f"{rng.choice(_FIRST)} {rng.choice(_FIRST)} {rng.choice(_LAST)}"
         if name in used:
+            misses += 1
+            if misses > 100_000:
+                raise ValueError("the world has no more distinct names")
             continue
         used.add(name)
         ident = "X_" + re.sub(r"\W", "_", name.casefold())

@@ -1,4 +1,6 @@
-"""Fixtures for the store tests: a real SQLite file per test, and a full dump of it."""
+"""Fixtures for the store tests: every ``store`` test runs twice, on a real SQLite file and on a
+fresh database of a real PostgreSQL server (tests/pgcluster.py); ``sqlite_only`` tests (about the
+file itself) run on SQLite alone. And a full dump of a store."""
 
 from __future__ import annotations
 

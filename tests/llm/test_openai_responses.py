@@ -278,3 +278,58 @@ async def test_a_call_in_the_model_answer_without_reasoning_goes_back_without_id
         await provider.aclose()
     sent = fake.generation_requests[1].body["input"]
     assert sent[1] == {"type": "function_call", "call_id": call.id, "name": "list_objects", "arguments": "{}"}
+
+
+async def test_the_agent_loop_keeps_the_reasoning_items_through_the_transcript(tmp_path: Any) -> None:
+    """The real loop (``ai_chat``) with a real transcript: the second request of the tool loop
+    carries the reasoning item, the transcript keeps its encrypted copy and the call's item id,
+    and the next exchange, loaded from the transcript, sends neither (earlier exchange)."""
+    from cks_desktop.agent import events as ev
+    from cks_desktop.agent import usage
+    from cks_desktop.agent.chat_inputs import ChatDeps
+    from cks_desktop.agent.loop import ai_chat
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.tools.approval import Decision, StaticApprover
+    from cks_desktop.tools.builtin import build_registry
+
+    from tests.agent.helpers import turn_options
+
+    store = GraphStore.open(tmp_path / "cks.sqlite3")
+    try:
+        with FakeOpenAIResponses() as fake:
+            fake.queue(Turn(thinking=["Look first."], tool_calls=[ScriptedCall("list_types", {})], reasoning_tokens=9),
+                       Turn(thinking=["Answer now."], text=["None ", "yet."], reasoning_tokens=5),
+                       Turn(thinking=["Again."], text=["Still none."]))
+            session_id = store.create_session("s").id
+            transcript = TranscriptStore.for_store(store)
+
+            async def chat(prompt: str) -> list[ev.AgentEvent]:
+                seen: list[ev.AgentEvent] = []
+                provider = await asyncio.to_thread(responses_provider, fake)
+                try:
+                    await ai_chat(session_id, transcript.load(session_id), prompt,
+                                  ChatDeps(provider, build_registry(store), store, transcript),
+                                  turn_options(system_prompt="t", params=THINK),
+                                  approver=StaticApprover(Decision.ALLOW), on_event=seen.append)
+                finally:
+                    await provider.aclose()
+                return seen
+
+            seen = await chat("Go.")
+            assert seen[-1] == ev.Finished("stop", 2), [getattr(e, "message", e) for e in seen]
+            assert "".join(e.text for e in seen if isinstance(e, ev.TextDelta)) == "None yet."
+            assert "".join(e.text for e in seen if isinstance(e, ev.ReasoningDelta)) == "Look first.Answer now."
+            second = fake.generation_requests[1].body["input"]
+            assert [i.get("type") for i in second[1:3]] == ["reasoning", "function_call"]
+            saved = [m for m in transcript.load(session_id) if m.role == "assistant"]
+            assert all(ENCRYPTED_PREFIX in (r.signature or "") for m in saved for r in m.reasoning)
+            assert saved[0].tool_calls[0].metadata["responses_item"].startswith("fc_")  # type: ignore[index]
+            assert usage.answers(transcript, session_id)[-1].tokens.reasoning_tokens == 14
+
+            seen = await chat("And now?")
+            assert seen[-1] == ev.Finished("stop", 1) and fake.refusals == []
+            third = fake.generation_requests[-1].body["input"]
+            assert all(i.get("type") != "reasoning" and "id" not in i for i in third)
+    finally:
+        store.close()

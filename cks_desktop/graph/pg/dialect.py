@@ -26,7 +26,8 @@ sees past row-level security (a member cannot see other members' private rows,
 but their row numbers must not be reused).
 
 ``INSERT OR REPLACE`` becomes an upsert on the table's primary key (read from the shared
-schema). Not translated (and so not working on PostgreSQL): ``PRAGMA``,
+schema); ``PRAGMA table_info(t)`` a query of ``information_schema``. Not translated (and
+so not working on PostgreSQL): any other ``PRAGMA``,
 ``sqlite_master``, SQLite's date functions, SQLite trigger syntax. ``docs/team.md`` lists
 which modules use them.
 """
@@ -89,11 +90,19 @@ _REWRITES = {
 }
 
 
+_TABLE_INFO = re.compile(r"^\s*PRAGMA\s+table_info\s*\(\s*(\w+)\s*\)\s*;?\s*$", re.IGNORECASE)
+
+
 @lru_cache(maxsize=1024)
 def translate(sql: str) -> tuple[str, bool]:
     """``(postgres_sql, numbered)``; ``numbered`` when the statement used ``?N`` (its
     parameters then go as a dict ``{"p1": …}``)."""
     sql = _REWRITES.get(sql.strip(), sql)
+    info = _TABLE_INFO.match(sql)
+    if info:  # PRAGMA table_info(t): its (cid, name, type, notnull, dflt_value, pk) rows
+        return ("SELECT ordinal_position - 1, column_name::text, data_type::text, (is_nullable = 'NO')::int, "
+                "column_default::text, 0 FROM information_schema.columns WHERE table_schema = current_schema() "
+                f"AND table_name = '{info.group(1).lower()}' ORDER BY ordinal_position", False)
     sql = sql.replace("%", "%%")
     sql = _INDEXED_BY.sub("", sql)
 

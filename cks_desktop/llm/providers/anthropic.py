@@ -168,6 +168,8 @@ class _Call:
 
 
 class AnthropicProvider(Adapter):
+    image_encoding = "base64"  # vision.images_ready encodes off the loop before request() (image_wire)
+
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = ANTHROPIC) -> None:
         super().__init__(config, profile)
         self._client_obj: anthropic.AsyncAnthropic | None = None

@@ -13,6 +13,11 @@ Where the image goes:
 - Ollama: the message's ``images`` list (raw bytes; the SDK base64-encodes them), on the
   ``tool`` message for a tool's images and the user message for the person's.
 - Gemini: ``inline_data`` parts, after the turn's ``function_response`` parts.
+
+The strings are encoded before ``request()`` runs, in a worker thread (``vision.images_ready``
+with the adapter's ``image_encoding``: "base64" or "data_url"), so building a request with ten
+1 MB images on the event loop is a few cache lookups. Ollama and Gemini take raw bytes; their
+SDKs encode them when they serialise the request.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 from cks_desktop.llm.messages import ImagePart, ToolResultPart
 from cks_desktop.llm.vision import image_note
-from cks_desktop.tools.images import base64_of
+from cks_desktop.tools.images import base64_of, data_url_of
 
 
 def usable(part: ImagePart, images: bool) -> bool:
@@ -38,12 +43,17 @@ def b64(part: ImagePart) -> str:
     return base64_of(part.image_id, part.data)
 
 
+def data_url(part: ImagePart) -> str:
+    """The ``data:`` URL OpenAI's APIs take, built once per image while it is recent."""
+    return data_url_of(part.image_id, part.media_type, part.data)
+
+
 def anthropic_image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": b64(part)}}
 
 
 def openai_image(part: ImagePart) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": f"data:{part.media_type};base64,{b64(part)}"}}
+    return {"type": "image_url", "image_url": {"url": data_url(part)}}
 
 
 def gemini_image(part: ImagePart) -> dict[str, Any]:

@@ -138,6 +138,8 @@ def _echo_reasoning(entry: dict[str, Any], message: Message, origin: str) -> Non
 
 
 class OpenAICompatProvider(Adapter):
+    image_encoding = "data_url"  # vision.images_ready encodes off the loop before request() (image_wire)
+
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
         super().__init__(config, profile)
         self._client_obj: openai.AsyncOpenAI | None = None

@@ -99,7 +99,7 @@ def _assistant_items(message: Message, origin: str, current: bool) -> list[dict[
 
 
 def _input_image(part: Any) -> dict[str, Any]:
-    return {"type": "input_image", "image_url": f"data:{part.media_type};base64,{image_wire.b64(part)}"}
+    return {"type": "input_image", "image_url": image_wire.data_url(part)}
 
 
 def to_responses_input(messages: list[Message], *, origin: str, images: bool = False) -> list[dict[str, Any]]:
@@ -150,6 +150,8 @@ class _Call:
 
 
 class OpenAIResponsesProvider(Adapter):
+    image_encoding = "data_url"  # vision.images_ready encodes off the loop before request() (image_wire)
+
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
         super().__init__(config, profile)
         self._client_obj: openai.AsyncOpenAI | None = None

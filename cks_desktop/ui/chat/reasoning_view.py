@@ -7,11 +7,18 @@ while it streams, then "Thought for 12 s" — with a toggle that shows the think
 plain text (it is the model's words, never rendered as Markdown or HTML). Colours come from the
 sheet's theme tokens (``ui/chat/sheet.py``: ``reasoningView``, ``reasoningToggle``,
 ``reasoningText``).
+
+While the model thinks the line counts the seconds ("Thinking… 4 s"), from a ``QTimer`` that
+ticks once a second on the event loop (nothing waits) and stops as soon as the state says the
+thinking is over (the answer started, the turn ended or was stopped).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QToolButton, QVBoxLayout, QWidget
 
 from cks_desktop.agent.reasoning import headline
@@ -22,8 +29,15 @@ from cks_desktop.ui.text import plain_tooltip
 class ReasoningView(QFrame):
     """The toggle line and, when expanded, the thinking's text."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    TICK_MS = 1000  # how often the "Thinking… N s" counter updates
+
+    def __init__(self, parent: QWidget | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(parent)
+        self._clock = clock
+        self._since: float | None = None  # when the thinking began (the counter runs while set)
+        self.ticker = QTimer(self)
+        self.ticker.setInterval(self.TICK_MS)
+        self.ticker.timeout.connect(self._tick)
         self.setObjectName("reasoningView")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 0, 0, 0)
@@ -60,9 +74,13 @@ class ReasoningView(QFrame):
 
     def set_state(self, text: str, seconds: float | None, thinking: bool) -> None:
         """What the model thought so far, how long, and whether it still is thinking."""
-        self._headline = headline(seconds, thinking)
-        self.toggle.setText(self._headline)
-        self.toggle.setAccessibleName(self._headline)
+        if thinking and self._since is None:
+            self._since = self._clock()
+            self.ticker.start()
+        elif not thinking:
+            self._since = None
+            self.ticker.stop()
+        self._show(headline(seconds, thinking) if not thinking else self._counting())
         self._thought = text
         self.toggle.setEnabled(bool(text))
         self._expand(self.expanded)
@@ -72,3 +90,19 @@ class ReasoningView(QFrame):
         if expanded and self.text.text() != self._thought:
             self.text.setText(self._thought)
         self.text.setVisible(expanded and bool(self._thought))
+
+    def _counting(self) -> str:
+        """"Thinking…", then "Thinking… 4 s" once a whole second has passed."""
+        elapsed = int(self._clock() - self._since) if self._since is not None else 0
+        return headline(None, True) + (f" {elapsed} s" if elapsed >= 1 else "")
+
+    def _tick(self) -> None:
+        if self._since is None:  # a tick queued before the stop
+            self.ticker.stop()
+            return
+        self._show(self._counting())
+
+    def _show(self, line: str) -> None:
+        self._headline = line
+        self.toggle.setText(line)
+        self.toggle.setAccessibleName(line)

@@ -165,7 +165,6 @@ class ReviewDialog(QDialog):
 
 def merged_identities(item: Any) -> list[tuple[str, str]]:
     """The (merged name, kept entity) identity pairs a split of ``item`` records as different."""
-    from cks_desktop.extraction.resolution import name_key
+    from cks_desktop.extraction.plan import split_identities
 
-    keep = f"o:{item.existing_id}" if item.existing_id else f"n:{item.type.casefold()}:{name_key(item.name)}"
-    return [(f"n:{item.type.casefold()}:{name_key(m['name'])}", keep) for m in item.merges]
+    return split_identities(item)

@@ -131,6 +131,20 @@ class ProviderForm(QWidget):
         self.images_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
         form.addRow("Images:", self.images_box)
 
+        # Issue 16: another wire API of the provider (OpenAI's Responses API), ``api`` in settings.
+        self.api_box: QComboBox | None = None
+        if profile.alternate_apis:
+            self.api_box = QComboBox()
+            self.api_box.setObjectName(f"{name}Api")
+            self.api_box.addItem("Chat Completions (every compatible server)", "")
+            for value, label, _adapter in profile.alternate_apis:
+                self.api_box.addItem(label, value)
+            self.api_box.setCurrentIndex(max(0, self.api_box.findData(str(section.get("api") or ""))))
+            self.api_box.setToolTip("Which of the provider's APIs the app talks to; OpenAI shows what its reasoning "
+                                    "models thought only through the Responses API")
+            self.api_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
+            form.addRow("API:", self.api_box)
+
         test_row = QHBoxLayout()
         self.test_button = QPushButton("Test")
         self.test_button.setObjectName(f"{name}Test")
@@ -204,6 +218,10 @@ class ProviderForm(QWidget):
             section["images"] = self.images_box.currentData()
         else:
             section.pop("images", None)
+        if self.api_box is not None and self.api_box.currentData():
+            section["api"] = self.api_box.currentData()
+        elif self.api_box is not None:
+            section.pop("api", None)
         if self._forget:
             self.secrets.delete(secret_ref(self.name))
             self._forget = False
@@ -223,9 +241,14 @@ class ProviderForm(QWidget):
                                            model=self.model_box.currentText().strip() or None,
                                            base_url=self.url_edit.text().strip() or None,
                                            api_key=self.typed_key() or None, max_retries=0,
-                                           timeout=TEST_TIMEOUT)
+                                           timeout=TEST_TIMEOUT, options=self._api_option())
 
         return await asyncio.to_thread(make)  # the first use imports the vendor SDK
+
+    def _api_option(self) -> dict[str, Any] | None:
+        """The API chosen on the page (not yet saved), for Test and Fetch models."""
+        chosen = self.api_box.currentData() if self.api_box is not None else None
+        return {"api": chosen} if chosen else None
 
     async def fetch_models(self) -> list[str]:
         from cks_desktop.llm.provider import ProviderError
