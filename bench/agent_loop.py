@@ -56,6 +56,7 @@ from cks_desktop.tools.context import Run  # noqa: E402
 from cks_desktop.tools.scopes import ChatGrant  # noqa: E402
 from cks_desktop.tools.types import ALL_SCOPES, Caller, Policy, Scope, ToolSpec  # noqa: E402
 
+from tests.fakes.openai_responses_fake import FakeOpenAIResponses  # noqa: E402
 from tests.fakes.providers import PROVIDER_NAMES, make_fake  # noqa: E402
 from tests.fakes.script import ScriptedCall, Turn  # noqa: E402
 from tests.fakes.scripted import ScriptedProvider  # noqa: E402
@@ -63,6 +64,9 @@ from tests.fakes.scripted import ScriptedProvider  # noqa: E402
 TEXT_CHUNKS = [f"word{i} " for i in range(20)]
 TURNS_PER_CHAT = 2
 TARGET_MS = 2.0
+# The four providers, and OpenAI's Responses API (the openai provider with ``api = "responses"``).
+RESPONSES = "openai-responses"
+BENCH_NAMES = [*PROVIDER_NAMES, RESPONSES]
 
 
 def script() -> list[Turn]:
@@ -109,6 +113,8 @@ async def bare_stream(provider: Any, kwargs: dict[str, Any]) -> None:
     name = provider.profile.name
     if name == "anthropic":
         stream = await client.messages.create(**kwargs)
+    elif name == "openai" and (provider.config.options or {}).get("api") == "responses":
+        stream = await client.responses.create(**kwargs)
     elif name == "openai":
         stream = await client.chat.completions.create(**kwargs)
     elif name == "ollama":
@@ -125,7 +131,7 @@ def serve(name: str) -> None:
     Running it in another process keeps its CPU (and GIL) out of the numbers,
     so the CPU time measured here is the client side alone: SDK plus loop.
     """
-    fake = make_fake(name)
+    fake = FakeOpenAIResponses().start() if name == RESPONSES else make_fake(name)
     turns = itertools.cycle(script())
     fake.next_turn = lambda body=None: next(turns)  # type: ignore[method-assign]
     print(json.dumps({"base_url": fake.base_url, "model": fake.default_model}), flush=True)
@@ -143,8 +149,10 @@ class RemoteFake:
         self.base_url, self.model = info["base_url"], info["model"]
 
     def provider(self) -> Any:
-        return adapter_for(ProviderConfig(name=self.name, model=self.model, base_url=self.base_url, api_key="test",
-                                          timeout=30.0, max_retries=0))
+        responses = self.name == RESPONSES
+        return adapter_for(ProviderConfig(name="openai" if responses else self.name, model=self.model,
+                                          base_url=self.base_url, api_key="test", timeout=30.0, max_retries=0,
+                                          options={"api": "responses"} if responses else None))
 
     def close(self) -> None:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -223,14 +231,14 @@ async def main(rounds: int, providers: list[str]) -> int:
     print(f"ai_chat vs the bare SDK stream of the same bytes, per model turn (median of {rounds} rounds, "
           f"{TURNS_PER_CHAT} turns each, {len(TEXT_CHUNKS)} text chunks per turn; the fake server runs in "
           "another process)\n")
-    print(f"{'':<10} {'--- CPU time of this process ---':^46} {'--- wall clock ---':^34}")
-    print(f"{'provider':<10} {'bare SDK':>9} {'ai_chat':>9} {'overhead':>9} {'+transcript':>13} "
+    print(f"{'':<16} {'--- CPU time of this process ---':^46} {'--- wall clock ---':^34}")
+    print(f"{'provider':<16} {'bare SDK':>9} {'ai_chat':>9} {'overhead':>9} {'+transcript':>13} "
           f"{'bare SDK':>9} {'ai_chat':>9} {'overhead':>9}")
     worst = 0.0
     for name, r in rows:
         (bare_w, bare_c), (chat_w, chat_c), (_, tx_c) = r["bare"], r["chat"], r["chat_tx"]
         worst = max(worst, chat_c - bare_c)
-        print(f"{name:<10} {bare_c:>7.2f}ms {chat_c:>7.2f}ms {chat_c - bare_c:>7.2f}ms {tx_c - bare_c:>11.2f}ms "
+        print(f"{name:<16} {bare_c:>7.2f}ms {chat_c:>7.2f}ms {chat_c - bare_c:>7.2f}ms {tx_c - bare_c:>11.2f}ms "
               f"{bare_w:>7.2f}ms {chat_w:>7.2f}ms {chat_w - bare_w:>7.2f}ms")
     print(f"\nloop floor (scripted provider, no HTTP, no SDK): {floor:.2f} ms CPU per model turn")
     verdict = "PASS" if worst < TARGET_MS else "FAIL"
@@ -252,9 +260,9 @@ async def main_with_context(rounds: int, providers: list[str], context: bool) ->
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--providers", nargs="+", choices=PROVIDER_NAMES, default=PROVIDER_NAMES)
+    parser.add_argument("--providers", nargs="+", choices=BENCH_NAMES, default=BENCH_NAMES)
     parser.add_argument("--no-context", action="store_true", help="skip the context-management table")
-    parser.add_argument("--serve", choices=PROVIDER_NAMES, help=argparse.SUPPRESS)  # the child process
+    parser.add_argument("--serve", choices=BENCH_NAMES, help=argparse.SUPPRESS)  # the child process
     ns = parser.parse_args()
     if ns.serve:
         serve(ns.serve)

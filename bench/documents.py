@@ -41,7 +41,7 @@ from tests.extraction.world import DocSpec, Section, _extras, make_world, render
 from tests.fakes.providers import make_fake, provider_for  # noqa: E402
 
 LINES_PER_PAGE = 44
-PEOPLE_PER_PAGE = 36  # ~44 lines of 90 characters
+PEOPLE_PER_PAGE = 38  # ~44 lines of 90 characters
 
 
 def big_document(pages: int, root: Path) -> tuple[object, object]:

@@ -88,8 +88,11 @@ async def prepared(provider: Any, messages: list[Message]) -> tuple[float, float
     tick = asyncio.create_task(ticker())
     await asyncio.sleep(0.005)
     start = time.perf_counter()
-    await images_ready(provider, messages)
-    provider.request(messages, [], None, None)
+    if provider is not None:
+        await images_ready(provider, messages)
+        provider.request(messages, [], None, None)
+    else:  # the ticker alone: what the machine's load costs it
+        await asyncio.sleep(0.05)
     wall = time.perf_counter() - start
     await asyncio.sleep(0.003)
     done = True
@@ -118,6 +121,8 @@ async def main() -> None:
             wall.append(w)
         rows.append((name, *(statistics.median(x) for x in (cold, warm, stall, wall))))
         await provider.aclose()
+    idle = statistics.median([(await prepared(None, messages))[0] for _ in range(args.rounds)])
+    rows.append(("(ticker alone, 50 ms)", float("nan"), float("nan"), idle, float("nan")))
     print(f"{COUNT} × {SIZE // 1024} kB images, one user message; median of {args.rounds} rounds (ms)\n")
     print("| adapter | cold, on the loop | warm, on the loop | prepared: longest loop stall | prepared: wall |")
     print("|---|---|---|---|---|")

@@ -23,7 +23,10 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``budget-notice``: an answer stopped by the session's budget, with Continue;
 - ``settings-prices``: Settings → Chat & agent, scrolled to the prices table;
 - ``settings-share``: Settings → Share with other apps;
-- ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields.
+- ``settings-storage``: Settings → Storage;
+- ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
+- ``extraction-estimate``, ``extraction-progress``, ``extraction-review``: Documents → Extract
+  knowledge: the estimate box, the run (paused) in the status bar, the review before writing.
 
 Each picture is the window grabbed with ``QWidget.grab()`` (works offscreen, no X server);
 a dialog is grabbed on its own and drawn centred over the window's grab, where a desktop
@@ -50,7 +53,8 @@ SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
-          "settings-prices", "settings-share", "mcp-oauth")
+          "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
+          "extraction-progress", "extraction-review")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -345,6 +349,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             settings.reject()
 
         await new_ui_scenes(window, services, fake, shots)
+        await extraction_scenes(window, services, fake, shots, home)
         await window.shutdown()
         window.deleteLater()
         return shots.saved
@@ -462,6 +467,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
     await settings_scene("settings-prices", "agent", show_prices)
     await settings_scene("settings-share", "share")
+    await settings_scene("settings-storage", "storage")
 
     if shots.wanted("mcp-oauth"):
         services.settings.mcp_servers["wiki"] = {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
@@ -475,6 +481,52 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
             editor.reject()
         settings.reject()
         services.settings.mcp_servers.pop("wiki", None)
+
+
+async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
+    """Issue 17: Extract knowledge on a document, answered by the gold model of tests/extraction."""
+    if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review")):
+        return
+    from cks_desktop.documents.readers import read_path
+    from cks_desktop.documents.store import DocumentStore
+    from tests.extraction.gold_fake import GoldModel, Noise
+    from tests.extraction.world import make_world, render_world
+
+    world = make_world(extras_per_doc=12)
+    docs = render_world(world, home / "extraction-docs")
+    fake.side_turn = GoldModel(world, docs, Noise(level=0.0))
+    session = window.sessions.create("Expedition reports")
+    window.sidebar.select(session.id)
+    doc = DocumentStore(services.store).add(session.id, [read_path(docs[0].path, 10**8)]).added[0]
+    services.settings.data["extraction"] = {"review_over_chars": 0}  # always review
+    controller = window.extraction
+    loop = asyncio.get_running_loop()
+    opened: asyncio.Future = loop.create_future()
+    controller.dialogOpened.connect(lambda d: opened.done() or opened.set_result(d))
+    controller.request(session.id, doc.id)
+    box = await asyncio.wait_for(opened, 30)
+    await settle(0.4)
+    await shots.shoot("extraction-estimate", box)
+    reviewed: asyncio.Future = loop.create_future()
+    controller.dialogOpened.connect(lambda d: d is box or reviewed.done() or reviewed.set_result(d))
+    from PySide6.QtWidgets import QMessageBox
+
+    box.button(QMessageBox.StandardButton.Ok).click()
+    progress = controller.progress
+    for _ in range(200):  # the run starts off the loop: pause it as soon as its bar shows
+        if progress.isVisible() or reviewed.done():
+            break
+        await asyncio.sleep(0.02)
+    if progress.isVisible() and not reviewed.done():
+        progress.toggle_pause()
+        await settle(0.5)
+        await shots.shoot("extraction-progress")
+        progress.toggle_pause()
+    dialog = await asyncio.wait_for(reviewed, 60)
+    await settle(0.5)
+    await shots.shoot("extraction-review", dialog, before_grab=lambda: fit_dialog(dialog, window))
+    dialog.reject()
+    fake.side_turn = None
 
 
 def QScrollAreaType() -> Any:  # noqa: N802 - a type for findChild, imported late (Qt after the app)

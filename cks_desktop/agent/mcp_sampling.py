@@ -8,6 +8,12 @@ bounded by the request's max tokens and ``SAMPLING_TIMEOUT``. The reply carries 
 any tool calls, which the server runs itself (MCP: tool use inside sampling is the server's
 loop, not ours; the app never runs a tool on a sampling request's behalf).
 
+Images (issue 16, section 3): an ``ImageContent`` in a request's messages (or in a tool result
+inside one) goes to the model as an image when it takes images, validated by its bytes like a
+tool's image (``tools/images.py``); for a model without images, or bytes that are not an image,
+the request is refused with one sentence — a reply written without the picture the server asked
+about would be an answer to a different question.
+
 Every failure is one sentence in a refusal the server receives; nothing raises to the caller.
 """
 
@@ -18,12 +24,15 @@ import logging
 import re
 from typing import Any
 
+from cks_desktop.agent.images import part_of
 from cks_desktop.agent.providers import ProviderHolder
 from cks_desktop.agent.turn import stream_turn
 from cks_desktop.llm.assembler import StreamAssembler
-from cks_desktop.llm.messages import Message, Part, Role, Text, ToolCallPart, ToolDef, ToolResultPart
+from cks_desktop.llm import vision
+from cks_desktop.llm.messages import ImagePart, Message, Part, Role, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, ProviderError
 from cks_desktop.mcp.host import SamplingAnswer, SamplingReply, SamplingRequest, ToolUse
+from cks_desktop.tools.images import ImageRefused, from_base64
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +59,29 @@ def _messages(request: SamplingRequest) -> list[Message]:
             elif kind == "tool_use":
                 parts.append(ToolCallPart(str(block.id), str(block.name), dict(block.input)))
             elif kind == "tool_result":
-                text = "\n".join(str(getattr(b, "text", f"[{getattr(b, 'type', '?')}]")) for b in block.content)
-                parts.append(ToolResultPart(str(block.tool_use_id), "", text, bool(block.is_error)))
+                lines: list[str] = []
+                images: list[ImagePart] = []
+                for inner in block.content or []:
+                    if getattr(inner, "type", "") == "image":
+                        images.append(_image(inner))
+                        lines.append(images[-1].note)  # named in the text, as a tool's image is
+                    else:
+                        lines.append(str(getattr(inner, "text", f"[{getattr(inner, 'type', '?')}]")))
+                parts.append(ToolResultPart(str(block.tool_use_id), "", "\n".join(lines), bool(block.is_error),
+                                            images=tuple(images)))
+            elif kind == "image":
+                parts.append(_image(block))
             else:
                 parts.append(Text(f"[{kind}: {getattr(block, 'mime_type', '')}]"))
         out.append(Message(role, parts))
     return out
+
+
+def _image(block: Any) -> ImagePart:
+    """An ``ImageContent`` as a part with its bytes (a sampling request is not stored in a chat);
+    the bytes decide what it is, so a script labelled ``image/png`` is ``ImageRefused``."""
+    blob = from_base64(str(getattr(block, "data", "") or ""), claimed=getattr(block, "mime_type", None))
+    return part_of(blob)
 
 
 def _tools(request: SamplingRequest) -> list[ToolDef]:
@@ -78,9 +104,17 @@ class ProviderSampler:
         server = request.server
         params = GenerationParams(temperature=request.temperature, max_output_tokens=request.max_tokens)
         assembler = StreamAssembler()
+        try:  # a worker thread: decoding and checking a request's images is ~10 ms per MB
+            messages = await asyncio.to_thread(_messages, request)
+        except ImageRefused as exc:
+            return SamplingAnswer.refuse(f"The sampling request of MCP server '{server}' holds an image the app "
+                                         f"does not take: {exc}")
         try:
             async with asyncio.timeout(self.timeout), self.providers.use() as provider:
-                await stream_turn(provider, _messages(request), _tools(request), request.system_prompt or None,
+                if vision.has_images(messages) and not await vision.accepts_images(provider):
+                    return SamplingAnswer.refuse(f"MCP server '{server}' sent an image, and "
+                                                 f"{vision.refusal(provider)}")
+                await stream_turn(provider, messages, _tools(request), request.system_prompt or None,
                                   assembler, lambda text: None, params=params)
                 model = str(getattr(getattr(provider, "config", None), "model", "") or self.providers.model)
         except ProviderError as exc:

@@ -216,6 +216,16 @@ class TranscriptStore:
             (message_id, position, session_id, r.call_id, r.name, r.display_name, r.source, r.state.value,
              r.duration_ms, r.change_id, int(r.reverted)))
 
+    def messages_for_changes(self, session_id: str, change_ids: Sequence[str]) -> dict[str, int]:
+        """change id → the id of the chat message whose tool call wrote it (provenance: which
+        chat turn made a fact; issue 17 §3). Changes no chat call wrote are left out."""
+        if not change_ids:
+            return {}
+        with self._read() as conn:
+            return {str(c): int(m) for c, m in conn.execute(
+                "SELECT change_id, message_id FROM chat_tool_calls WHERE session_id = ? AND change_id IN "
+                "(SELECT value FROM json_each(?))", (session_id, json.dumps(list(change_ids))))}
+
     def mark_reverted(self, session_id: str, change_id: str, reverted: bool = True) -> int:
         """Flag the calls that recorded ``change_id`` (after Revert, or back after Redo)."""
         with self._transaction() as conn:

@@ -250,7 +250,10 @@ def _list(args: argparse.Namespace) -> int:
 
         for name, result in zip(probe_names, asyncio.run(probe_all()), strict=True):
             row = next(r for r in rows if r["name"] == name)
-            row.update(status="ready" if result.ok else "failed", reason=shown(result.reason),
+            signing_in = not result.ok and result.status == "needs_auth"  # a browser sign-in, not a failure
+            hint = f" Run: {APP_ID} mcp login {name}" if signing_in else ""
+            row.update(status="ready" if result.ok else "sign-in" if signing_in else "failed",
+                       reason=shown(result.reason) + hint,
                        tools=len([t for t in result.tools if configs[name].tool_enabled(t.name)]) if result.ok
                        else None, protocol=result.protocol_version)
     if args.json:

@@ -83,6 +83,8 @@ def _login(args: argparse.Namespace) -> int:
             await manager.aclose()
 
     ok, reason = asyncio.run(sign_in())
+    if not ok and reason.startswith("Sign-in to "):  # no browser: the sentence names the server and the fix
+        raise CliError(reason, EXIT_TOOL_ERROR)
     if not ok:
         raise CliError(f"Could not sign in to MCP server '{config.name}': {reason}", EXIT_TOOL_ERROR)
     print(f"Signed in to '{config.name}'; the sign-in is kept in the keychain.")

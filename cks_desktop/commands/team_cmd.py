@@ -7,6 +7,8 @@
 - ``team check ADDRESS``: connect once; exit 0 when it works, else one sentence.
 - ``team copy SESSION --to ADDRESS|FILE``: copy a session between two stores (the
   source is ``--database`` or the usual one), ids kept, one change in the target.
+- ``--database ADDRESS team private|shared SESSION``: who may see a session (row-level
+  security in the database enforces it; only the session's creator can make it private).
 
 Passwords never go on the command line; the address must not hold one.
 """
@@ -49,7 +51,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     copy.add_argument("--to", required=True, metavar="ADDRESS|FILE")
     copy.add_argument("--title", help="the copy's title (default: the same)")
     copy.set_defaults(handler=_copy)
-    for leaf in (init, pw, check, copy):
+    private = tsub.add_parser("private", help="make a session of yours private on the team database "
+                              "(only you see it; enforced by the database)")
+    private.add_argument("session_id", metavar="SESSION")
+    private.set_defaults(handler=_private)
+    shared = tsub.add_parser("shared", help="share a session with every member of the team database")
+    shared.add_argument("session_id", metavar="SESSION")
+    shared.set_defaults(handler=_shared)
+    for leaf in (init, pw, check, copy, private, shared):
         leaf.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -165,4 +174,35 @@ def _copy(args: argparse.Namespace) -> int:
     else:
         print(f"Copied to {copied.id} ({copied.title}): {counted(counts['objects'], 'object')}, "
               f"{counted(counts['relations'], 'relation')}.")
+    return EXIT_OK
+
+
+def _private(args: argparse.Namespace) -> int:
+    return _set_shared(args, False)
+
+
+def _shared(args: argparse.Namespace) -> int:
+    return _set_shared(args, True)
+
+
+def _set_shared(args: argparse.Namespace, shared: bool) -> int:
+    from cks_desktop.graph.errors import StoreError
+    from cks_desktop.storage_choice import is_postgres, open_store
+
+    database = getattr(args, "database", None)
+    if not is_postgres(database):
+        raise CliError("Private and shared sessions are for a team database: pass --database postgresql://….")
+    try:
+        store = open_store(database, app_paths(args).database, _secrets())
+        try:
+            store.set_session_shared(args.session_id, shared)  # type: ignore[attr-defined]
+            owner, now_shared = store.session_access(args.session_id)  # type: ignore[attr-defined]
+        finally:
+            store.close()
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print_json({"id": args.session_id, "owner": owner, "shared": now_shared})
+    else:
+        print(f"Session {args.session_id} is {'shared with every member' if now_shared else 'private to ' + owner}.")
     return EXIT_OK

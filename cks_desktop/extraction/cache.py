@@ -61,6 +61,33 @@ class ExtractionCache:
                     (self.session_id, *part)))
         return found
 
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The cached answers among ``keys`` (one query per 500 keys): a run reads them all at once."""
+        found: dict[str, dict[str, Any]] = {}
+        with self.store.connection_lock() as conn:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                marks = ",".join("?" * len(part))
+                for key, answer in conn.execute(
+                        f"SELECT key, answer FROM extraction_cache WHERE session_id = ? AND key IN ({marks})",
+                        (self.session_id, *part)):
+                    try:
+                        value = json.loads(str(answer))
+                    except ValueError:
+                        continue
+                    if isinstance(value, dict):
+                        found[str(key)] = value
+        return found
+
+    def put_with_progress(self, key: str, answer: dict[str, Any], run_id: str, done: int) -> None:
+        """The answer and the run's progress in ONE transaction (one commit per part)."""
+        now = now_iso()
+        with self.store.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO extraction_cache (session_id, key, answer, created_at) "
+                         "VALUES (?, ?, ?, ?)", (self.session_id, key, json.dumps(answer, ensure_ascii=False), now))
+            conn.execute("UPDATE extraction_runs SET chunks_done = ?, updated_at = ? WHERE id = ? AND session_id = ?",
+                         (done, now, run_id, self.session_id))
+
     def put(self, key: str, answer: dict[str, Any]) -> None:
         with self.store.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO extraction_cache (session_id, key, answer, created_at) "

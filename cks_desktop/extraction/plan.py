@@ -193,8 +193,9 @@ class Plan:
         except (KeyError, TypeError) as exc:
             raise ValueError(f"does not have the shape of a review file ({exc})") from None
         for item in [*objects, *relations]:
-            if not isinstance(item.include, bool) or not isinstance(item.name, str) or not isinstance(item.type, str) \
-                    or not isinstance(item.merge_into, str):
+            if not isinstance(item.include, bool) or not all(isinstance(v, str) for v in (
+                    item.key, item.name, item.type, item.merge_into, item.source, item.target, item.action)) \
+                    or not (item.existing_id is None or isinstance(item.existing_id, str)):
                 raise ValueError(f"has an item {item.key!r} whose include, name, type or merge_into is not valid")
             if not isinstance(item.evidence, list) or not all(_valid_source(ev) for ev in item.evidence) \
                     or not isinstance(item.aliases, list) or not isinstance(item.properties, dict) \

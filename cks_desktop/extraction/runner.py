@@ -127,7 +127,10 @@ def model_name(provider: "Provider | None") -> str:
 
 
 class Extraction:
-    """One document's extraction in one session (see the module docstring)."""
+    """One document's extraction in one session (see the module docstring).
+
+    Constructing one chunks the document (about 2 ms per part; half a second for 300 pages):
+    a window builds it on a worker thread (``asyncio.to_thread(Extraction, ...)``)."""
 
     def __init__(self, store: "GraphStore", session_id: str, document: "Document", provider: "Provider | None", *,
                  guidance: str = "", max_calls: int | None = None, max_cost_usd: float | None = None,
@@ -212,20 +215,31 @@ class Extraction:
         runs = Runs(self.store, self.session_id)
         self.progress.run_id = await asyncio.to_thread(runs.start, self.document.id, len(self.chunks))
         results: list[ChunkResult] = []
+        keys = self.keys()
+        cached = await asyncio.to_thread(self.cache.get_many, keys)  # one read for the whole run
         try:
-            for chunk, key in zip(self.chunks, self.keys(), strict=True):
+            for chunk, key in zip(self.chunks, keys, strict=True):
                 await self._running.wait()
                 if self._cancelled:
                     raise ExtractionStopped("The extraction was cancelled; the chunks already read are kept and "
                                             "the next run goes on from there.", "cancelled")
-                answer = await self._answer(chunk, key)
+                answer = cached.get(key)
+                fresh = answer is None
+                if answer is None:
+                    answer = await self._answer(chunk)
+                else:
+                    self.progress.cached += 1
                 if answer is not None:
                     result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab)
                     results.append(result)
                     self.progress.objects_found += len(result.mentions)
                     self.progress.relations_found += len(result.relations)
                 self.progress.chunks_done += 1
-                await asyncio.to_thread(runs.update, self.progress.run_id, done=self.progress.chunks_done)
+                if fresh and answer is not None:  # the answer and the progress: one commit
+                    await asyncio.to_thread(self.cache.put_with_progress, key, answer, self.progress.run_id,
+                                            self.progress.chunks_done)
+                elif fresh or self.progress.chunks_done == len(self.chunks) or self.progress.chunks_done % 20 == 0:
+                    await asyncio.to_thread(runs.update, self.progress.run_id, done=self.progress.chunks_done)
                 self._emit()
                 self._check_running_cost()
             plan = await self._resolve(results)
@@ -251,21 +265,14 @@ class Extraction:
             raise ExtractionStopped(f"The extraction stopped at its cap of {self.max_calls} model calls; "
                                     "the chunks read so far are kept.", "capped")
 
-    async def _answer(self, chunk: Chunk, key: str) -> dict[str, Any] | None:
-        cached = await asyncio.to_thread(self.cache.get, key)
-        if cached is not None:
-            self.progress.cached += 1
-            return cached
+    async def _answer(self, chunk: Chunk) -> dict[str, Any] | None:
+        """The model's answer for a part that is not cached (None when it could not be had)."""
         if self.provider is None:
             self.progress.failed_chunks.append(f"part {chunk.index + 1}: no AI provider is set up")
             return None
         assert self.context is not None
         message = prompt.user_message(chunk, self.context.vocab.types, self.context.relation_types, self.guidance)
-        answer = await self._ask(message, prompt.SCHEMA, prompt.SYSTEM, f"part {chunk.index + 1}")
-        if answer is None:
-            return None
-        await asyncio.to_thread(self.cache.put, key, answer)
-        return answer
+        return await self._ask(message, prompt.SCHEMA, prompt.SYSTEM, f"part {chunk.index + 1}")
 
     async def _ask(self, message: str, schema: dict[str, Any], system: str, what: str) -> dict[str, Any] | None:
         from cks_desktop.llm.messages import Message
@@ -419,15 +426,16 @@ def _chunk_part(plan: Plan, chunk: int, written: dict[str, str]) -> Plan:
         first = min((ev["chunk_index"] for ev in item.evidence), default=0)
         if first > chunk:
             continue
-        clone = copy.copy(item)
-        if item.key in written:
-            clone.action, clone.existing_id = "merge", written[item.key]
-            clone.evidence = [ev for ev in item.evidence if ev["chunk_index"] == chunk]
-            clone.aliases, clone.properties, clone.conflicts = [], {}, []
-            if not clone.evidence:
-                clone.include = item.include
-        elif first < chunk:
+        if first == chunk:
+            objects.append(item)
             continue
+        into = written.get(item.key) or (item.existing_id if item.action == "merge" else None)
+        if into is None or not item.include:
+            continue  # not written by its first part (unticked): nothing to add sources to
+        clone = copy.copy(item)  # already written: only this part's sources are new
+        clone.action, clone.existing_id = "merge", into
+        clone.evidence = [ev for ev in item.evidence if ev["chunk_index"] == chunk]
+        clone.aliases, clone.properties, clone.conflicts, clone.description = [], {}, [], ""
         objects.append(clone)
     part.objects = objects
     present = {o.key for o in objects}

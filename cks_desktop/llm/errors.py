@@ -222,6 +222,7 @@ def says_too_long(message: str | None) -> bool:
 
 
 _NO_THINKING = ("does not support thinking", "thinking is not supported", "'reasoning_effort' is not supported",
+                "'reasoning.effort' is not supported",  # the Responses API's words
                 "unrecognized request argument supplied: reasoning_effort", "thinking_config is not supported",
                 "thinking is not enabled for this model")
 

@@ -61,7 +61,8 @@ from cks_desktop.mcp.client_hooks import ClientHooks
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.features import ServerFeatures
 from cks_desktop.mcp.convert import MAX_DESCRIPTION, SkippedTool, build_specs, result_to_output
-from cks_desktop.mcp.oauth import OAuthSession, OpenUrl, describe_exception, sign_in_sentence, uses_oauth
+from cks_desktop.mcp.oauth import (OAuthSession, OpenUrl, describe_exception, refused_token_sentence,
+                                   sign_in_sentence, uses_oauth)
 from cks_desktop.mcp.resource_tool import reader_spec
 from cks_desktop.mcp.resources import supports_resources
 from cks_desktop.mcp.server_log import ServerLog, StderrPipe
@@ -440,7 +441,9 @@ class McpConnection:
                           f"{self._stderr_hint()}")
         except Exception as exc:  # every fault of a server becomes a status, never a crash
             auth_reason = self._auth_reason(exc)
-            needs_auth = auth_reason is not None
+            # a sign-in without a browser that failed is a failure to fix in the settings: "Sign in"
+            # would only send the same refused request again (oauth_grants.machine_failure)
+            needs_auth = auth_reason is not None and not self._machine_sign_in
             reason = auth_reason or await self._explain(leaf(exc))
         finally:
             self._client = None
@@ -466,8 +469,18 @@ class McpConnection:
         found = describe_exception(exc)
         session = self._oauth
         if found is None and session is not None:
-            found = session.error or (sign_in_sentence(self.name, session.challenge) if session.challenge else None)
+            found = session.error or (self._challenge_sentence(session.challenge) if session.challenge else None)
         return found
+
+    @property
+    def _machine_sign_in(self) -> bool:
+        """Signed in to without a browser (client credentials, identity assertion: oauth_grants.py)."""
+        return uses_oauth(self.config) and self.config.oauth is not None and self.config.oauth.machine
+
+    def _challenge_sentence(self, challenge: Any) -> str:
+        if self._machine_sign_in and not challenge.step_up:
+            return refused_token_sentence(self.config, challenge)
+        return sign_in_sentence(self.name, challenge)
 
     def _finish(self, status: Status, reason: str, *, crashed: bool = False) -> None:
         if status is Status.STOPPED:
@@ -657,7 +670,11 @@ class McpConnection:
             return None
         challenge, error = session.challenge, session.error
         session.challenge = session.error = None
-        sentence = error or sign_in_sentence(self.name, challenge)
+        sentence = error or self._challenge_sentence(challenge)
+        if session.machine and (challenge is None or not challenge.step_up):
+            # no browser: a new token was asked for and refused; Settings, not "Sign in", fixes it
+            self.set_status(Status.FAILED, sentence)
+            return ToolOutput(f"'{tool}' on MCP server '{self.name}' could not run. {sentence}", is_error=True)
         if challenge is not None and not challenge.step_up:
             self.set_status(Status.NEEDS_AUTH, sentence)
         return ToolOutput(f"'{tool}' on MCP server '{self.name}' could not run. {sentence}", is_error=True,

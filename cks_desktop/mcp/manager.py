@@ -81,6 +81,7 @@ class ProbeResult:
     server_name: str = ""
     stderr: list[str] = field(default_factory=list)
     garbage_lines: int = 0
+    status: str = ""  # the connection's ``Status`` value when the probe ended ("needs_auth": a browser sign-in)
 
 
 class McpManager:
@@ -310,7 +311,8 @@ class McpManager:
             ok = await conn.start()
             result = ProbeResult(ok=ok, reason=conn.reason, tools=list(conn.tools), skipped=list(conn.skipped),
                                  protocol_version=conn.protocol_version,
-                                 server_name=conn.server_info.name if conn.server_info else "")
+                                 server_name=conn.server_info.name if conn.server_info else "",
+                                 status=conn.status.value)
         finally:
             await conn.stop()
         result.stderr = conn.log.server_tail(20)

@@ -41,7 +41,7 @@ from pydantic import ValidationError
 from cks_desktop import APP_ID
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.oauth_callback import CALLBACK_PATH, LoopbackCallback, SignInError
-from cks_desktop.mcp.oauth_grants import machine_provider
+from cks_desktop.mcp.oauth_grants import machine_failure, machine_provider, oauth_error
 from cks_desktop.mcp.oauth_storage import KeychainTokenStorage, pre_registered_auth_method
 
 if TYPE_CHECKING:
@@ -303,6 +303,10 @@ class GatedAuth(httpx2.Auth):
         location = response.headers.get("location") if response is not None else None
         redirected = response is not None and location is not None and 300 <= response.status_code < 400
         elsewhere = f", redirecting to {location[:120]}" if redirected and location else ""
+        if self.session.machine:  # no browser: the authorization server's own reason, and what to fix
+            description, code = oauth_error(response) if response is not None and status else ("", "")
+            return machine_failure(self.session.config, f"{description or what} "
+                                                        f"({code + ', ' if code else ''}{where}{status}{elsewhere})")
         return f"Signing in to '{name}' failed: {what} (last request: {where}{status}{elsewhere})."
 
 
@@ -341,6 +345,14 @@ async def sign_out(config: ServerConfig, secrets: "SecretStore | None") -> bool:
     return had
 
 
+def refused_token_sentence(config: ServerConfig, challenge: Challenge) -> str:
+    """A sign-in without a browser that got a token the MCP server then refused (no loop: it stops there)."""
+    why = f" ({challenge.error})" if challenge.error else ""
+    return machine_failure(config, f"the server refused the access token its authorization server issued "
+                                   f"(HTTP {challenge.status}{why})", "check its client ID and scope in "
+                                                                      "Settings → MCP servers")
+
+
 def describe_exception(exc: BaseException) -> str | None:
     """The sentence of a sign-in failure found anywhere in an exception (groups included)."""
     if isinstance(exc, SignInError):
@@ -354,4 +366,4 @@ def describe_exception(exc: BaseException) -> str | None:
 
 
 __all__ = ["Challenge", "GatedAuth", "OAuthSession", "SIGN_IN_TIMEOUT", "SignInError", "challenge_of",
-           "describe_exception", "sign_in_sentence", "sign_out", "uses_oauth"]
+           "describe_exception", "refused_token_sentence", "sign_in_sentence", "sign_out", "uses_oauth"]

@@ -38,8 +38,10 @@ from mcp.client.auth.extensions.client_credentials import (
     PrivateKeyJWTOAuthProvider,
     SignedJWTParameters,
 )
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from cks_desktop import APP_ID
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.oauth_callback import SignInError
 
@@ -69,23 +71,61 @@ def signing_algorithm(pem: str) -> str:
     raise ValueError("the private key is of a kind JWT cannot sign with (use RSA, EC P-256/384/521 or Ed25519)")
 
 
+WHERE = "Settings → MCP servers"
+
+
+def machine_failure(config: ServerConfig, what: str, hint: str | None = None) -> str:
+    """The status sentence of a sign-in without a browser that failed: "Sign in" would only send the same
+    refused request again, so the sentence names the setting to fix (the connection shows it as ``failed``,
+    not as "sign in needed")."""
+    settings = config.oauth
+    if hint is None:
+        thing = "private key" if settings is not None and settings.client_auth == "private_key_jwt" \
+            else "client secret"
+        hint = f"check its {thing} in {WHERE}"
+    return f"Sign-in to '{config.name}' failed: {what}; {hint}."
+
+
+def id_token_hint(config: ServerConfig) -> str:
+    """What to do when the identity provider refuses the ID token (they expire; the app cannot get a new one)."""
+    return (f"the ID token may have expired: enter a new one in {WHERE} "
+            f"(or run: {APP_ID} mcp login {config.name} --id-token)")
+
+
+def oauth_error(response: httpx2.Response) -> tuple[str, str]:
+    """``(error_description, error)`` of an OAuth error answer (RFC 6749 5.2), each "" when absent.
+
+    Only these two fields are read, never the rest of the body; the description is cut to one line of
+    at most 200 characters (the RFC allows printable ASCII only) so it fits the status sentence."""
+    try:
+        body = response.json()
+    except ValueError:
+        return "", ""
+    if not isinstance(body, dict):
+        return "", ""
+    description, code = body.get("error_description"), body.get("error")
+    description = " ".join(description.split())[:200].rstrip(" .") if isinstance(description, str) else ""
+    code = code[:60] if isinstance(code, str) and code.isprintable() else ""
+    return description, code
+
+
 def _secret(config: ServerConfig, secrets: "SecretStore | None", ref: str, what: str) -> str:
     value = secrets.get(ref) if (secrets is not None and ref) else None
     if not value:
-        raise SignInError(f"Signing in to '{config.name}' failed: its OAuth {what} is not in the keychain; "
-                          "enter it again in the server's settings.")
+        raise SignInError(machine_failure(config, f"its OAuth {what} is not in the keychain",
+                                          f"enter it again in {WHERE}"))
     return value
 
 
-def _sentenced(server: str, make: Callable[[str], Awaitable[str]]) -> Callable[[str], Awaitable[str]]:
+def _sentenced(config: ServerConfig, make: Callable[[str], Awaitable[str]]) -> Callable[[str], Awaitable[str]]:
     """The SDK's assertion maker, with a signing failure (a key that does not fit the algorithm) as one sentence."""
 
     async def assertion(audience: str) -> str:
         try:
             return await make(audience)
         except Exception as exc:  # PyJWT and cryptography raise several kinds; none may quote the key
-            raise SignInError(f"Signing in to '{server}' failed: the client assertion could not be signed "
-                              f"with the private key ({type(exc).__name__}).") from None
+            raise SignInError(machine_failure(config, "the client assertion could not be signed with the private "
+                                                      f"key ({type(exc).__name__})")) from None
 
     return assertion
 
@@ -112,25 +152,29 @@ def id_jag_provider(config: ServerConfig, secrets: "SecretStore | None") -> Call
         if settings.idp_client_secret_ref:
             form["client_secret"] = _secret(config, secrets, settings.idp_client_secret_ref,
                                             "identity provider client secret")
-        fail = f"Signing in to '{config.name}' failed: the identity provider"
+        where = f"POST {endpoint}"
         try:
             async with httpx2.AsyncClient(timeout=30.0, follow_redirects=False) as http:
                 response = await http.post(endpoint, data=form)
         except httpx2.HTTPError as exc:
-            raise SignInError(f"{fail} could not be reached ({type(exc).__name__}; POST {endpoint}).") from None
+            raise SignInError(machine_failure(config, f"the identity provider could not be reached "
+                                                      f"({type(exc).__name__}, {where})",
+                                              f"check its identity provider token endpoint in {WHERE}")) from None
         try:
             answer = response.json()
         except ValueError:
             answer = None
         if response.status_code != 200 or not isinstance(answer, dict) \
                 or not isinstance(answer.get("access_token"), str):
-            error = answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), str) else ""
-            why = f" ({error[:60]})" if error else ""
-            raise SignInError(f"{fail} refused to exchange the ID token for an ID-JAG{why} "
-                              f"(POST {endpoint}, HTTP {response.status_code}); the ID token may have expired: "
-                              "enter a new one in the server's settings.")
+            description, code = oauth_error(response)
+            told = f": {description}" if description else ""
+            raise SignInError(machine_failure(
+                config, f"the identity provider refused the ID token{told} "
+                        f"({code + ', ' if code else ''}{where}, HTTP {response.status_code})", id_token_hint(config)))
         if answer.get("issued_token_type", ID_JAG_TYPE) != ID_JAG_TYPE:
-            raise SignInError(f"{fail} answered with a token that is not an ID-JAG (POST {endpoint}).")
+            raise SignInError(machine_failure(config, f"the identity provider answered with a token that is not "
+                                                      f"an ID-JAG ({where})",
+                                              f"check its identity provider token endpoint in {WHERE}"))
         return str(answer["access_token"])
 
     return fetch
@@ -143,11 +187,6 @@ def machine_provider(config: ServerConfig, secrets: "SecretStore | None", storag
     assert settings is not None and settings.machine
     if settings.grant == "identity_assertion":
         assert settings.issuer is not None
-        try:  # newer than the SDK floor in pyproject (mcp 2.0); an older SDK says so in one sentence
-            from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
-        except ImportError:
-            raise SignInError(f"Signing in to '{config.name}' failed: the installed MCP SDK has no "
-                              "identity-assertion (enterprise-managed authorization) support; update it.") from None
         method: Literal["client_secret_basic", "client_secret_post"] = \
             "client_secret_post" if settings.client_auth == "client_secret_post" else "client_secret_basic"
         return IdentityAssertionOAuthProvider(
@@ -161,11 +200,11 @@ def machine_provider(config: ServerConfig, secrets: "SecretStore | None", storag
             try:
                 algorithm = settings.signing_algorithm or signing_algorithm(pem)
             except ValueError as exc:
-                raise SignInError(f"Signing in to '{config.name}' failed: {exc}.") from None
+                raise SignInError(machine_failure(config, str(exc))) from None
             jwt = SignedJWTParameters(issuer=settings.client_id, subject=settings.client_id, signing_key=pem,
                                       signing_algorithm=algorithm)
             return PrivateKeyJWTOAuthProvider(config.url, storage, settings.client_id,
-                                              _sentenced(config.name, jwt.create_assertion_provider()),
+                                              _sentenced(config, jwt.create_assertion_provider()),
                                               scope=settings.scope, issuer=settings.issuer)
         method = "client_secret_post" if settings.client_auth == "client_secret_post" else "client_secret_basic"
         return ClientCredentialsOAuthProvider(
@@ -174,4 +213,5 @@ def machine_provider(config: ServerConfig, secrets: "SecretStore | None", storag
             token_endpoint_auth_method=method, scope=settings.scope, issuer=settings.issuer)
 
 
-__all__ = ["id_jag_provider", "machine_provider", "signing_algorithm"]
+__all__ = ["id_jag_provider", "id_token_hint", "machine_failure", "machine_provider", "oauth_error",
+           "signing_algorithm"]

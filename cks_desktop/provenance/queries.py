@@ -8,6 +8,7 @@ All reads go through ``GraphStore.connection_lock`` on the store's one connectio
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,26 @@ def _fetch(conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> lis
     return [_row(r) for r in conn.execute(_SELECT + where, params)]
 
 
+def _targets(store: "GraphStore", session_id: str, pairs: list[tuple[str, str]]) -> tuple[list["Object"],
+                                                                                          list["Relation"]]:
+    """The objects and relations ``(kind, id)`` names, in that order, in two queries (gone ones left out)."""
+    from cks_desktop.graph import rows as R
+    from cks_desktop.graph.sqlite_util import json_list
+
+    out: dict[str, list[Any]] = {"object": [], "relation": []}
+    with store.connection_lock() as conn:
+        for kind, table, cols, make in (("object", "objects", R.OBJECT_COLS, R.obj),
+                                        ("relation", "relations", R.RELATION_COLS, R.relation)):
+            ids = [i for k, i in pairs if k == kind]
+            if not ids:
+                continue
+            found = {r[0]: make(r) for r in conn.execute(
+                f"SELECT {cols} FROM {table} WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))",
+                (session_id, json_list(ids)))}
+            out[kind] = [found[i] for i in ids if i in found]
+    return out["object"], out["relation"]
+
+
 def evidence_of(store: "GraphStore", session_id: str, kind: str, target_id: str) -> list[Evidence]:
     """Every source of one object or relation, oldest first."""
     store.get_session(session_id)
@@ -50,6 +71,26 @@ def sources_of(store: "GraphStore", session_id: str, kind: str, target_id: str) 
             + "WHERE e.session_id = ? AND e.target_kind = ? AND e.target_id = ? "
             "ORDER BY d.n IS NULL, d.n, e.span_start, e.id", (session_id, kind, target_id)).fetchall()
     return [Source(_row(r[:15]), r[15]) for r in rows]
+
+
+def sources_of_many(store: "GraphStore", session_id: str, kind: str, target_ids: list[str]) -> dict[str, list[Source]]:
+    """``sources_of`` for many targets in one query (an object's relations, for the inspector:
+    a hub's thousands of relations would otherwise be a query each)."""
+    from cks_desktop.graph.sqlite_util import json_list
+
+    if not target_ids:
+        return {}
+    store.get_session(session_id)
+    with store.connection_lock() as conn:
+        rows = conn.execute(
+            _SELECT.replace("FROM evidence e", ", d.name FROM evidence e LEFT JOIN documents d "
+                            "ON d.session_id = e.session_id AND d.id = e.document_id")
+            + "WHERE e.session_id = ? AND e.target_kind = ? AND e.target_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY d.n IS NULL, d.n, e.span_start, e.id", (session_id, kind, json_list(target_ids))).fetchall()
+    out: dict[str, list[Source]] = {}
+    for r in rows:
+        out.setdefault(str(r[2]), []).append(Source(_row(r[:15]), r[15]))
+    return out
 
 
 def evidence_of_document(store: "GraphStore", session_id: str, document_id: str) -> list[Evidence]:
@@ -80,22 +121,10 @@ class SpanFacts:
 
 def facts_in_span(store: "GraphStore", session_id: str, document_id: str, start: int, end: int) -> SpanFacts:
     """The objects and relations that came from ``[start, end)`` of a document (each once)."""
-    from cks_desktop.graph.errors import NotFound
-
-    out = SpanFacts()
-    seen: set[str] = set()
-    for e in in_span(store, session_id, document_id, start, end):
-        if e.target_id in seen:
-            continue
-        seen.add(e.target_id)
-        try:
-            if e.target_kind == "object":
-                out.objects.append(store.get_object(session_id, e.target_id))
-            else:
-                out.relations.append(store.get_relation(session_id, e.target_id))
-        except NotFound:
-            continue
-    return out
+    pairs = list(dict.fromkeys((e.target_kind, e.target_id) for e in in_span(store, session_id, document_id,
+                                                                               start, end)))
+    objects, relations = _targets(store, session_id, pairs)
+    return SpanFacts(objects, relations)
 
 
 @dataclass
@@ -115,8 +144,6 @@ def orphans_of_document(store: "GraphStore", session_id: str, document_id: str) 
     """The document's sources, and the objects and relations whose ONLY sources cite it
     (facts that never had a source — typed in by hand — are not orphans: nothing changed
     for them)."""
-    from cks_desktop.graph.errors import NotFound
-
     out = Orphans(evidence=evidence_of_document(store, session_id, document_id))
     with store.connection_lock() as conn:
         rows = conn.execute(
@@ -125,36 +152,21 @@ def orphans_of_document(store: "GraphStore", session_id: str, document_id: str) 
             "AND o.target_kind = e.target_kind AND o.target_id = e.target_id "
             "AND (o.document_id IS NULL OR o.document_id != e.document_id)) ORDER BY e.target_id",
             (session_id, document_id)).fetchall()
-    for kind, ident in rows:
-        try:
-            if kind == "object":
-                out.objects.append(store.get_object(session_id, ident))
-            else:
-                out.relations.append(store.get_relation(session_id, ident))
-        except NotFound:
-            continue
+    out.objects, out.relations = _targets(store, session_id, [(str(k), str(i)) for k, i in rows])
     removed = {o.id for o in out.objects}  # their relations go with them
     out.relations = [r for r in out.relations if r.source_id not in removed and r.target_id not in removed]
     return out
 
 
-def authorship(store: "GraphStore", session_id: str, object_id: str, limit: int = 20) -> list[Authorship]:
+MessagesOf = Callable[[str, list[str]], dict[str, int]]  # (session, change ids) -> change id -> chat message id
+
+
+def authorship(store: "GraphStore", session_id: str, object_id: str, limit: int = 20,
+               messages_of: MessagesOf | None = None) -> list[Authorship]:
     """Who wrote an object or its relations, newest first: derived from the change log (the
-    change's origin) and, for chat writes, the chat message whose tool call made the change."""
+    change's origin). ``messages_of`` (the transcript's ``messages_for_changes``: the chat
+    tables belong to ``agent/transcript.py``) adds, for chat writes, the chat message whose
+    tool call made the change; callers below the agent layer (the tools) go without it."""
     changes = store.changes_touching(session_id, object_id, limit)
-    if not changes:
-        return []
-    with store.connection_lock() as conn:
-        try:
-            messages = dict(conn.execute(
-                "SELECT change_id, message_id FROM chat_tool_calls WHERE session_id = ? AND change_id IN "
-                "(SELECT value FROM json_each(?))", (session_id, _json([c.id for c in changes]))).fetchall())
-        except sqlite3.Error:  # (connection_lock turns errors into DatabaseError; kept for clarity)
-            messages = {}
+    messages = messages_of(session_id, [c.id for c in changes]) if changes and messages_of else {}
     return [Authorship(c.id, c.at, author_of(c.origin), c.origin, c.summary, messages.get(c.id)) for c in changes]
-
-
-def _json(values: list[str]) -> str:
-    from cks_desktop.graph.sqlite_util import json_list
-
-    return json_list(values)

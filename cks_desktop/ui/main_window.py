@@ -172,6 +172,12 @@ class MainWindow(QMainWindow):
         self.settings_action = self._action(file_menu, "&Settings…", lambda: self.open_settings(),
                                             "Ctrl+,", "settingsAction")
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        # Settings → Share with other apps, one step closer: the MCP server for Claude Desktop, VS Code…
+        self.share_action = self._action(file_menu, "S&hare with other apps…", lambda: self.open_settings("share"),
+                                         None, "shareAction")
+        self.share_action.setToolTip("Let Claude Desktop, VS Code, Cursor or another MCP host read and grow "
+                                     "the sessions you share")
+        theme.bind_icon(self.share_action, "share-network")
         file_menu.addSeparator()
         quit_action = self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quitAction")
         quit_action.setMenuRole(QAction.MenuRole.QuitRole)
@@ -221,7 +227,8 @@ class MainWindow(QMainWindow):
         self.session_settings_action = self._action(chat_menu, "Session &settings…",
                                                     self.chat_panel.open_session_settings, None,
                                                     "sessionSettingsAction")
-        self.session_settings_action.setToolTip("This session's instructions, temperature and max output tokens")
+        self.session_settings_action.setToolTip("This session's instructions, temperature, max output tokens, "
+                                                "thinking and budget per answer")
         # Esc stops from anywhere in the window, but only while the chat answers: otherwise
         # it stays with the widgets (closing a search, leaving an editor). Dialogs keep their own.
         self._esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)

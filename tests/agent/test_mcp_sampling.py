@@ -84,3 +84,67 @@ async def test_a_provider_failure_is_one_sentence_for_the_server(settings):
             await holder.aclose()
     assert answer.reply is None
     assert answer.refusal.startswith("The model could not answer MCP server 'cb':")
+
+
+# -- images in a sampling request (images-2, issue 16 section 3) ---------------------------------------
+IMAGE_SERVER = SERVERS / "image_sampling_server.py"
+
+
+async def _look(settings, tmp_path: Path, fake, model: str, args: dict) -> dict:
+    """The image server's ``look`` tool, run through a real manager whose sampler uses ``model``."""
+    registry = ToolRegistry(None)  # type: ignore[arg-type]
+    holder = ProviderHolder(settings, None, lambda name, s, secrets: provider_for(fake, model=model), pinned="anthropic")
+    settings.mcp_servers["eyes"] = {"command": sys.executable, "args": [str(IMAGE_SERVER)], "approval": "auto",
+                                    "protocol": "legacy", "sampling": "allow"}
+    manager = McpManager(settings, None, registry, tmp_path / "logs", login_path=no_login_shell,
+                         startup_timeout=30.0, host=HeadlessHost(yes=True, sampler=ProviderSampler(holder)))
+    await manager.start_all()
+    try:
+        assert manager.connections["eyes"].status is Status.READY
+        run = Run("s1", Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
+        result = await registry.invoke(ToolCall("c1", "mcp:eyes:look", args), run)
+        return json.loads(result.content)
+    finally:
+        await manager.aclose()
+        await holder.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_sampling_image_reaches_a_model_that_takes_images(settings, tmp_path: Path):
+    import base64
+
+    from tests.png import make_png
+
+    png = base64.b64encode(make_png(5, 4)).decode()
+    with make_fake("anthropic") as fake:
+        fake.queue(text_turn("A red square."))
+        fake.queue(text_turn("Still red."))
+        answer = await _look(settings, tmp_path, fake, "claude-test", {"image": png})
+        assert answer["text"] == "A red square."
+        [user] = fake.generation_requests[-1].body["messages"]
+        assert user["content"] == [{"type": "text", "text": "What is in this picture?"},
+                                   {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                                "data": png}}]
+        # an image inside a tool result goes inside the tool_result block
+        answer = await _look(settings, tmp_path, fake, "claude-test", {"image": png, "with_result": True})
+        assert answer["text"] == "Still red."
+        result = fake.generation_requests[-1].body["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and {"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": png}} in result["content"]
+
+
+@pytest.mark.asyncio
+async def test_a_sampling_image_for_a_model_without_images_is_refused_in_one_sentence(settings, tmp_path: Path):
+    import base64
+
+    from tests.png import make_png
+
+    with make_fake("anthropic") as fake:
+        answer = await _look(settings, tmp_path, fake, "claude-2.1", {"image": base64.b64encode(make_png(5, 4)).decode()})
+        assert "claude-2.1 (Anthropic) does not take images" in answer["error"]
+        assert "MCP server 'eyes'" in answer["error"]
+        # bytes that are not an image, labelled image/png: the bytes decide, one sentence
+        script = base64.b64encode(b"<html><script>alert(1)</script></html>").decode()
+        answer = await _look(settings, tmp_path, fake, "claude-test", {"image": script, "mime": "image/png"})
+        assert "This is not a PNG, JPEG, GIF or WebP image (it says image/png)" in answer["error"]
+        assert fake.generation_requests == []  # nothing went to the model

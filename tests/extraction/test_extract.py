@@ -152,6 +152,14 @@ async def test_chunk_by_chunk_writes_one_change_per_chunk(world: Any) -> None:
     assert len(results) == len(ex.chunks) >= 2
     names = [o.name for o in setup.store.all_objects(setup.session_id)]
     assert len(names) == len(set(names))
+    included = {o.key for o in plan.objects if o.include}
+    wanted = [r for r in plan.relations if r.include and r.action == "add" and {r.source, r.target} <= included]
+    assert len(setup.store.all_relations(setup.session_id)) == len(wanted)  # the same graph as one change
+    with setup.store.connection_lock() as conn:
+        sources = conn.execute("SELECT count(*) FROM evidence").fetchone()[0]
+    expected = {(i.key, e["start"], e["end"], e["quote"]) for i in [*plan.objects, *wanted] if i.include
+                for e in i.evidence if e["alignment"] != "unaligned"}  # the overlap repeats a source: kept once
+    assert sources == len(expected)
 
 
 @pytest.mark.asyncio

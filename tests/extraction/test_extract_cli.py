@@ -86,6 +86,11 @@ def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(set
         bad.write_text("{not json")
         broken = _run(home, fake, "--session", sid, "founding.md", "--apply-review", str(bad), "--yes")
         assert broken.returncode == 2 and broken.stderr.count("\n") == 1 and "not valid JSON" in broken.stderr
+        plan["objects"][0]["evidence"] = [{"quote": 5}]  # valid JSON, not a review file's shape
+        bad.write_text(json.dumps(plan))
+        shaped = _run(home, fake, "--session", sid, "founding.md", "--apply-review", str(bad), "--yes")
+        assert shaped.returncode == 2 and shaped.stderr.count("\n") == 1 and "not valid" in shaped.stderr
+        assert "Traceback" not in shaped.stderr
     assert not fake.problems
 
 

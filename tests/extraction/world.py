@@ -111,6 +111,8 @@ _LAST = ["Achterberg", "Brannigan", "Castellanos", "Dunmore", "Eriksdottir", "Fa
          "Pemberton", "Quimby", "Rautenberg", "Szabo", "Thorvaldsen", "Underhill", "Valcourt", "Whitacre"]
 _JOBS = ["clerk", "surveyor", "stonemason", "conductor", "cartographer", "telegraphist", "architect", "chemist",
          "printer", "signalman", "accountant", "glassblower"]
+_SYLLABLES = ("ka lo mi ren tor va sel dun bri ox qua zen pa ti ru mo ne lis gar fen hol jun kes ber dal vin "
+              "sor wel yar tam").split()
 _PLACES = ["Dunmark", "Esterhollow", "Fennick", "Grayport", "Harrowgate", "Ilsbeck", "Jorvale", "Korrin",
            "Lastwater", "Moravel"]
 
@@ -142,10 +144,10 @@ def _extras(rng: random.Random, count: int, entities: dict[str, GoldEntity]) -> 
     used = {e.name for e in entities.values()}
     misses = 0
     while len(out) < count:
-        if misses < 50:  # two-part names first; once they run out, a middle name (15,000 more)
+        if misses < 50:  # the listed names first; once they run out, made-up surnames (600,000 more)
             name = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
         else:
-            name = f"{rng.choice(_FIRST)} {rng.choice(_FIRST)} {rng.choice(_LAST)}"
+            name = f"{rng.choice(_FIRST)} " + "".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()
         if name in used:
             misses += 1
             if misses > 100_000:

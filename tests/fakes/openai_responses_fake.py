@@ -19,7 +19,8 @@ The API's rules for input items, each answered with the API's 400 words (``refus
 a function call sent with an item id this fake issued after reasoning needs that reasoning
 item earlier in the same assistant run; a reasoning item must be followed by an item it
 produced; with ``store: false`` a reasoning item needs the exact ``encrypted_content`` issued
-("not found" otherwise); a ``function_call_output`` needs its ``function_call`` in the input.
+("not found" otherwise); a ``function_call_output`` needs its ``function_call`` in the input;
+a model in ``models_without_reasoning`` refuses ``reasoning.effort`` (gpt-4.1's 400).
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ class FakeOpenAIResponses(FakeServer):
     name = "openai"  # the OpenAI provider, with its setting ``api = "responses"``
     default_model = "gpt-test-reasoning"
 
-    def __init__(self, *, chunk_delay: float = 0.0, cached_tokens: int = 0) -> None:
+    def __init__(self, *, chunk_delay: float = 0.0, cached_tokens: int = 0,
+                 models_without_reasoning: frozenset[str] = frozenset({"gpt-4.1-mini"}),
+                 summary_parts: bool = False, call_item_done: bool = True) -> None:
         super().__init__(chunk_delay=chunk_delay)
         self.cached_tokens = cached_tokens
+        self.summary_parts = summary_parts  # each thinking chunk its own summary part (as o-series do)
+        self.call_item_done = call_item_done  # False: no output_item.done for calls (a sloppy server)
+        self.models_without_reasoning = models_without_reasoning  # answer 400 to ``reasoning``
         self.issued_reasoning: dict[str, str] = {}  # rs id → encrypted_content issued
         self.reasoning_of_call: dict[str, str] = {}  # fc id → rs id of the turn that made it
         self.refusals: list[str] = []  # every 400 the rules produced (a test can read why)
@@ -115,6 +121,11 @@ class FakeOpenAIResponses(FakeServer):
             out.json(400, {"error": {"message": "Your input exceeds the context window of this model. Please adjust "
                                      "your input and try again.", "type": "invalid_request_error",
                                      "param": "input", "code": "context_length_exceeded"}})
+            return
+        if model in self.models_without_reasoning and (body.get("reasoning") or {}).get("effort"):
+            out.json(400, {"error": {"message": "Unsupported parameter: 'reasoning.effort' is not supported with "
+                                     "this model.", "type": "invalid_request_error", "param": "reasoning.effort",
+                                     "code": "unsupported_parameter"}})
             return
         refused = self.refusal(body)
         if refused is not None:
@@ -197,18 +208,19 @@ class _Stream:
         item: dict[str, Any] = {"id": rid, "type": "reasoning", "summary": []}
         self.send("response.output_item.added", output_index=index, item=item)
         if (self.body.get("reasoning") or {}).get("summary"):
-            text = "".join(self.turn.thinking)
-            part = {"type": "summary_text", "text": ""}
-            self.send("response.reasoning_summary_part.added", item_id=rid, output_index=index, summary_index=0,
-                      part=part)
-            for piece in self.turn.thinking:
-                self.send("response.reasoning_summary_text.delta", item_id=rid, output_index=index,
-                          summary_index=0, delta=piece, obfuscation="x")
-            self.send("response.reasoning_summary_text.done", item_id=rid, output_index=index, summary_index=0,
-                      text=text)
-            self.send("response.reasoning_summary_part.done", item_id=rid, output_index=index, summary_index=0,
-                      part={"type": "summary_text", "text": text})
-            item = {**item, "summary": [{"type": "summary_text", "text": text}]}
+            parts = [[p] for p in self.turn.thinking] if self.fake.summary_parts else [self.turn.thinking]
+            for number, pieces in enumerate(parts):
+                text = "".join(pieces)
+                self.send("response.reasoning_summary_part.added", item_id=rid, output_index=index,
+                          summary_index=number, part={"type": "summary_text", "text": ""})
+                for piece in pieces:
+                    self.send("response.reasoning_summary_text.delta", item_id=rid, output_index=index,
+                              summary_index=number, delta=piece, obfuscation="x")
+                self.send("response.reasoning_summary_text.done", item_id=rid, output_index=index,
+                          summary_index=number, text=text)
+                self.send("response.reasoning_summary_part.done", item_id=rid, output_index=index,
+                          summary_index=number, part={"type": "summary_text", "text": text})
+            item = {**item, "summary": [{"type": "summary_text", "text": "".join(p)} for p in parts]}
         encrypted = ENCRYPTED_PREFIX + secrets.token_urlsafe(24)
         self.fake.issued_reasoning[rid] = encrypted
         if "reasoning.encrypted_content" in (self.body.get("include") or []):
@@ -253,4 +265,5 @@ class _Stream:
                   name=name)
         item = {**item, "status": "completed", "arguments": raw}
         self.output.append(item)
-        self.send("response.output_item.done", output_index=index, item=item)
+        if self.fake.call_item_done:
+            self.send("response.output_item.done", output_index=index, item=item)

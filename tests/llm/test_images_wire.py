@@ -179,3 +179,55 @@ def test_the_profiles_know_their_vision_models() -> None:
     assert vision.known_images(OPENAI, "my-local-model", {"images": "yes"}) is True
     assert vision.known_images(GEMINI, "gemini-2.5-flash") is True
     assert vision.known_images(OLLAMA, "llava") is None  # only the server can say
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name", ["anthropic", "openai", "openai-responses"])
+async def test_images_are_encoded_off_the_loop_before_the_request_is_built(name: str) -> None:
+    """images-2: ``images_ready`` (which every adapter awaits before ``request()``) encodes the
+    images the way the adapter sends them in a worker thread, so ``request()`` on the event loop
+    only looks the strings up — the same string objects every turn, never rebuilt — and ten
+    large images do not hold the loop (lag probe)."""
+    from cks_desktop.llm.provider import ProviderConfig
+    from cks_desktop.llm.providers.anthropic import AnthropicProvider
+    from cks_desktop.llm.providers.openai_compat import OpenAICompatProvider
+    from cks_desktop.llm.providers.openai_responses import OpenAIResponsesProvider
+    from cks_desktop.tools import images as encoded
+
+    from tests.reliability.lag import LagProbe
+
+    provider = {"anthropic": lambda: AnthropicProvider(ProviderConfig("anthropic", "claude-test", api_key="x")),
+                "openai": lambda: OpenAICompatProvider(ProviderConfig("openai", "gpt-4o", api_key="x")),
+                "openai-responses": lambda: OpenAIResponsesProvider(ProviderConfig("openai", "gpt-4o", api_key="x")),
+                }[name]()
+    kind = provider.image_encoding
+    big = [_part(make_png(4, 3, (i, 0, 0)) + bytes(4 * 1024 * 1024)) for i in range(10)]  # 10 × 4 MB
+    messages = [Message("user", [Text("What are these?"), *big])]
+    encoded.clear_encoded()
+    try:
+        async with LagProbe(f"{name}: images_ready + request() with 10 × 4 MB images"):
+            await vision.images_ready(provider, messages)
+            assert all(encoded.is_encoded(p.image_id, p.media_type, p.size, kind) for p in big)
+            first = provider.request(messages, [], None, None)
+        assert base64.b64encode(big[3].data).decode() in str(first)
+        # the next turn's request holds the very strings the cache holds: nothing re-encoded
+        body = provider.request(messages, [], None, None)
+        wanted = (encoded.data_url_of if kind == "data_url" else
+                  lambda d, _t, data: encoded.base64_of(d, data))(big[0].image_id, big[0].media_type, big[0].data)
+        strings: list[str] = []
+
+        def walk(value: Any) -> None:
+            if isinstance(value, dict):
+                for v in value.values():
+                    walk(v)
+            elif isinstance(value, list):
+                for v in value:
+                    walk(v)
+            elif isinstance(value, str) and len(value) > 1_000_000:
+                strings.append(value)
+
+        walk(body)
+        assert len(strings) == 10 and any(s is wanted for s in strings)
+    finally:
+        encoded.clear_encoded()
+        await provider.aclose()

@@ -299,6 +299,7 @@ async def test_the_agent_loop_keeps_the_reasoning_items_through_the_transcript(t
     try:
         with FakeOpenAIResponses() as fake:
             fake.queue(Turn(thinking=["Look first."], tool_calls=[ScriptedCall("list_types", {})], reasoning_tokens=9),
+                       Turn(thinking=["And objects."], tool_calls=[ScriptedCall("list_types", {})], reasoning_tokens=1),
                        Turn(thinking=["Answer now."], text=["None ", "yet."], reasoning_tokens=5),
                        Turn(thinking=["Again."], text=["Still none."]))
             session_id = store.create_session("s").id
@@ -317,19 +318,106 @@ async def test_the_agent_loop_keeps_the_reasoning_items_through_the_transcript(t
                 return seen
 
             seen = await chat("Go.")
-            assert seen[-1] == ev.Finished("stop", 2), [getattr(e, "message", e) for e in seen]
+            assert seen[-1] == ev.Finished("stop", 3), [getattr(e, "message", e) for e in seen]
             assert "".join(e.text for e in seen if isinstance(e, ev.TextDelta)) == "None yet."
-            assert "".join(e.text for e in seen if isinstance(e, ev.ReasoningDelta)) == "Look first.Answer now."
-            second = fake.generation_requests[1].body["input"]
-            assert [i.get("type") for i in second[1:3]] == ["reasoning", "function_call"]
+            assert "".join(e.text for e in seen if isinstance(e, ev.ReasoningDelta)) == \
+                "Look first.And objects.Answer now."
+            third = fake.generation_requests[2].body["input"]  # both rounds of the loop, each with its item
+            assert [i.get("type") for i in third[1:]] == ["reasoning", "function_call", "function_call_output",
+                                                          "reasoning", "function_call", "function_call_output"]
             saved = [m for m in transcript.load(session_id) if m.role == "assistant"]
             assert all(ENCRYPTED_PREFIX in (r.signature or "") for m in saved for r in m.reasoning)
             assert saved[0].tool_calls[0].metadata["responses_item"].startswith("fc_")  # type: ignore[index]
-            assert usage.answers(transcript, session_id)[-1].tokens.reasoning_tokens == 14
+            assert usage.answers(transcript, session_id)[-1].tokens.reasoning_tokens == 15
 
             seen = await chat("And now?")
             assert seen[-1] == ev.Finished("stop", 1) and fake.refusals == []
-            third = fake.generation_requests[-1].body["input"]
-            assert all(i.get("type") != "reasoning" and "id" not in i for i in third)
+            last = fake.generation_requests[-1].body["input"]
+            assert all(i.get("type") != "reasoning" and "id" not in i for i in last)
     finally:
         store.close()
+
+
+async def test_a_model_that_cannot_reason_gets_one_sentence(fake: FakeOpenAIResponses) -> None:
+    fake.queue(text_turn("Plain."))
+    provider = responses_provider(fake, model="gpt-4.1-mini")
+    try:
+        with pytest.raises(ProviderError) as caught:
+            await turn(provider, [Message.user("hi")], THINK)
+        assert (await turn(provider, [Message.user("hi")])).text == "Plain."  # without the switch it answers
+    finally:
+        await provider.aclose()
+    assert caught.value.kind == "no_thinking_support"
+    assert "turn Think before answering off" in caught.value.message
+
+
+async def test_images_go_as_input_image_items(fake: FakeOpenAIResponses) -> None:
+    """The person's image is an ``input_image`` part of their message; a tool's image follows the
+    call outputs as a user message naming the call (``function_call_output`` is text here)."""
+    import base64
+
+    from cks_desktop.llm.messages import ImagePart
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+    image = ImagePart("a" * 64, "image/png", 1, 1, len(png), data=png)
+    history = [Message("user", [Text("What is this?"), image]),
+               Message("assistant", [ToolCallPart("call_s", "list_objects", {})]),
+               Message("tool", [ToolResultPart("call_s", "list_objects", "a picture", images=(image,))])]
+    fake.queue(text_turn("A dot."))
+    provider = responses_provider(fake, model="gpt-4o")
+    try:
+        assert (await turn(provider, history)).text == "A dot."
+    finally:
+        await provider.aclose()
+    sent = fake.generation_requests[0].body["input"]
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    assert sent[0] == {"role": "user", "content": [{"type": "input_text", "text": "What is this?"},
+                                                   {"type": "input_image", "image_url": url}]}
+    assert sent[2] == {"type": "function_call_output", "call_id": "call_s", "output": "a picture"}
+    assert sent[3]["role"] == "user" and sent[3]["content"][1] == {"type": "input_image", "image_url": url}
+    assert "call_s" in sent[3]["content"][0]["text"]
+
+
+async def test_summary_parts_are_joined_by_a_blank_line() -> None:
+    with FakeOpenAIResponses(summary_parts=True) as fake:
+        fake.queue(Turn(thinking=["**Plan**", "**Check**"], text=["Done."]))
+        provider = responses_provider(fake)
+        try:
+            result = await turn(provider, [Message.user("hi")], THINK)
+        finally:
+            await provider.aclose()
+    assert [r.text for r in result.reasoning] == ["**Plan**\n\n**Check**"] and result.text == "Done."
+
+
+async def test_a_server_that_never_finishes_the_call_item_still_gives_the_call() -> None:
+    with FakeOpenAIResponses(call_item_done=False) as fake:
+        fake.queue(Turn(tool_calls=[ScriptedCall("add_object", {"name": "Ada"}, id="call_q")]))
+        provider = responses_provider(fake)
+        try:
+            result = await turn(provider, [Message.user("hi")])
+        finally:
+            await provider.aclose()
+    assert [(c.id, c.arguments) for c in result.calls] == [("call_q", {"name": "Ada"})]
+    assert result.finish_reason == "tool_calls"
+
+
+async def test_interleaved_reasoning_keeps_each_item_right_before_its_call() -> None:
+    """A turn the model wrote as rs1, text, fc1, rs2, fc2, rs3 goes back as text, rs1, fc1, rs2, fc2:
+    the text (no item id) never stands between a reasoning item and its call, and a trailing
+    reasoning item with nothing after it is left out."""
+    from cks_desktop.llm.providers.openai_responses import to_responses_input
+
+    origin = "openai-responses@h:1"
+
+    def thought(n: int) -> Reasoning:
+        return Reasoning(f"t{n}", f'{{"id": "rs_{n}", "encrypted_content": "gAAAAAB{n}"}}', origin=origin)
+
+    def call(n: int) -> ToolCallPart:
+        return ToolCallPart(f"call_{n}", "list_objects", {}, metadata={"responses_item": f"fc_{n}",
+                                                                       "responses_origin": origin})
+
+    turn_message = Message("assistant", [thought(1), Text("Looking."), call(1), thought(2), call(2), thought(3)])
+    items = to_responses_input([Message.user("Go."), turn_message], origin=origin)
+    assert [(i.get("type") or i["role"], i.get("id")) for i in items] == [
+        ("user", None), ("assistant", None), ("reasoning", "rs_1"), ("function_call", "fc_1"),
+        ("reasoning", "rs_2"), ("function_call", "fc_2")]

@@ -129,13 +129,17 @@ async def test_refused_client_credentials_end_in_one_sentence(settings, registry
         manager = make_manager(settings, registry, tmp_path)
         await asyncio.wait_for(manager.start_all(), 30)
         reasons = {name: manager.connections[name].reason for name in ("bad", "jwt", "gone")}
+        statuses = {name: manager.connections[name].status for name in reasons}
         await manager.aclose()
         for name, reason in reasons.items():
-            assert manager.connections[name].status is not Status.READY
-            assert reason.startswith(f"Signing in to '{name}' failed:"), reason
+            assert statuses[name] is Status.FAILED, name  # not "sign in needed": Settings fixes it
+            assert reason.startswith(f"Sign-in to '{name}' failed:"), reason
             assert "\n" not in reason and "wrong-secret" not in reason and "BEGIN" not in reason
-        assert "refused the token request" in reasons["bad"] and "POST" in reasons["bad"] and "/token" in reasons["bad"]
-        assert "not in the keychain" in reasons["gone"]
+        assert "the client's secret is not the one the server knows (invalid_client, POST" in reasons["bad"]
+        assert "/token, HTTP 401); check its client secret in Settings → MCP servers." in reasons["bad"]
+        assert reasons["jwt"].endswith("; check its private key in Settings → MCP servers."), reasons["jwt"]
+        assert reasons["gone"].endswith(": its OAuth client secret is not in the keychain; enter it again in "
+                                        "Settings → MCP servers."), reasons["gone"]
         assert [line for line in cc_log(tmp_path) if not line.startswith("refused")] == []
 
 
@@ -276,9 +280,9 @@ async def test_enterprise_managed_authorization_exchanges_the_id_token_for_an_id
         conn = manager.connections["corp"]
         reason = conn.reason
         await manager.aclose()
-        assert conn.status is not Status.READY
-        assert reason.startswith("Signing in to 'corp' failed: the identity provider refused to exchange the ID "
-                                 "token for an ID-JAG (invalid_grant)"), reason
+        assert conn.status is Status.FAILED
+        assert reason.startswith("Sign-in to 'corp' failed: the identity provider refused the ID token: bad ID "
+                                 "token (invalid_grant, POST"), reason
         assert "enter a new one" in reason and "eyJ" not in reason
 
 

@@ -35,6 +35,10 @@ REPRESENTATIVE_TESTS = (
     "tests/llm/test_failures.py",           # each SDK's error types mapped to one sentence
     "tests/llm/test_stream_scenarios.py",   # streaming text and tool calls, all four providers
     "tests/mcp/test_stdio_servers.py",      # mcp: real stdio server subprocesses
+    # mcp: the OAuth grants without a browser against the real authorization server (the floor 2.2
+    # is the first whose client-credentials providers take `issuer`)
+    "tests/mcp/test_oauth_grants.py::test_client_secret_signs_in_without_a_browser_and_a_restart_reuses_the_token",
+    "tests/mcp/test_oauth_grants.py::test_enterprise_managed_authorization_exchanges_the_id_token_for_an_id_jag",
     "tests/graph/test_database.py",         # the store round trip (jsonschema validates properties)
     "tests/graph/test_schemas.py",          # jsonschema
     "tests/core/test_paths_settings_secrets.py",  # platformdirs, keyring

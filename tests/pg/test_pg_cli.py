@@ -103,3 +103,55 @@ def test_team_copy_moves_a_session_between_the_file_and_the_team(tmp_path: Path,
         (session,) = other.list_sessions()
         assert session.title == "Back"
         assert [o.properties for o in other.all_objects(session.id)] == [o.properties for o in objects]
+
+
+def test_sessions_watch_follows_a_team_database(tmp_path: Path, pg_url: str) -> None:
+    """``sessions watch --json`` on PostgreSQL: LISTEN/NOTIFY brings another member's write."""
+    import queue
+    import threading
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    proc = subprocess.Popen([sys.executable, "-m", "cks_desktop", "--data-dir", str(tmp_path), "--database", pg_url,
+                             "sessions", "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, env=env)
+    lines: "queue.Queue[str]" = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        assert json.loads(lines.get(timeout=60))["event"] == "ready"
+        with PgGraphStore.connect(pg_url) as other:
+            s = other.create_session("watched")
+            other.apply(s.id, [{"op": "add_object", "type": "T", "name": "seen"}], "mcp")
+        events = []
+        while not any(e.get("event") == "change" for e in events):
+            events.append(json.loads(lines.get(timeout=10)))
+        change = [e for e in events if e.get("event") == "change"][0]
+        assert "seen" in json.dumps(change) and change.get("session_id") == s.id
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def test_team_private_and_shared_from_the_cli(tmp_path: Path, pg_url: str) -> None:
+    from cks_desktop.graph.pg.team import init_team
+
+    init_team(pg_url, {"tm_cy": None, "tm_di": None})
+    base, db = pg_url.rsplit("/", 1)
+    host = base.split("@", 1)[1]
+    cy, di = f"postgresql://tm_cy@{host}/{db}", f"postgresql://tm_di@{host}/{db}"
+    sid = cks(tmp_path, "--database", cy, "sessions", "create", "cy's").stdout.strip()
+    run = cks(tmp_path, "--database", cy, "team", "private", sid, "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"id": sid, "owner": "tm_cy", "shared": False}
+    assert json.loads(cks(tmp_path, "--database", di, "sessions", "list", "--json").stdout)["sessions"] == []
+    refused = cks(tmp_path, "--database", di, "team", "shared", sid)
+    assert refused.returncode == 2 and "No session" in refused.stderr
+    assert cks(tmp_path, "--database", cy, "team", "shared", sid).returncode == 0
+    (row,) = json.loads(cks(tmp_path, "--database", di, "sessions", "list", "--json").stdout)["sessions"]
+    assert row["id"] == sid
+    local = cks(tmp_path, "team", "private", sid)
+    assert local.returncode == 2 and "team database" in local.stderr

@@ -342,3 +342,31 @@ def test_the_image_button_picks_files_without_blocking_and_follows_the_capabilit
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert composer.image_dialog is None
     assert composer.model_hint.text().startswith("llama3.1 (Ollama) does not take images")
+
+
+@pytest.mark.asyncio
+async def test_an_image_attached_while_editing_is_sent_with_the_edited_message(qtbot, home, anthropic_fake) -> None:
+    """Edit and resend with an image pasted in (images-2): the image goes with the new message,
+    it is not dropped on the way (the composer hands its images to the edit too)."""
+    anthropic_fake.queue(text_turn("First."))
+    anthropic_fake.queue(text_turn("A blue square."))
+    async with open_window(home, fake=anthropic_fake) as window:
+        window.sidebar.create_session()
+        panel = window.chat_panel
+        composer = panel.composer
+        qtbot.keyClicks(composer.input, "Hello")
+        qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
+        assert panel.controller is not None and panel.controller.task is not None
+        await wait(panel.controller.task)
+        [item] = [i for i in panel.model.items if isinstance(i, MessageItem) and i.role == "user"]
+        panel.start_edit(item)
+        composer.input.insertFromMimeData(_image_mime())
+        assert len(composer.images) == 1
+        blob = composer.images[0]
+        qtbot.mouseClick(composer.send_button, Qt.MouseButton.LeftButton)
+        assert panel.controller.task is not None
+        await wait(panel.controller.task)
+        user = anthropic_fake.generation_requests[-1].body["messages"][0]["content"]
+        assert user[0] == {"type": "text", "text": "Hello"}
+        assert user[1]["source"]["data"] == base64.b64encode(blob.data).decode()
+        assert composer.images == []

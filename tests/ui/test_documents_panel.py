@@ -139,3 +139,39 @@ async def test_extract_knowledge_is_a_hook_for_the_extraction_pipeline(qtbot, ho
         assert panel.extract_button.isEnabled()
         panel.extract_button.click()
         assert heard == [(sid, doc.id)]
+
+
+@pytest.mark.asyncio
+async def test_the_window_export_and_import_carry_documents_and_sources(qtbot, home: Path, tmp_path: Path) -> None:
+    """File → Export graph… (json) writes the documents and their sources; File → Import graph…
+    of that file into another session brings both back (the preview dialog is the real one)."""
+    from cks_desktop.provenance.queries import sources_of
+    from cks_desktop.ui.graph_io.dialog import ImportPreviewDialog
+
+    (tmp_path / "notes.txt").write_text(TEXT)
+    async with open_window(home) as window:
+        window.sidebar.create_session()
+        sid = window.current_session
+        store = window.services.store
+        doc = DocumentStore(store).add(sid, [read_path(tmp_path / "notes.txt", 10**6)]).added[0]
+        start = TEXT.index("Charles Babbage")
+        store.apply(sid, [{"op": "add_object", "type": "Person", "name": "Charles Babbage", "label": "$c"},
+                          {"op": "add_evidence", "object": "$c", "document_id": doc.id, "start": start,
+                           "end": start + 15, "quote": "Charles Babbage", "alignment": "exact"}], "extraction")
+        out = await wait(window.graph_io.export_file(tmp_path / "graph.json", "json"))
+        assert out is not None
+        window.sidebar.create_session()
+        other = window.current_session
+        assert other != sid
+        opened = signal_future(window.graph_io.dialogOpened)
+        done = signal_future(window.graph_io.imported)
+        task = window.tasks.spawn(window.graph_io.import_file(tmp_path / "graph.json", "json"))
+        (box,) = await wait(opened)
+        assert isinstance(box, ImportPreviewDialog)
+        box.import_button.click()
+        await wait(done)
+        await wait(task)
+        assert [d.name for d in DocumentStore(store).list_documents(other)] == ["notes.txt"]
+        charles = store.resolve(other, "Charles Babbage")
+        assert [(s.evidence.quote, s.document_name) for s in sources_of(store, other, "object", charles.id)] == [
+            ("Charles Babbage", "notes.txt")]

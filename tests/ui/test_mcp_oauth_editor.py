@@ -104,3 +104,78 @@ def test_editor_keeps_an_enterprise_identity_assertion_entry(qtbot, services) ->
     qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
     entry = json.loads(services.settings.path.read_text())["mcpServers"]["corp"]
     assert entry["oauth"] == {**oauth, "auth": "client_secret_basic", "scope": "mcp"}
+
+
+@pytest.mark.asyncio
+async def test_editor_creates_an_enterprise_server_that_signs_in(qtbot, home, memory_keyring, tmp_path) -> None:
+    """Issue 14 / SEP-990 from the editor: the five identity-provider fields, each problem one sentence,
+    the secrets only in the keychain; the saved entry then signs in to the real OAuth server."""
+    from cks_desktop.mcp.connection import Status
+    from cks_desktop.mcp.manager import McpManager
+    from cks_desktop.tools.registry import ToolRegistry
+    from tests.mcp.test_oauth import oauth_server
+    from tests.mcp.test_oauth_grants import id_token, key_pair
+
+    services = AppServices.open(resolve(home), secrets=SecretStore(secure=True))
+    idp_private, idp_public = key_pair(tmp_path, "ec")
+    token = id_token(idp_private, "desk-at-idp")
+    try:
+        async with oauth_server(tmp_path, OAUTH_IDJAG=f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}",
+                                OAUTH_CC_LOG=str(tmp_path / "cc.txt")) as url:
+            issuer = url.removesuffix("/mcp")
+            editor = McpServerEditor(services, TaskTracker())
+            qtbot.addWidget(editor)
+            editor.show()
+            editor.name_edit.setText("corp")
+            editor.transport_box.setCurrentIndex(editor.transport_box.findData("http"))
+            editor.url_edit.setText(url)
+            editor.oauth_grant_box.setCurrentIndex(editor.oauth_grant_box.findData(
+                "identity_assertion:client_secret_basic"))
+            assert editor.oauth_issuer_edit.isEnabled() and editor.oauth_id_token_edit.isEnabled()
+            editor.oauth_client_edit.setText("mcp-client")
+            editor.oauth_secret_edit.setText("corp-secret-1")
+            assert not editor.save_button.isEnabled()
+            assert "Type the issuer URL of the MCP server's authorization server" in editor.errors_label.text()
+            editor.oauth_issuer_edit.setText("ftp://as.example.com")
+            assert "The issuer must be an http:// or https:// URL" in editor.errors_label.text()
+            editor.oauth_issuer_edit.setText(issuer)
+            assert "Type the token endpoint of your identity provider" in editor.errors_label.text()
+            editor.oauth_idp_endpoint_edit.setText(issuer + "/idp/token")
+            assert "Type the client ID this app has at your identity provider" in editor.errors_label.text()
+            editor.oauth_idp_client_edit.setText("desk-at-idp")
+            editor.oauth_idp_secret_edit.setText("idp-secret-9")
+            assert "Paste the ID token your identity provider gave you" in editor.errors_label.text()
+            editor.oauth_id_token_edit.setText(token)
+            assert editor.save_button.isEnabled(), editor.errors_label.text()
+            qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+
+            text = services.settings.path.read_text()
+            entry = json.loads(text)["mcpServers"]["corp"]
+            assert entry["oauth"] == {
+                "grant": "identity_assertion", "auth": "client_secret_basic", "clientId": "mcp-client",
+                "clientSecret": "keychain:mcp/corp/oauth/clientSecret", "issuer": issuer,
+                "idpTokenEndpoint": issuer + "/idp/token", "idpClientId": "desk-at-idp",
+                "idpClientSecret": "keychain:mcp/corp/oauth/idpClientSecret",
+                "idToken": "keychain:mcp/corp/oauth/idToken"}
+            assert token not in text and "corp-secret-1" not in text and "idp-secret-9" not in text
+            assert services.secrets.get("mcp/corp/oauth/idToken") == token
+            assert services.secrets.get("mcp/corp/oauth/idpClientSecret") == "idp-secret-9"
+
+            # reopened: the stored values stay (placeholders say so), and nothing needs retyping to save again
+            editor = McpServerEditor(services, TaskTracker(), ServerForm.from_entry("corp", entry))
+            qtbot.addWidget(editor)
+            editor.show()
+            assert editor.oauth_issuer_edit.text() == issuer and editor.oauth_id_token_edit.text() == ""
+            assert editor.oauth_id_token_edit.placeholderText() == "kept in the keychain"
+            assert editor.save_button.isEnabled(), editor.errors_label.text()
+
+            manager = McpManager(services.settings, SecretStore(secure=True), ToolRegistry(None),  # type: ignore[arg-type]
+                                 tmp_path / "logs")
+            try:
+                await manager.start_all()
+                conn = manager.connections["corp"]
+                assert conn.status is Status.READY, conn.reason
+            finally:
+                await manager.aclose()
+    finally:
+        services.store.close()

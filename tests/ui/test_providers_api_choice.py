@@ -24,8 +24,10 @@ def test_the_api_choice_is_saved_and_builds_the_responses_adapter(qtbot, tmp_pat
     assert form.api_box.toolTip() and ollama.api_box is None
     form.api_box.setCurrentIndex(form.api_box.findData("responses"))
     form.save(settings)
-    assert settings.provider("openai")["api"] == "responses"
-    provider = create_provider("openai", settings, None, api_key="k")
+    settings.save()
+    reloaded = Settings.load(tmp_path / "settings.json")
+    assert reloaded.provider("openai")["api"] == "responses"
+    provider = create_provider("openai", reloaded, None, api_key="k")
     assert isinstance(provider, OpenAIResponsesProvider)
     form.api_box.setCurrentIndex(0)
     form.save(settings)

@@ -106,3 +106,15 @@ async def test_sources_open_the_viewer_at_the_passage_and_a_selection_shows_its_
         assert inspector.sources_label.text() == "Sources (3)"  # its own two and the "met" relation's
         assert any("Dear Charles" in inspector.sources.list.item(i).text()
                    for i in range(inspector.sources.list.count()))
+
+
+def test_a_fact_without_document_sources_says_who_wrote_it(qtbot) -> None:
+    from cks_desktop.provenance.model import Authorship
+    from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView
+
+    view = SourcesView()
+    qtbot.addWidget(view)
+    view.show_sources(ObjectSources([], [Authorship("c_1", "2026-01-01T00:00:00Z", "person", "user", "adds 1 object"),
+                                         Authorship("c_2", "2026-01-01T00:00:01Z", "chat", "model", "changes 1 property")]))
+    assert view.list.item(0).text() == "No document sources; written by chat, person."
+    assert view.count() == 0

@@ -97,3 +97,44 @@ async def test_an_unreachable_server_is_one_sentence_and_the_window_stays_respon
     (text,) = tested.result()
     assert "cannot be reached" in text and ticks > 0
     assert page.host.text() == "127.0.0.1" and page.user.text() == "ann"  # what was typed is kept
+
+
+@pytest.mark.asyncio
+async def test_the_window_says_the_team_database_is_unreachable_and_keeps_the_typed_text(qtbot, home) -> None:
+    """The window runs on a team database (Settings → Storage chose it); the server goes away;
+    sending a message then says so in one sentence in the chat, and the typed text stays there."""
+    import psycopg
+
+    from cks_desktop.storage_choice import choose
+    from tests.fakes.providers import make_fake, provider_for
+    from tests.ui.conftest import open_window
+    from tests.ui.helpers import wait
+
+    cluster = pgcluster.start_cluster()  # its own server: this test stops it
+    try:
+        with psycopg.connect(cluster.dsn(), autocommit=True) as conn:
+            conn.execute("CREATE DATABASE team")
+        settings = Settings.load(resolve(home).ensure().settings_file)
+        choose(settings, PgSettings.from_url(cluster.dsn("team")))
+        settings.save()
+        with make_fake("ollama") as fake:
+            def factory(_name: str, _settings: object, _secrets: object) -> object:
+                return provider_for(fake, model="llama-test")
+
+            async with open_window(home, factory=factory, provider="ollama") as window:
+                assert window.services.store.backend == "postgresql"
+                window.sidebar.create_session()
+                panel = window.chat_panel
+                cluster.stop()  # the server goes away
+                qtbot.keyClicks(panel.composer.input, "Who is Ann?")
+                qtbot.mouseClick(panel.composer.send_button, Qt.MouseButton.LeftButton)
+                controller = panel.controller
+                assert controller is not None and controller.task is not None
+                await wait(controller.task)
+                rows = [getattr(i, "text", "") for i in panel.model.items]
+                assert rows[0] == "Who is Ann?"  # what was typed is kept, in the chat
+                said = [r for r in rows if "cannot be reached" in r]
+                assert said and said[0].startswith("The chat could not be saved: The database server "), rows
+                assert not any("Traceback" in r or "internal error" in r for r in rows)
+    finally:
+        cluster.stop()

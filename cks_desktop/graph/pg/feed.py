@@ -125,7 +125,7 @@ class PgChangeFeed:
                         self.scan(conn)
                 except psycopg.Error as exc:
                     self.connected.clear()
-                    if conn is not None and (conn.closed or conn.broken):
+                    if conn is None or conn.closed or conn.broken:  # lost, or reconnecting failed
                         if attempt == 0:
                             log.warning("the change feed of %s lost its connection: %s", self.place, exc)
                         self._close()

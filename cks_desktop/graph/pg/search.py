@@ -71,7 +71,7 @@ def search_objects(conn: PgConnection, session_id: str, query: str, type: str | 
         tsq = _tsquery(lexemes, prefix_last, any_term)
         candidates = [ranking.Candidate(r[0], r[1], r[2]) for r in conn.raw.execute(
             "SELECT o.id, f.name, f.body FROM objects_fts f JOIN objects o ON o.n = f.rowid "
-            f"WHERE f.tsv @@ to_tsquery('simple', %s) AND o.session_id = %s{type_clause} "
+            f"WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s AND o.session_id = f.session_id{type_clause} "
             "ORDER BY f.rowid LIMIT %s",
             (tsq, session_id, *type_params, ranking.MAX_CANDIDATES))]
         if candidates or len(lexemes) < 2:
@@ -84,9 +84,8 @@ def search_objects(conn: PgConnection, session_id: str, query: str, type: str | 
     singles = [_tsquery([w], prefix_last and i == len(lexemes) - 1, False) for i, w in enumerate(lexemes)]
     # every term's document frequency in ONE scan of the rows matching any of them
     filters = ", ".join("count(*) FILTER (WHERE f.tsv @@ to_tsquery('simple', %s))" for _ in singles)
-    row = conn.raw.execute(
-        f"SELECT {filters} FROM objects_fts f JOIN objects o ON o.n = f.rowid "
-        "WHERE f.tsv @@ to_tsquery('simple', %s) AND o.session_id = %s",
+    row = conn.raw.execute(  # objects_fts.session_id (set from the object row): no join needed to count
+        f"SELECT {filters} FROM objects_fts f WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s",
         (*singles, " | ".join(singles), session_id)).fetchone()
     doc_freq = [int(v) for v in row] if row else [0] * len(singles)
     ranked = ranking.rank(candidates, terms, total, doc_freq)[:limit]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -44,6 +45,8 @@ from cks_desktop.graph.store import GraphStore
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 5
+GETCONN_TIMEOUT_S = 1.0  # how long a call waits for the pool to (re)connect
+DOWN_RETRY_S = 2.0  # after a failed wait, calls fail at once for this long
 POOL_MAX = 4
 APPLICATION_NAME = "cks-desktop"
 
@@ -106,6 +109,9 @@ class PgGraphStore(GraphStore):
         self._keys = keys
         self.where = place
         self._totals: dict[str, tuple[int, int]] = {}  # session -> (newest change seq, object count)
+        self._down_until = 0.0
+        self._down_sentence = ""
+        self._returned = False  # the current (broken) connection was given back to the pool
         self._pg = PgConnection(self._acquire(), keys)
         super().__init__(cast(sqlite3.Connection, self._pg), cast(Path, place))
 
@@ -141,8 +147,7 @@ class PgGraphStore(GraphStore):
             raise DatabaseError(failure_sentence(exc, place)) from None
         pool: ConnectionPool[Any] = ConnectionPool(
             conninfo, min_size=1, max_size=POOL_MAX, open=False, name="cks-store",
-            kwargs={"autocommit": True}, configure=_configure, timeout=connect_timeout,
-            reconnect_timeout=0)
+            kwargs={"autocommit": True}, configure=_configure, timeout=connect_timeout)
         try:
             pool.open(wait=True, timeout=connect_timeout)
             return cls(pool, conninfo, place, pg_schema.serial_keys())
@@ -151,21 +156,30 @@ class PgGraphStore(GraphStore):
             raise DatabaseError(failure_sentence(exc, place)) from None
 
     def _acquire(self) -> psycopg.Connection[Any]:
+        """A connection from the pool. While the server is down every call would wait for the
+        pool; after one such wait, calls within ``DOWN_RETRY_S`` fail at once with the same
+        sentence (the window's thread must not stall on each of them)."""
+        if time.monotonic() < self._down_until:
+            raise DatabaseError(self._down_sentence)
         try:
-            conn: psycopg.Connection[Any] = self._pool.getconn()
+            conn: psycopg.Connection[Any] = self._pool.getconn(timeout=GETCONN_TIMEOUT_S)
             return conn
         except (PoolTimeout, psycopg.Error) as exc:
-            raise DatabaseError(failure_sentence(exc, self.where)) from None
+            self._down_sentence = failure_sentence(exc, self.where)
+            self._down_until = time.monotonic() + DOWN_RETRY_S
+            raise DatabaseError(self._down_sentence) from None
 
     def _live(self) -> PgConnection:
         """The store's connection, a fresh one from the pool when the last one broke."""
         if self._pg.broken:
-            old = self._pg.raw
-            try:
-                self._pool.putconn(old)  # the pool discards a broken connection
-            except Exception:  # noqa: BLE001 - it is gone either way
-                pass
+            if not self._returned:
+                self._returned = True
+                try:
+                    self._pool.putconn(self._pg.raw)  # the pool discards a broken connection
+                except Exception:  # noqa: BLE001 - it is gone either way
+                    pass
             self._pg = PgConnection(self._acquire(), self._keys)
+            self._returned = False
             self._conn = cast(sqlite3.Connection, self._pg)
             log.info("reconnected to %s", self.where)
         return self._pg
@@ -179,7 +193,8 @@ class PgGraphStore(GraphStore):
             try:
                 if self._pg.in_transaction and not self._pg.broken:
                     self._pg.raw.execute("ROLLBACK")
-                self._pool.putconn(self._pg.raw)
+                if not self._returned:
+                    self._pool.putconn(self._pg.raw)
             except Exception:  # noqa: BLE001 - closing never fails
                 pass
             self._pool.close()

@@ -80,22 +80,32 @@ def _call_item(call: ToolCallPart, item_id: str | None) -> dict[str, Any]:
     return item
 
 
+def _item_id(call: ToolCallPart, origin: str) -> str | None:
+    metadata = call.metadata or {}
+    value = metadata.get(ITEM_KEY) if metadata.get(ORIGIN_KEY) == origin else None
+    return value if isinstance(value, str) and value else None
+
+
 def _assistant_items(message: Message, origin: str, current: bool) -> list[dict[str, Any]]:
-    """An assistant turn as input items: its text, then (exchange in progress, same server) its
-    reasoning items right before the calls they produced, which then carry their item ids."""
-    items: list[dict[str, Any]] = []
-    if message.text:
-        items.append({"role": "assistant", "content": message.text})
+    """An assistant turn as input items: its text first (it has no item id, so it cannot stand
+    between a reasoning item and its call), then its calls and — exchange in progress, same
+    server — its reasoning items, in the order the model produced them, so each reasoning item
+    is right before the call it produced and the calls carry their item ids. The two go back
+    together or not at all; a reasoning item with nothing after it is left out."""
+    items: list[dict[str, Any]] = [{"role": "assistant", "content": message.text}] if message.text else []
     calls = message.tool_calls
-    kept = [item for part in message.reasoning if part.origin == origin
-            for item in [reasoning_item(part)] if item is not None] if current and calls else []
-    ids = [(c.metadata or {}).get(ITEM_KEY) if (c.metadata or {}).get(ORIGIN_KEY) == origin else None
-           for c in calls]
-    if not kept or not any(ids):  # the two go back together or not at all
-        kept, ids = [], [None] * len(calls)
-    items += kept
-    items += [_call_item(call, item_id) for call, item_id in zip(calls, ids, strict=True)]
-    return items
+    kept = {id(p): item for p in message.reasoning if current and calls and p.origin == origin
+            for item in [reasoning_item(p)] if item is not None}
+    together = bool(kept) and any(_item_id(c, origin) for c in calls)
+    tail: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, ToolCallPart):
+            tail.append(_call_item(part, _item_id(part, origin) if together else None))
+        elif isinstance(part, Reasoning) and together and id(part) in kept:
+            tail.append(kept[id(part)])
+    while tail and tail[-1].get("type") == "reasoning":
+        tail.pop()
+    return items + tail
 
 
 def _input_image(part: Any) -> dict[str, Any]:
@@ -147,6 +157,7 @@ class _Call:
     call_id: str
     name: str
     fragments: list[str] = field(default_factory=list)
+    done: bool = False
 
 
 class OpenAIResponsesProvider(Adapter):
@@ -258,6 +269,9 @@ class OpenAIResponsesProvider(Adapter):
                     for done in self._item_done(event.item, calls, origin):
                         yield done
                 elif kind in ("response.completed", "response.incomplete"):
+                    for call in calls.values():  # a server that never sent the item's "done"
+                        if not call.done:
+                            yield done_from_raw(call.ordinal, call.call_id, call.name, "".join(call.fragments))
                     usage = _usage(event.response)
                     if usage is not None:
                         yield usage
@@ -280,7 +294,8 @@ class OpenAIResponsesProvider(Adapter):
                 started: list[StreamEvent] = [ToolCallStart(call.ordinal, call.call_id, call.name)]
             else:
                 started = []
-            raw = item.arguments if item.arguments is not None else "".join(call.fragments)
+            call.done = True
+            raw = item.arguments or "".join(call.fragments)
             metadata = {ITEM_KEY: item.id, ORIGIN_KEY: origin} if item.id else None
             return [*started, done_from_raw(call.ordinal, call.call_id, call.name, raw, metadata)]
         if kind == "reasoning":

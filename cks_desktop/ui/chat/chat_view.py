@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QFrame, QMenu, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QFrame, QMenu, QScrollArea, QVBoxLayout, QWidget
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.chat import highlight, style
@@ -133,11 +133,14 @@ class ChatView(QScrollArea):
         if item.images:  # the person's pasted or dropped images (issue 16): thumbnails under the text
             from cks_desktop.ui.chat.image_view import ImageStrip
 
-            strip = ImageStrip(widget)
+            # right-aligned under the person's bubble, above its Copy/Edit row (not after it, on the left)
+            user = getattr(item, "role", "") == "user"
+            strip = ImageStrip(widget, right=user)
             strip.set_images(item.images)
             layout = widget.layout()
-            if layout is not None:
-                layout.addWidget(strip)
+            if isinstance(layout, QBoxLayout):
+                at = layout.indexOf(widget.actions_bar)
+                layout.insertWidget(at if at >= 0 else layout.count(), strip)
         widget.retryRequested.connect(self.retryRequested)
         widget.editRequested.connect(self.editRequested)
         widget.regenerateRequested.connect(self.regenerateRequested)

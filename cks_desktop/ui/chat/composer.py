@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent
+from PySide6.QtGui import QImage, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -217,8 +217,16 @@ class Composer(QWidget):
         self.attach_image_button.clicked.connect(self.pick_images)
         self.image_dialog: QFileDialog | None = None  # the last file dialog Images… opened (tests)
         bottom.addWidget(self.attach_image_button)
-        bottom.addWidget(self.provider_box)
-        bottom.addWidget(self.model_box, 1)
+        # The provider, the model and Fetch models: in the button row when the chat is wide enough,
+        # on a line of their own above it when not (``_place_pickers``): at the chat's usual 300-330 px
+        # the one row (three attach buttons, the meter, Send) squeezed both boxes to empty slivers.
+        self.pickers = QWidget()
+        self.pickers.setObjectName("composerPickers")
+        pickers_row = QHBoxLayout(self.pickers)
+        pickers_row.setContentsMargins(0, 0, 0, 0)
+        pickers_row.addWidget(self.provider_box)
+        pickers_row.addWidget(self.model_box, 1)
+        bottom.addWidget(self.pickers, 1)
         self.fetch_button = QToolButton()
         self.fetch_button.setObjectName("fetchModelsButton")
         self.fetch_button.setText("Fetch models")
@@ -228,7 +236,7 @@ class Composer(QWidget):
         theme.bind_icon(self.fetch_button, "arrows-clockwise")
         self.fetch_button.setAutoRaise(True)
         self.fetch_button.clicked.connect(self.fetchModelsRequested)
-        bottom.addWidget(self.fetch_button)
+        pickers_row.addWidget(self.fetch_button)
         self.context_meter = ContextMeter()  # how full the context is (issue 16); hidden until known
         bottom.addWidget(self.context_meter)
         self.send_button = QPushButton("Send")
@@ -237,7 +245,12 @@ class Composer(QWidget):
         self.send_button.setToolTip("Send (Enter or Ctrl+Enter)")
         theme.set_role(self.send_button, "primary")  # the accent button (ui/theme)
         bottom.addWidget(self.send_button)
+        self._picker_line = QHBoxLayout()  # where the pickers go in a narrow chat
+        self._picker_line.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._picker_line)
         layout.addLayout(bottom)
+        self._bottom = bottom
+        self._pickers_apart = False
         self.model_hint = plain_label("", name="modelHint", wrap=True)
         self.model_hint.hide()
         layout.addWidget(self.model_hint)
@@ -258,6 +271,33 @@ class Composer(QWidget):
         model_edit.installEventFilter(self)  # Enter applies (eventFilter); focus-out does not
         self.model_box.activated.connect(lambda _i: self._model_edited(chosen=True))
         self.set_running(False)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_pickers()
+
+    def _place_pickers(self) -> None:
+        """The pickers in the button row if all of it fits at its minimum width, else above it."""
+        spacing = max(0, self._bottom.spacing())
+        margins = self.layout().contentsMargins() if self.layout() is not None else None
+        room = self.width() - (margins.left() + margins.right() if margins is not None else 0)
+        buttons = sum(item.widget().minimumSizeHint().width() + spacing
+                      for item in (self._bottom.itemAt(i) for i in range(self._bottom.count()))
+                      if item is not None and item.widget() is not None and item.widget() is not self.pickers
+                      and not item.widget().isHidden())
+        apart = buttons + self.pickers.minimumSizeHint().width() > room
+        if apart == self._pickers_apart:
+            return
+        self._pickers_apart = apart
+        if apart:
+            self._bottom.removeWidget(self.pickers)
+            self._bottom.insertStretch(2, 1)  # after the attach buttons: the meter and Send stay right
+            self._picker_line.addWidget(self.pickers)
+        else:
+            self._picker_line.removeWidget(self.pickers)
+            stretch = self._bottom.takeAt(2)
+            del stretch
+            self._bottom.insertWidget(2, self.pickers, 1)
 
     # -- send / stop -------------------------------------------------------------
     def _button_clicked(self) -> None:
@@ -391,6 +431,7 @@ class Composer(QWidget):
     def show_context(self, usage: ContextUsage | None) -> None:
         """The shown session's last measured request (None: nothing known, the meter hides)."""
         self.context_meter.show_usage(usage)
+        self._place_pickers()  # the meter shown or hidden changes what fits in the row
 
     # -- provider / model --------------------------------------------------------
     def show_provider(self, name: str, model: str, models: list[str] | None = None) -> None:

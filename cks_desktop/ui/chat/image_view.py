@@ -62,7 +62,10 @@ class ImageThumb(QToolButton):
         pixmap = thumbnail(part.data, px)
         self.decoded = pixmap is not None
         if pixmap is not None:
-            self.setIcon(QIcon(pixmap))
+            icon = QIcon(pixmap)
+            # the same picture when disabled (the composer's chips are): Qt's greyed version hid the image
+            icon.addPixmap(pixmap, QIcon.Mode.Disabled)
+            self.setIcon(icon)
             self.setIconSize(QSize(pixmap.width(), pixmap.height()))
             self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
             tip = f"Image ({describe(part)}): click to enlarge or save"
@@ -79,13 +82,14 @@ class ImageThumb(QToolButton):
 class ImageStrip(QWidget):
     """A row of thumbnails (a tool row's images, a message's images)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, right: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("chatImageStrip")
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(6)
-        self._layout.addStretch(1)
+        self._layout.addStretch(1)  # before the thumbnails (``right``: under the person's bubble) or after
+        self._right = right
         self.thumbs: list[ImageThumb] = []
         self.dialog: ImageDialog | None = None
         self._shown: tuple[tuple[str, int], ...] = ()
@@ -102,7 +106,7 @@ class ImageStrip(QWidget):
         for part in parts:
             thumb = ImageThumb(part)
             thumb.opened.connect(self.open_image)
-            self._layout.insertWidget(self._layout.count() - 1, thumb)
+            self._layout.insertWidget(self._layout.count() - (0 if self._right else 1), thumb)
             self.thumbs.append(thumb)
         self.setVisible(bool(parts))
 

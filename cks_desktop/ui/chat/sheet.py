@@ -45,4 +45,7 @@ QFrame#reasoningView QToolButton#reasoningToggle { color: $muted; background: tr
     padding: 0; font-size: ${pt_secondary}pt; }
 QFrame#reasoningView QToolButton#reasoningToggle:hover { color: $text; }
 QLabel#reasoningText { color: $muted; font-size: ${pt_secondary}pt; }
+QLabel#chatUsage, QLabel#chatSessionUsage { color: $muted; font-size: ${pt_caption}pt; }
+QFrame#limitBanner { background: $surface; border: 1px solid $border_strong; border-radius: ${r_row}px;
+    margin: 0 6px; }
 """

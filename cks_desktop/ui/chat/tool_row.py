@@ -298,6 +298,7 @@ class ToolCallRow(QFrame):
         else:
             self.summary_label.set_full_text(reveal(tool_summary(item.name, item.arguments)),
                                              reveal(full_summary(item.arguments)))
+        self._show_summary()
         self.state_label.setText(state_text(item))
         if item.revert_error:
             self.state_label.setToolTip(plain_tooltip(f"Revert failed: {item.revert_error}"))
@@ -368,6 +369,12 @@ class ToolCallRow(QFrame):
             self._header.insertWidget(3, self.summary_label, 1)
         self.revert_button.setText("" if narrow else "Revert")
         self.revert_button.setAccessibleName("Revert")
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        """An empty summary on its own line (a narrow row, a call without arguments) would leave
+        a blank line in the card: it hides there; in the one-line header it keeps the state chip right."""
+        self.summary_label.setVisible(not (getattr(self, "_narrow", False) and not self.summary_label._full))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)

@@ -82,7 +82,9 @@ class ExtractionController(QObject):
         try:
             doc = await asyncio.to_thread(DocumentStore(store).get, session_id, document_id)
             async with self.window.services.providers.use() as provider:
-                ex = Extraction(store, session_id, doc, provider, on_progress=self.progress.update_progress)
+                # chunking a 300-page document takes about half a second: not on the event loop
+                ex = await asyncio.to_thread(Extraction, store, session_id, doc, provider,
+                                             on_progress=self.progress.update_progress)
                 estimate = await asyncio.to_thread(ex.estimate)
                 if estimate.calls and not await self._confirm(doc.name, estimate):
                     return
@@ -146,6 +148,6 @@ class ExtractionController(QObject):
 
             pairs = merged_identities(split[0])
             await asyncio.to_thread(lambda: [ex.cache.mark_distinct(a, b) for a, b in pairs])
-            again = Extraction(ex.store, ex.session_id, ex.document, ex.provider)
+            again = await asyncio.to_thread(Extraction, ex.store, ex.session_id, ex.document, ex.provider)
             return await again.run(), again
         return (plan, ex) if code == 1 else None

@@ -184,7 +184,12 @@ class GraphIO(QObject):
             box.deleteLater()
         self._say(f"Importing {path.name}…")
         try:
-            result = await asyncio.to_thread(store.import_data, sid, chosen, text, IMPORT_ORIGIN, choice)
+            if chosen == "json":  # the documents and their sources travel with the graph (documents/exchange.py)
+                from cks_desktop.documents.exchange import import_json
+
+                result, _added = await asyncio.to_thread(import_json, store, sid, text, IMPORT_ORIGIN, choice)
+            else:
+                result = await asyncio.to_thread(store.import_data, sid, chosen, text, IMPORT_ORIGIN, choice)
         except ImportRefused as exc:  # e.g. the graph changed since the preview
             await self._show_problems(path, exc.problems, exc.hint)
             return None
@@ -246,7 +251,12 @@ class GraphIO(QObject):
         store = self.window.services.store
 
         def write() -> None:
-            atomic_write_text(path, store.export(sid, fmt))
+            if fmt == "json":  # with the session's documents (cks-graph v2 carries their sources)
+                from cks_desktop.documents.exchange import export_json
+
+                atomic_write_text(path, export_json(store, sid))
+            else:
+                atomic_write_text(path, store.export(sid, fmt))
 
         self._say(f"Exporting to {path.name}…")
         try:

@@ -44,12 +44,15 @@ class ObjectSources:
 
 def read_sources(store: Any, session_id: str, object_id: str, relations: list["Relation"]) -> ObjectSources:
     """The object's sources, then its relations'; and who wrote it. Runs off the event loop."""
-    from cks_desktop.provenance.queries import authorship, sources_of
+    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.provenance.queries import authorship, sources_of, sources_of_many
 
     rows = [SourceRow(s) for s in sources_of(store, session_id, "object", object_id)]
+    by_relation = sources_of_many(store, session_id, "relation", [r.id for r in relations])
     for rel in relations:
-        rows += [SourceRow(s, rel) for s in sources_of(store, session_id, "relation", rel.id)]
-    return ObjectSources(rows, authorship(store, session_id, object_id, 5))
+        rows += [SourceRow(s, rel) for s in by_relation.get(rel.id, ())]
+    messages = TranscriptStore.for_store(store).messages_for_changes
+    return ObjectSources(rows, authorship(store, session_id, object_id, 5, messages))
 
 
 def row_text(row: SourceRow, label_of: Callable[["Relation"], str] | None = None) -> str:

@@ -74,7 +74,7 @@ class DocumentViewer(QWidget):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                           | Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.facts_label = plain_label("Select text to see which objects came from it.", name="viewerFactsLabel",
+        self.facts_label = plain_label("Mark text with the mouse to list what the graph took from it.", name="viewerFactsLabel",
                                        wrap=True)
         self.facts = QListWidget()
         self.facts.setObjectName("viewerFacts")

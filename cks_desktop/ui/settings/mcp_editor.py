@@ -40,7 +40,8 @@ OAUTH_GRANT_WORDS = (("in the browser (you sign in)", "authorization_code", ""),
                      ("client credentials: client secret (HTTP Basic)", "client_credentials", "client_secret_basic"),
                      ("client credentials: client secret (in the request)", "client_credentials",
                       "client_secret_post"),
-                     ("client credentials: private key (signed JWT)", "client_credentials", "private_key_jwt"))
+                     ("client credentials: private key (signed JWT)", "client_credentials", "private_key_jwt"),
+                     ("your company's identity provider (ID-JAG)", "identity_assertion", "client_secret_basic"))
 
 HINTS = (("read_only_hint", "read-only"), ("destructive_hint", "destructive"), ("idempotent_hint", "idempotent"),
          ("open_world_hint", "open world"))
@@ -127,15 +128,17 @@ class McpServerEditor(QDialog):
         self.oauth_grant_box.setObjectName("mcpOAuthGrant")
         for words, grant, auth in OAUTH_GRANT_WORDS:
             self.oauth_grant_box.addItem(words, f"{grant}:{auth}")
-        if self.form.oauth_grant == "identity_assertion":  # set up in settings.json (docs/mcp.md); kept as it is
-            self.oauth_grant_box.addItem("your company's identity provider (ID-JAG)",
-                                         f"identity_assertion:{self.form.oauth_auth or 'client_secret_basic'}")
+        if self.form.oauth_grant == "identity_assertion" and self.form.oauth_auth == "client_secret_post":
+            self.oauth_grant_box.addItem("your company's identity provider (ID-JAG, secret in the request)",
+                                         "identity_assertion:client_secret_post")  # set in settings.json; kept
         chosen = f"{self.form.oauth_grant}:{self.form.oauth_auth or 'client_secret_basic'}" \
             if self.form.oauth_grant != "authorization_code" else "authorization_code:"
         self.oauth_grant_box.setCurrentIndex(max(0, self.oauth_grant_box.findData(chosen)))
         self.oauth_grant_box.setToolTip("How the app signs in when the server asks for OAuth: you, in the "
                                         "browser; or the app itself, as a client registered for it (client "
-                                        "credentials), with its secret or its private key, and no browser.")
+                                        "credentials), with its secret or its private key, and no browser; or "
+                                        "your company's identity provider, with your ID token (enterprise-"
+                                        "managed authorization).")
         http_form.addRow("OAuth sign-in:", self.oauth_grant_box)
         self.oauth_key_button = QPushButton("Load private key…")
         self.oauth_key_button.setObjectName("mcpOAuthPrivateKey")
@@ -161,6 +164,7 @@ class McpServerEditor(QDialog):
         self.oauth_scope_edit.setObjectName("mcpOAuthScope")
         self.oauth_scope_edit.setPlaceholderText("the server's own choice")
         http_form.addRow("OAuth scope:", self.oauth_scope_edit)
+        self._identity_provider_rows(http_form)
         self.stack.addWidget(stdio)
         self.stack.addWidget(http)
         layout.addWidget(self.stack)
@@ -252,6 +256,8 @@ class McpServerEditor(QDialog):
         self.env_table.changed.connect(lambda: self._touch("env"))
         self.headers_table.changed.connect(lambda: self._touch("headers"))
         self.oauth_grant_box.currentIndexChanged.connect(lambda *_: self._touch("oauth"))
+        self.oauth_grant_box.currentIndexChanged.connect(self._oauth_fields)
+        self._oauth_fields()
         for edit in (self.oauth_client_edit, self.oauth_secret_edit, self.oauth_scope_edit):
             edit.textChanged.connect(lambda _t: self._touch("oauth"))
         for box in self.scope_boxes.values():
@@ -336,6 +342,11 @@ class McpServerEditor(QDialog):
         form.oauth_client_id = self.oauth_client_edit.text()
         form.oauth_client_secret = self.oauth_secret_edit.text()
         form.oauth_scope = self.oauth_scope_edit.text()
+        form.oauth_issuer = self.oauth_issuer_edit.text()
+        form.oauth_idp_endpoint = self.oauth_idp_endpoint_edit.text()
+        form.oauth_idp_client_id = self.oauth_idp_client_edit.text()
+        form.oauth_idp_secret = self.oauth_idp_secret_edit.text()
+        form.oauth_id_token = self.oauth_id_token_edit.text()
         form.oauth_grant, _, form.oauth_auth = str(self.oauth_grant_box.currentData() or "authorization_code:") \
             .partition(":")
         form.scopes = {v for v, box in self.scope_boxes.items() if box.isChecked()}
@@ -347,6 +358,61 @@ class McpServerEditor(QDialog):
         form.sampling = self.sampling_box.currentData()
         form.roots = self.roots()
         return form
+
+    def _identity_provider_rows(self, http_form: QFormLayout) -> None:
+        """The fields of an enterprise-managed server (SEP-990): the MCP server's authorization server,
+        and the identity provider that exchanges the person's ID token; secrets go to the keychain."""
+        form = self.form
+
+        def line(text: str, name: str, placeholder: str, tip: str, *, secret_ref: str | None = None,
+                 secret: bool = False) -> QLineEdit:
+            edit = QLineEdit(text)
+            edit.setObjectName(name)
+            if secret:
+                edit.setEchoMode(QLineEdit.EchoMode.Password)
+                placeholder = "kept in the keychain" if secret_ref else placeholder
+            edit.setPlaceholderText(placeholder)
+            edit.setToolTip(tip)
+            return edit
+
+        self.oauth_issuer_edit = line(form.oauth_issuer, "mcpOAuthIssuer", "https://auth.example.com",
+                                      "The issuer URL of the MCP server's authorization server: credentials "
+                                      "are sent only there (optional for client credentials).")
+        http_form.addRow("OAuth issuer:", self.oauth_issuer_edit)
+        self.oauth_idp_endpoint_edit = line(form.oauth_idp_endpoint, "mcpOAuthIdpEndpoint",
+                                            "https://login.example.com/oauth2/token",
+                                            "Your identity provider's token endpoint, which turns your ID token "
+                                            "into an ID-JAG for this server.")
+        http_form.addRow("Identity provider token endpoint:", self.oauth_idp_endpoint_edit)
+        self.oauth_idp_client_edit = line(form.oauth_idp_client_id, "mcpOAuthIdpClientId",
+                                          "this app's client ID there",
+                                          "The client ID this app is registered with at your identity provider.")
+        http_form.addRow("Identity provider client ID:", self.oauth_idp_client_edit)
+        self.oauth_idp_secret_edit = line("", "mcpOAuthIdpClientSecret", "none (kept in the keychain when typed)",
+                                          "The identity provider's client secret for this app, if it has one.",
+                                          secret_ref=form.oauth_idp_secret_ref, secret=True)
+        http_form.addRow("Identity provider client secret:", self.oauth_idp_secret_edit)
+        self.oauth_id_token_edit = line("", "mcpOAuthIdToken", "paste it here (kept in the keychain)",
+                                        "The ID token your identity provider gave you at your company sign-in. "
+                                        "ID tokens expire: paste a new one here when the server says so.",
+                                        secret_ref=form.oauth_id_token_ref, secret=True)
+        http_form.addRow("ID token:", self.oauth_id_token_edit)
+        for edit in (self.oauth_issuer_edit, self.oauth_idp_endpoint_edit, self.oauth_idp_client_edit,
+                     self.oauth_idp_secret_edit, self.oauth_id_token_edit):
+            edit.textChanged.connect(lambda _t: self._touch("oauth"))
+
+    def _oauth_fields(self, *_args: Any) -> None:
+        """Only the fields the chosen sign-in uses can be edited: a private key for a signed JWT,
+        a secret otherwise (a browser sign-in with a client registered by hand may have one); the
+        issuer for a sign-in without a browser; the identity provider's fields for an ID-JAG."""
+        grant, _, auth = str(self.oauth_grant_box.currentData() or "authorization_code:").partition(":")
+        jwt = auth == "private_key_jwt"
+        self.oauth_key_button.setEnabled(jwt)
+        self.oauth_secret_edit.setEnabled(not jwt)
+        self.oauth_issuer_edit.setEnabled(grant != "authorization_code")
+        for edit in (self.oauth_idp_endpoint_edit, self.oauth_idp_client_edit, self.oauth_idp_secret_edit,
+                     self.oauth_id_token_edit):
+            edit.setEnabled(grant == "identity_assertion")
 
     def _load_private_key(self) -> None:
         """Read a PEM file into the form (stored in the keychain on Save; the path is not kept)."""

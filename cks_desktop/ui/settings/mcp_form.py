@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, find_name, is_secret_ref,
                                     looks_secret, parse_server, protect_entry, store_secret)
@@ -64,6 +65,16 @@ class ServerForm:
     oauth_auth: str = ""
     oauth_private_key: str = ""  # PEM text loaded from a file; empty with ``oauth_key_ref`` = keep the stored one
     oauth_key_ref: str | None = None
+    # "identity_assertion" (SEP-990, enterprise-managed): the MCP server's authorization server (issuer,
+    # also optional for client credentials), and the company's identity provider that turns the person's
+    # ID token into an ID-JAG. Typed secrets go to the keychain; empty with a ref = keep the stored one.
+    oauth_issuer: str = ""
+    oauth_idp_endpoint: str = ""
+    oauth_idp_client_id: str = ""
+    oauth_idp_secret: str = ""
+    oauth_idp_secret_ref: str | None = None
+    oauth_id_token: str = ""
+    oauth_id_token_ref: str | None = None
     # Server-to-client features (mcp/client_hooks.py); written only when not the default, so an
     # untouched entry keeps the file as it was.
     log_level: str = "info"
@@ -136,11 +147,39 @@ class ServerForm:
                 signing_algorithm(self.oauth_private_key)
             except ValueError as exc:
                 problems.append(("oauth", f"The OAuth private key cannot be used: {exc}."))
+        if self.transport == "http":
+            problems.extend(("oauth", text) for text in self._grant_problems())
         if not problems:
             try:
                 self.to_config(secrets=None)
             except ConfigError as exc:
                 problems.append((_field_of(str(exc)), str(exc)))
+        return problems
+
+    def _grant_problems(self) -> list[str]:
+        """The sign-in fields a grant needs, each missing or malformed one as the sentence the editor shows
+        (the config's own checks name JSON keys; these name the fields)."""
+        issuer = self.oauth_issuer.strip()
+        problems: list[str] = []
+        if issuer and not _http(issuer):
+            problems.append("The issuer must be an http:// or https:// URL (the authorization server's issuer).")
+        if self.oauth_grant != "identity_assertion":
+            return problems
+        if not self.oauth_client_id.strip():
+            problems.append("Type the client ID the MCP server's authorization server knows this app by.")
+        if not (self.oauth_client_secret or self.oauth_secret_ref):
+            problems.append("Type the client secret the MCP server's authorization server gave this app.")
+        if not issuer:
+            problems.append("Type the issuer URL of the MCP server's authorization server (https://…).")
+        endpoint = self.oauth_idp_endpoint.strip()
+        if not endpoint:
+            problems.append("Type the token endpoint of your identity provider (https://…/token).")
+        elif not _http(endpoint):
+            problems.append("The identity provider's token endpoint must be an http:// or https:// URL.")
+        if not self.oauth_idp_client_id.strip():
+            problems.append("Type the client ID this app has at your identity provider.")
+        if not (self.oauth_id_token.strip() or self.oauth_id_token_ref):
+            problems.append("Paste the ID token your identity provider gave you (it is kept in the keychain).")
         return problems
 
     # -- building ----------------------------------------------------------------------
@@ -222,7 +261,27 @@ class ServerForm:
                                    if secrets is not None else f"keychain:mcp/{name}/oauth/clientSecret")
         elif self.oauth_secret_ref and self.oauth_client_id.strip():
             out["clientSecret"] = self.oauth_secret_ref
+        if self.oauth_issuer.strip():  # (used by the grants without a browser; kept for the others)
+            out["issuer"] = self.oauth_issuer.strip()
+        if self.oauth_grant == "identity_assertion":
+            self._identity_provider(out, secrets)
         return out or None
+
+    def _identity_provider(self, out: dict[str, Any], secrets: "SecretStore | None") -> None:
+        """The identity provider's keys of an identity-assertion entry; its secret and the ID token as
+        keychain references (stored now when typed, the stored ones kept otherwise)."""
+        name = self.name.strip()
+        for key, value in (("idpTokenEndpoint", self.oauth_idp_endpoint.strip()),
+                           ("idpClientId", self.oauth_idp_client_id.strip())):
+            if value:
+                out[key] = value
+        for key, typed, ref in (("idpClientSecret", self.oauth_idp_secret, self.oauth_idp_secret_ref),
+                                ("idToken", self.oauth_id_token.strip(), self.oauth_id_token_ref)):
+            if typed:
+                out[key] = (store_secret(secrets, name, "oauth", key, typed) if secrets is not None
+                            else f"keychain:mcp/{name}/oauth/{key}")
+            elif ref:
+                out[key] = ref
 
     def to_entry(self, base: dict[str, Any] | None, secrets: "SecretStore | None") -> dict[str, Any]:
         """``base`` with the form's keys replaced (unknown keys kept)."""
@@ -253,13 +312,26 @@ def _oauth_fields(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {"oauth_other": raw if raw is False else None}
     secret, key = raw.get("clientSecret"), raw.get("privateKey")
-    owned = ("clientId", "clientSecret", "scope", "grant", "auth", "privateKey")
+    idp_secret, id_token = raw.get("idpClientSecret"), raw.get("idToken")
+    owned = ("clientId", "clientSecret", "scope", "grant", "auth", "privateKey", "issuer", "idpTokenEndpoint",
+             "idpClientId", "idpClientSecret", "idToken")
     return {"oauth_client_id": str(raw.get("clientId") or ""), "oauth_scope": str(raw.get("scope") or ""),
+            "oauth_issuer": str(raw.get("issuer") or ""),
+            "oauth_idp_endpoint": str(raw.get("idpTokenEndpoint") or ""),
+            "oauth_idp_client_id": str(raw.get("idpClientId") or ""),
+            "oauth_idp_secret_ref": idp_secret if is_secret_ref(idp_secret or "") else None,
+            "oauth_id_token_ref": id_token if is_secret_ref(id_token or "") else None,
             "oauth_secret_ref": secret if is_secret_ref(secret or "") else None,
             "oauth_grant": str(raw.get("grant") or "authorization_code"),
             "oauth_auth": str(raw.get("auth") or ("private_key_jwt" if key else "")),
             "oauth_key_ref": key if is_secret_ref(key or "") else None,
             "oauth_other": {k: v for k, v in raw.items() if k not in owned}}
+
+
+def _http(url: str) -> bool:
+    """Whether the text is an absolute http(s) URL with a host (what the config accepts for these keys)."""
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def suggests_secret(key: str) -> bool:

@@ -20,7 +20,11 @@ from cks_desktop.llm.prices import PriceError, check_price
 from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip
 
-COLUMNS = ("Model (or provider/model)", "Input", "Output", "Cached input", "Cache write")
+COLUMNS = ("Model", "Input", "Output", "Cached input", "Cache write")
+HEADER_TIPS = ("A model's name (gpt-4o), or provider/model (openai/qwen2.5-7b) for a model behind one provider only",
+               "US dollars per million input tokens", "US dollars per million output tokens",
+               "US dollars per million cached input tokens (empty: the input price)",
+               "US dollars per million tokens written to the cache (empty: the input price)")
 _KEYS = ("input", "output", "cached_input", "cache_write")
 
 
@@ -39,10 +43,19 @@ class PricesTable(QWidget):
         self.table.setObjectName("pricesTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
+        for column, tip in enumerate(HEADER_TIPS):
+            item = self.table.horizontalHeaderItem(column)
+            if item is not None:
+                item.setToolTip(plain_tooltip(tip))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # The price columns as wide as their heading (a price is short): with ResizeToContents the
+        # cells' line edits (about 125 px each) squeezed the model column until its heading was cut.
+        metrics = header.fontMetrics()
         for column in range(1, len(COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, max(metrics.horizontalAdvance(COLUMNS[column]),
+                                             metrics.horizontalAdvance("0.000000")) + 28)
         self.table.setMinimumHeight(90)
         layout.addWidget(self.table)
         buttons = QHBoxLayout()
@@ -76,8 +89,7 @@ class PricesTable(QWidget):
             edit = QLineEdit(text)
             edit.setObjectName(f"price_{row}_{column}")
             edit.setPlaceholderText("e.g. gpt-4o" if column == 0 else "the input price" if column > 2 else "0.00")
-            edit.setToolTip(plain_tooltip(COLUMNS[column] + ("" if column == 0 else
-                                                             ": US dollars per million tokens")))
+            edit.setToolTip(plain_tooltip(HEADER_TIPS[column]))
             edit.textChanged.connect(lambda _t: self.changed.emit())
             self.table.setCellWidget(row, column, edit)
         self.changed.emit()

@@ -95,7 +95,8 @@ QPlainTextEdit, QTextEdit { padding: 4px; }
 QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus,
 QComboBox:focus { border: 1px solid $accent; }
 QLineEdit:disabled, QPlainTextEdit:disabled, QTextEdit:disabled, QSpinBox:disabled, QDoubleSpinBox:disabled,
-QComboBox:disabled { color: $disabled_text; background: $background; border-color: $border; }
+QComboBox:disabled { color: $disabled_text; background: $sidebar; border-color: $border; }
+QLabel:disabled { color: $disabled_text; }  /* a disabled form's labels too (Settings → Storage's connection) */
 QLineEdit:read-only { background: $surface_alt; }
 QTextBrowser { background: transparent; border: none; padding: 0; }
 QPlainTextEdit:read-only, QTextEdit:read-only { background: $code_background; border: 1px solid $border;
@@ -218,6 +219,8 @@ QDockWidget#sessionsDock::title { background: $sidebar; }
 QWidget#sessionsSidebar { background: $sidebar; }
 QWidget#sessionsSidebar QListView { background: $sidebar; border: none; }
 QWidget#sessionsSidebar QListView::item { padding: 6px 8px; }
+QListWidget#settingsPages::item { padding: 6px 8px; }  /* the settings' page list: rows like the sidebar's */
+QListWidget#shareSessions::item { padding: 3px 6px; }  /* checkable rows: the 16 px boxes must not touch */
 QWidget#graphLegend { background: $background; }
 QWidget#graphLegend QListView { border: none; background: $background; }
 QWidget#graphInspector { background: $background; }

@@ -202,7 +202,7 @@ def _cc_log(line: str) -> None:
 def _client_credentials(form: dict[str, str], headers: dict[bytes, bytes]) -> tuple[int, dict[str, Any]]:
     """The client_credentials grant (RFC 6749 4.4), which the SDK's server does not offer: client
     authentication by Basic, form secret, or a private_key_jwt assertion verified with PyJWT."""
-    refused = (401, {"error": "invalid_client"})
+    refused = (401, {"error": "invalid_client", "error_description": "the client's secret is not the one the server knows"})
     client_id = None
     how = "none"
     basic = headers.get(b"authorization", b"")
