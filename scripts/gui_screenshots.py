@@ -492,12 +492,13 @@ async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shoote
     from tests.extraction.gold_fake import GoldModel, Noise
     from tests.extraction.world import make_world, render_world
 
-    world = make_world(extras_per_doc=12)
+    world = make_world(extras_per_doc=80)  # long enough for a few parts: the bar shows while it runs
     docs = render_world(world, home / "extraction-docs")
     fake.side_turn = GoldModel(world, docs, Noise(level=0.0))
     session = window.sessions.create("Expedition reports")
     window.sidebar.select(session.id)
-    doc = DocumentStore(services.store).add(session.id, [read_path(docs[0].path, 10**8)]).added[0]
+    longest = max(docs, key=lambda d: len(d.text))
+    doc = DocumentStore(services.store).add(session.id, [read_path(longest.path, 10**8)]).added[0]
     services.settings.data["extraction"] = {"review_over_chars": 0}  # always review
     controller = window.extraction
     loop = asyncio.get_running_loop()

@@ -421,3 +421,18 @@ async def test_interleaved_reasoning_keeps_each_item_right_before_its_call() -> 
     assert [(i.get("type") or i["role"], i.get("id")) for i in items] == [
         ("user", None), ("assistant", None), ("reasoning", "rs_1"), ("function_call", "fc_1"),
         ("reasoning", "rs_2"), ("function_call", "fc_2")]
+
+
+async def test_a_wrong_base_path_names_the_responses_request(fake: FakeOpenAIResponses) -> None:
+    import dataclasses
+
+    from tests.fakes.providers import provider_config_for
+
+    config = provider_config_for(fake, options=RESPONSES)
+    provider = adapter_for(dataclasses.replace(config, base_url=fake.origin + "/wrong"))
+    try:
+        _, error = await run_until_error(provider)
+    finally:
+        await provider.aclose()
+    assert error.kind == "not_found"
+    assert f"POST {fake.origin}/wrong/responses" in error.message and "adds /responses" in error.message
