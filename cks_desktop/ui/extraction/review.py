@@ -89,6 +89,7 @@ class ReviewDialog(QDialog):
         apply_button = buttons.button(QDialogButtonBox.StandardButton.Apply)
         apply_button.setObjectName("extractionReviewApply")
         apply_button.setText("Apply as one change")
+        theme.set_role(apply_button, "primary")  # the dialog's one way forward, in the accent colour
         apply_button.clicked.connect(lambda *_: self._apply())
         buttons.rejected.connect(self.reject)
         row.addWidget(buttons)

@@ -220,7 +220,8 @@ QWidget#sessionsSidebar { background: $sidebar; }
 QWidget#sessionsSidebar QListView { background: $sidebar; border: none; }
 QWidget#sessionsSidebar QListView::item { padding: 6px 8px; }
 QListWidget#settingsPages::item { padding: 6px 8px; }  /* the settings' page list: rows like the sidebar's */
-QListWidget#shareSessions::item { padding: 3px 6px; }  /* checkable rows: the 16 px boxes must not touch */
+QListWidget#shareSessions::item, QTreeWidget#extractionReviewTree::item { padding: 3px 6px; }
+/* ^ checkable rows: the 16 px boxes must not touch */
 QWidget#graphLegend { background: $background; }
 QWidget#graphLegend QListView { border: none; background: $background; }
 QWidget#graphInspector { background: $background; }
