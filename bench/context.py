@@ -11,6 +11,10 @@ loop's own cost is all there is):
 
 Target: context management under 5 ms per turn at 1,000 messages (``fit`` over budget).
 
+Beside it, the price of the exact count a turn near the budget asks for (``count_tokens``:
+the real Anthropic SDK to the fake's ``/v1/messages/count_tokens`` over 127.0.0.1, wall
+time, so the SDK's request building and the HTTP round trip); a short chat never pays it.
+
     python bench/context.py              # 30 rounds
 """
 
@@ -57,6 +61,25 @@ def fit_ms(messages: list[Message], window: int, rounds: int) -> float:
     return statistics.median(samples)
 
 
+async def count_ms(messages: list[Message], rounds: int) -> float:
+    """Wall milliseconds of one exact count of ``messages`` (Anthropic SDK → the in-process fake)."""
+    from tests.fakes.anthropic_fake import FakeAnthropic
+    from tests.fakes.providers import provider_for
+
+    samples = []
+    with FakeAnthropic() as fake:
+        provider = provider_for(fake)
+        try:
+            await provider.count_tokens(messages, [], system="system")  # type: ignore[attr-defined]  # warm
+            for _ in range(rounds):
+                started = time.perf_counter()
+                await provider.count_tokens(messages, [], system="system")  # type: ignore[attr-defined]
+                samples.append((time.perf_counter() - started) * 1000)
+        finally:
+            await provider.aclose()
+    return statistics.median(samples)
+
+
 async def main(rounds: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         setup = Setup(Path(tmp))
@@ -89,6 +112,9 @@ async def main(rounds: int) -> int:
         over = fit_ms(histories[n], 20_000, rounds)
         worst = max(worst, fits, over)
         print(f"{n:>9,} {chat:>7.2f}ms {chat - statistics.median(bare):>7.2f}ms {fits:>9.2f}ms {over:>9.2f}ms")
+    counts = {n: await count_ms(histories[n], rounds) for n in SIZES}
+    print("count_tokens round trip near the budget (Anthropic fake, wall ms): "
+          + ", ".join(f"{n:,} messages {ms:.2f} ms" for n, ms in counts.items()))
     verdict = "OK" if worst < TARGET_MS else "OVER"
     print(f"target: context management < {TARGET_MS:g} ms per turn at 1,000 messages → worst {worst:.2f} ms: "
           f"{verdict}")

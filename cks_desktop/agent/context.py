@@ -27,23 +27,35 @@ answer reports (input tokens against the characters sent). A ratio outside 1–1
 real tokenizer (a fake, a server reporting nothing) and is ignored. Sizes are cached per
 message object, so a turn at 1,000 messages costs well under a millisecond when nothing
 needs compacting.
+
+Where the provider has a token counting endpoint (``TokenCounter``: Anthropic's
+``count_tokens``, Gemini's ``countTokens``) and the estimate is near the budget (above
+``COUNT_NEAR`` of it, a band widened when the last answer's usage disagreed with the
+estimate), ``check_count`` asks it once for the request about to go out: the exact number
+decides whether to compact and sets the estimator's ratio. A short chat never asks; a count
+that fails or takes longer than ``COUNT_TIMEOUT_S`` is logged and the estimate stands.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import MIN_PART, request_messages, shorten
+from cks_desktop.llm.providers.base import TokenCounter
 from cks_desktop.llm.messages import ImagePart, Message, Part, Reasoning, Text, ToolCallPart, ToolDef, ToolResultPart
 from cks_desktop.llm.vision import image_chars
 from cks_desktop.tools.wire_names import to_wire
 
 if TYPE_CHECKING:
-    from cks_desktop.llm.provider import Provider
+    from cks_desktop.llm.provider import GenerationParams, Provider
+
+log = logging.getLogger(__name__)
 
 START_CHARS_PER_TOKEN = 3.0  # conservative before the first usage report (English prose is ~4)
 MESSAGE_OVERHEAD = 6  # tokens a message costs beyond its text (role, separators)
@@ -90,6 +102,7 @@ class Estimator:
 
     chars_per_token: float = START_CHARS_PER_TOKEN
     observed: int = 0
+    disagreement: float = 1.0  # how far the last plausible usage was from the estimate (>= 1)
 
     def tokens(self, chars: int, messages: int = 0) -> int:
         return int(chars / self.chars_per_token) + messages * MESSAGE_OVERHEAD
@@ -102,10 +115,22 @@ class Estimator:
         ratio = chars / text_tokens
         if not 1.0 <= ratio <= 10.0:  # not a tokenizer: a fake's fixed count, a server reporting 0
             return
+        guessed = max(1, self.tokens(chars, messages))
+        self.disagreement = max(input_tokens / guessed, guessed / input_tokens)
         # Lean towards the safer (smaller) ratio: an underestimate costs a failed request.
         weight = 1.0 if self.observed == 0 else 0.5
         blended = self.chars_per_token * (1 - weight) + ratio * weight
         self.chars_per_token = min(blended, ratio * 1.0) if ratio < self.chars_per_token else blended
+        self.observed += 1
+
+    def calibrate(self, chars: int, messages: int, exact: int) -> None:
+        """An exact count of this very request (the provider's counting endpoint): the ratio is
+        set from it, not blended (usage mixes in cache and thinking; a count does not)."""
+        text_tokens = exact - messages * MESSAGE_OVERHEAD
+        if text_tokens <= 0 or chars <= 0:
+            return
+        self.chars_per_token = min(10.0, max(0.5, chars / text_tokens))
+        self.disagreement = 1.0
         self.observed += 1
 
     def tighten(self) -> None:
@@ -191,6 +216,7 @@ class Fitted:
     summarised: int = 0  # messages the summary in this request stands for
     summary_needed: bool = False
     older: list[Message] = field(default_factory=list)  # what a summary would cover
+    counted: int | None = None  # the provider's exact count of this request, when it was asked
 
     @property
     def fits(self) -> bool:
@@ -338,6 +364,60 @@ def _cut(view: list[Message], sizes: list[int], total: int, fixed: int, limit: i
     kept = [Message(first.role, [note, *first.parts]), *view[drop + 1:]]
     kept_sizes = [message_chars(kept[0]), *sizes[drop + 1:]]
     return kept, fixed + sum(kept_sizes)
+
+
+# -- the exact count -------------------------------------------------------------------------
+
+COUNT_NEAR = 0.7  # of the budget: an estimate above it is checked with the provider's count
+COUNT_DISAGREES = 1.5  # the last usage this far from the estimate widens that band by as much
+COUNT_TIMEOUT_S = 5.0  # a count that takes longer is given up: the estimate is used
+
+
+def wants_count(provider: object, request: Fitted, estimator: Estimator) -> bool:
+    """Whether to ask the provider's counting endpoint about ``request`` before sending it.
+
+    Only for a ``TokenCounter`` (Anthropic, Gemini), and only near the budget: the estimate above
+    ``COUNT_NEAR`` of it, the band widened by how far the last answer's usage was from the estimate
+    when that was more than ``COUNT_DISAGREES``. A short chat is far from any budget and never pays
+    the extra round trip, however wrong the estimate was.
+    """
+    if not isinstance(provider, TokenCounter):
+        return False
+    doubt = estimator.disagreement if estimator.disagreement > COUNT_DISAGREES else 1.0
+    return request.tokens * doubt >= COUNT_NEAR * request.budget
+
+
+async def check_count(provider: object, request: Fitted, *, tools: Sequence[ToolDef], system: str | None,
+                      params: "GenerationParams | None", estimator: Estimator,
+                      timeout: float | None = None) -> bool:
+    """Ask the provider to count ``request`` when ``wants_count`` says so; correct ``estimator`` from
+    the answer and keep it in ``request.counted``. True when the exact count is over the budget, so
+    the caller fits again (with the corrected ratio). A failed or slow count (any error, more than
+    ``timeout`` seconds) is logged and the estimate stands: it never fails the turn.
+    """
+    if not wants_count(provider, request, estimator):
+        return False
+    assert isinstance(provider, TokenCounter)
+    timeout = COUNT_TIMEOUT_S if timeout is None else timeout
+    try:
+        exact = await asyncio.wait_for(provider.count_tokens(list(request.messages), list(tools), system=system,
+                                                             params=params), timeout)
+    except asyncio.TimeoutError:
+        log.info("the token count took more than %g s; using the estimate (%d tokens)", timeout, request.tokens)
+        return False
+    except Exception as exc:  # noqa: BLE001 - a count is an optimisation: never the turn's failure
+        log.info("the token count failed (%s); using the estimate (%d tokens)",
+                 getattr(exc, "message", None) or type(exc).__name__, request.tokens)
+        return False
+    if exact <= 0:
+        return False
+    log.debug("token count %d against the estimate %d (budget %d)", exact, request.tokens, request.budget)
+    estimator.calibrate(request.chars, len(request.messages), exact)
+    request.counted = exact
+    if exact <= request.budget:
+        request.tokens = exact
+        return False
+    return True
 
 
 def summary_request(older: Sequence[Message], *, window: int, estimator: Estimator) -> list[Message]:

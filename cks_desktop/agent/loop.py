@@ -476,6 +476,9 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
         if found != window:
             window = found
             request = fitted(not chat.summary_failed)
+    # Near the budget, the provider's own count where it has one (Anthropic, Gemini): at most one a turn.
+    if await ctx.check_count(provider, request, tools=tools, system=system, params=params, estimator=estimator):
+        request = fitted(not chat.summary_failed)
     if request.summary_needed:
         try:
             body = await ctx.summarise(provider, request.older, window=window, estimator=estimator)

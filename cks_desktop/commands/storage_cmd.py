@@ -126,7 +126,7 @@ def _export(args: argparse.Namespace) -> int:
         print_json({"written": result.written, "failed": result.failed})
     else:
         for row in result.written:
-            print(f"Wrote {row['title']!r} to {row['file']}.")
+            print(f"Wrote {row['title']!r} to {row['file']}" + (f" ({row['note']})." if row.get("note") else "."))
         for row in result.failed:
             print(f"Could not read {row['title']!r} ({row['session_id']}): {row['error']}", file=sys.stderr)
     return EXIT_TOOL_ERROR if result.failed else 0

@@ -84,6 +84,8 @@ class DocumentStore:
                 found = self._find(conn, session_id, doc.sha256)
                 assert found is not None
                 result.added.append(found)
+            if result.added:
+                self.store.note_own_documents(conn, session_id)  # the change feed skips our own add
         if result.added:
             _notify(session_id)
         return result
@@ -143,5 +145,6 @@ class DocumentStore:
         doc = self.resolve(session_id, ref)
         with self.store.transaction() as conn:
             conn.execute("DELETE FROM documents WHERE session_id = ? AND id = ?", (session_id, doc.id))
+            self.store.note_own_documents(conn, session_id)
         _notify(session_id)
         return doc

@@ -53,6 +53,7 @@ _FIELDS = {
     "add_evidence": E.ADD_FIELDS,
     "remove_evidence": E.REMOVE_FIELDS,
     "move_evidence": E.MOVE_FIELDS,  # internal: merges move sources to the object that stays
+    "set_evidence_review": E.REVIEW_FIELDS,  # a person checked a source (accepted, edited, ...)
 }
 OP_NAMES = tuple(_FIELDS)
 
@@ -220,7 +221,8 @@ class Planner:
                 value = op.get(field)
                 if type(value) is str and value[:2] == "r_":
                     rel_ids.append(value)
-            if kind in ("remove_evidence", "move_evidence") and type(op.get("evidence_id")) is str:
+            if kind in ("remove_evidence", "move_evidence", "set_evidence_review") \
+                    and type(op.get("evidence_id")) is str:
                 evidence_ids.append(op["evidence_id"])
             if kind in ("add_object", "add_relation") and type(op.get("id")) is str:
                 explicit["object" if kind == "add_object" else "relation"].append(op["id"])
@@ -671,6 +673,18 @@ class Planner:
         self.plan.counts["evidence_moved"] += 1
         return ({"op": "move_evidence", "evidence_id": st.id, kind: target},
                 [{"op": "move_evidence", "evidence_id": st.id, old_kind: old_target}])
+
+    def _set_evidence_review(self, op: dict[str, Any], i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Record a source's review state (a person's check); the inverse sets the old one."""
+        st = self._live_evidence(op)
+        review = E.check_review(op)
+        resolved: dict[str, Any] = {"op": "set_evidence_review", "evidence_id": st.id, "review": review}
+        if review == st.review:
+            return {**resolved, "outcome": "unchanged"}, []
+        old, st.review, st.dirty = st.review, review, True
+        self.plan.evidence.touched.update(self._ends_of(st.target_kind, st.target_id))
+        self.plan.counts["evidence_reviewed"] += 1
+        return resolved, [{"op": "set_evidence_review", "evidence_id": st.id, "review": old}]
 
     def _ends_of(self, kind: str, target: str) -> list[str]:
         if kind == "object":

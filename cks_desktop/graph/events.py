@@ -40,7 +40,7 @@ class GraphChanged:
 
 @dataclass(frozen=True)
 class SessionEvent:
-    kind: str  # "created", "renamed", "deleted", "updated"
+    kind: str  # "created", "renamed", "deleted", "updated"; "documents": its documents changed (feed only)
     session: Session
     external: bool = False  # done by another process/connection, seen through the change feed
 

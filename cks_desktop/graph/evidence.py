@@ -12,6 +12,9 @@ object takes its sources with it (the inverse restores both). The ops:
    "id"?: str}                      # "id", "created_at", "change_id": internal (reverts, imports)
   {"op": "remove_evidence", "evidence_id": str}
   {"op": "move_evidence", "evidence_id": str, "object"|"relation": ...}   # internal: merges
+  {"op": "set_evidence_review", "evidence_id": str, "review": "auto"|"accepted"|"edited"|"pending"}
+                                    # a person's check; inverse: the same op with the old state;
+                                    # the state it already has: nothing (``outcome: unchanged``)
 
 Rules (checked before anything is written):
 - the target exists, or is a label an earlier op of the batch defined;
@@ -44,11 +47,12 @@ ALIGNMENTS: tuple[str, ...] = get_args(Alignment)
 REVIEWS: tuple[str, ...] = get_args(Review)
 ORIGINS: tuple[str, ...] = get_args(EvidenceOrigin)
 
-EVIDENCE_OPS = ("add_evidence", "remove_evidence", "move_evidence")
+EVIDENCE_OPS = ("add_evidence", "remove_evidence", "move_evidence", "set_evidence_review")
 ADD_FIELDS = {"op", "object", "relation", "document_id", "chunk_index", "start", "end", "page", "quote",
               "alignment", "review", "origin", "id", "created_at", "change_id"}
 REMOVE_FIELDS = {"op", "evidence_id"}
 MOVE_FIELDS = {"op", "evidence_id", "object", "relation"}
+REVIEW_FIELDS = {"op", "evidence_id", "review"}
 MAX_QUOTE = 20000  # characters: a quote is a passage, not a document
 
 COLS = ("id, target_kind, target_id, document_id, chunk_index, span_start, span_end, page, quote, "
@@ -301,6 +305,14 @@ def check_passage(op: dict[str, Any], view: EvidenceView) -> tuple[str | None, i
     if page is None and start is not None:
         page = page_of(starts, start)
     return document_id, chunk_index, start, end, page, quote, alignment
+
+
+def check_review(op: dict[str, Any]) -> str:
+    """The required ``review`` of a ``set_evidence_review`` op."""
+    value = op.get("review")
+    if value not in REVIEWS:
+        raise OpError(f"'review' must be one of {', '.join(REVIEWS)}, got {value!r}")
+    return str(value)
 
 
 def check_evidence_id(value: Any, field: str = "evidence_id") -> str:

@@ -18,6 +18,10 @@ This module is the backend-neutral part:
   the file, its own process's included) skips it: nothing is emitted twice.
 - ``net_effect``: which objects and relations a recorded change added, updated
   and removed, read from its resolved ops (the same net rules the writer uses).
+- ``document_events``: a session's documents (``documents`` table: ``documents
+  add|remove`` record no ``changes`` row) added or removed elsewhere, as
+  ``SessionEvent("documents", session)``: the open window's Documents panel follows a
+  terminal's ``documents add``.
 
 Events of a feed are emitted on the feed's worker thread, after the commit; the
 GUI hops them to its thread through ``ui/bridge.py`` like worker-thread writes.
@@ -69,6 +73,7 @@ class OwnWrites:
         self.active = False
         self._changes: dict[str, float] = {}
         self._sessions: dict[str, tuple[Session | None, float]] = {}  # None: deleted
+        self._documents: dict[str, tuple[frozenset[str], float]] = {}  # session -> its document ids
 
     def note_change(self, change_id: str) -> None:
         if not self.active:
@@ -84,6 +89,23 @@ class OwnWrites:
         with self._lock:
             self._sessions[session_id] = (state, time.monotonic())
             self._prune()
+
+    def note_documents(self, session_id: str, ids: frozenset[str]) -> None:
+        """``ids``: the session's document ids as this write (an add or remove) leaves them."""
+        if not self.active:
+            return
+        with self._lock:
+            self._documents[session_id] = (ids, time.monotonic())
+            self._prune()
+
+    def take_documents(self, session_id: str, ids: frozenset[str]) -> bool:
+        """True (and forgotten) when our last document write left the session with ``ids``."""
+        with self._lock:
+            noted = self._documents.get(session_id)
+            if noted is None or noted[0] != ids:
+                return False
+            del self._documents[session_id]
+            return True
 
     def is_own_change(self, change_id: str) -> bool:
         with self._lock:
@@ -107,13 +129,15 @@ class OwnWrites:
         with self._lock:
             self._changes.clear()
             self._sessions.clear()
+            self._documents.clear()
 
     def _prune(self) -> None:
-        if len(self._changes) + len(self._sessions) < 256:
+        if len(self._changes) + len(self._sessions) + len(self._documents) < 256:
             return
         cutoff = time.monotonic() - OWN_NOTE_TTL_S
         self._changes = {k: t for k, t in self._changes.items() if t >= cutoff}
         self._sessions = {k: v for k, v in self._sessions.items() if v[1] >= cutoff}
+        self._documents = {k: d for k, d in self._documents.items() if d[1] >= cutoff}
 
 
 @dataclass
@@ -173,7 +197,8 @@ def net_effect(ops: Iterable[dict[str, Any]]) -> NetEffect:
             touch(rels, op.get("relation_id"), False, False)
         elif kind in ("define_type", "undefine_type"):
             types_changed = True
-        elif kind in ("add_evidence", "remove_evidence", "move_evidence") and op.get("outcome") != "reused":
+        elif kind in ("add_evidence", "remove_evidence", "move_evidence", "set_evidence_review") \
+                and op.get("outcome") not in ("reused", "unchanged"):
             evidence_changed = True
         if kind in ("remove_object", "remove_relation") and op.get("removed_evidence"):
             evidence_changed = True
@@ -212,3 +237,17 @@ def session_events(before: dict[str, Session], after: dict[str, Session],
         if sid not in after and not own.take_session(sid, None):
             last.append(SessionEvent("deleted", old, external=True))
     return first, last
+
+
+def document_events(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]],
+                    sessions: dict[str, Session], own: OwnWrites) -> list[StoreEvent]:
+    """``SessionEvent("documents", session)`` for each live session whose set of document ids
+    differs between two snapshots (session id -> ids) and that we did not cause ourselves. A
+    deleted session's documents go with it: its "deleted" event says enough."""
+    out: list[StoreEvent] = []
+    for sid in sorted(set(before) | set(after)):
+        ids = after.get(sid, frozenset())
+        if before.get(sid, frozenset()) == ids or sid not in sessions or own.take_documents(sid, ids):
+            continue
+        out.append(SessionEvent("documents", sessions[sid], external=True))
+    return out

@@ -15,7 +15,7 @@ from cks_desktop.graph.overlay import Overlay
 COUNT_KEYS = ("objects_added", "objects_updated", "objects_removed", "objects_reused", "objects_renamed",
               "objects_retyped", "relations_added", "relations_updated", "relations_removed",
               "properties_changed", "types_defined", "types_removed", "evidence_added", "evidence_removed",
-              "evidence_moved")
+              "evidence_moved", "evidence_reviewed")
 
 
 class Plan:

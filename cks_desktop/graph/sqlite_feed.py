@@ -10,6 +10,9 @@ idle, see ``bench/change_feed.py``). When it moved, the feed
 2. reads the ``changes`` rows it has not seen → one ``GraphChanged`` each, built
    from the change's resolved ops (``feed.net_effect``) and the current rows of
    the objects and relations it added or updated;
+3. diffs the document ids per session (``documents add|remove`` record no change
+   either) → ``SessionEvent("documents", …)``; one indexed read of the ids
+   (64 characters each), only when ``data_version`` moved;
 
 and skips whatever ``OwnWrites`` says this process wrote itself (the store
 already emitted those). Events are emitted on the feed's thread.
@@ -33,7 +36,7 @@ from typing import Any
 
 from cks_desktop.graph import rows
 from cks_desktop.graph.events import GraphChanged, StoreEvent
-from cks_desktop.graph.feed import Emit, OwnWrites, net_effect, session_events
+from cks_desktop.graph.feed import Emit, OwnWrites, document_events, net_effect, session_events
 from cks_desktop.graph.history import decode_ops
 from cks_desktop.graph.model import Session
 from cks_desktop.ids import id_floor, id_ms
@@ -59,6 +62,7 @@ class SqliteChangeFeed:
         self._stop = threading.Event()
         self._version = -1
         self._sessions: dict[str, Session] = {}
+        self._documents: dict[str, frozenset[str]] = {}  # session id -> its document ids
         self._seen: set[str] = set()
         self._newest_ms = 0
         self.polls = 0  # data_version reads (for the benchmark)
@@ -81,6 +85,7 @@ class SqliteChangeFeed:
             conn.execute("PRAGMA query_only = ON")
             self._version = self._data_version(conn)
             self._sessions = self._read_sessions(conn)
+            self._documents = self._read_documents(conn)
             newest = conn.execute("SELECT max(id) FROM changes").fetchone()[0]
             self._newest_ms = (id_ms(newest, "c_") or 0) if newest else 0
             self._seen = {r[0] for r in conn.execute("SELECT id FROM changes WHERE id >= ?", (self._floor(),))}
@@ -140,6 +145,7 @@ class SqliteChangeFeed:
         conn.execute("BEGIN")
         try:
             sessions = self._read_sessions(conn)
+            documents = self._read_documents(conn)
             heads = conn.execute("SELECT id, session_id, origin, reverts FROM changes WHERE id >= ? ORDER BY id",
                                  (self._floor(),)).fetchall()
             fresh = [h for h in heads if h[0] not in self._seen]
@@ -153,6 +159,8 @@ class SqliteChangeFeed:
         finally:
             conn.execute("COMMIT")
         first, last = session_events(self._sessions, sessions, self.own)
+        docs = document_events(self._documents, documents, sessions, self.own)
+        self._documents = documents
         for change_id, *_ in fresh:
             self._seen.add(change_id)
             self.own.take_change(change_id)
@@ -161,7 +169,7 @@ class SqliteChangeFeed:
             self._newest_ms = max(self._newest_ms, id_ms(heads[-1][0], "c_") or 0)
             floor = self._floor()
             self._seen = {i for i in self._seen if i >= floor}
-        for out in (*first, *graph, *last):
+        for out in (*first, *graph, *docs, *last):
             if self._stop.is_set():
                 return
             self.emit(out)
@@ -178,6 +186,13 @@ class SqliteChangeFeed:
     @staticmethod
     def _read_sessions(conn: sqlite3.Connection) -> dict[str, Session]:
         return {r[0]: rows.session(r) for r in conn.execute(f"SELECT {rows.SESSION_COLS} FROM sessions")}
+
+    @staticmethod
+    def _read_documents(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        for sid, doc_id in conn.execute("SELECT session_id, id FROM documents"):
+            found.setdefault(sid, set()).add(doc_id)
+        return {sid: frozenset(ids) for sid, ids in found.items()}
 
     def _graph_event(self, conn: sqlite3.Connection, change_id: str, session_id: str, origin: str,
                      reverts: str | None) -> GraphChanged | None:

@@ -25,6 +25,8 @@ Operations (plain dicts, the same shape ``evolve_knowledge`` accepts):
    "review"?: "auto"|"accepted"|"edited"|"pending", "origin"?: "extraction"|"person"|"chat"|"import",
    "id"?: str}                                                       # a source of a fact (graph/evidence.py)
   {"op": "remove_evidence", "evidence_id": str}
+  {"op": "set_evidence_review", "evidence_id": str, "review": "auto"|"accepted"|"edited"|"pending"}
+                                    # a person's check of a source; inverse: the old state
 Removing an object or relation removes its evidence (the inverse restores it); the same
 source twice on one target is a no-op (``outcome: reused``).
 Internal extras (imports and reverts): ``{"op": "move_evidence", "evidence_id", "object"|"relation"}``
@@ -309,6 +311,14 @@ class GraphStore:
             feed, self._feed = self._feed, None
         if feed is not None:
             feed.stop()
+
+    def note_own_documents(self, conn: sqlite3.Connection, session_id: str) -> None:
+        """Call inside a transaction that adds or removes documents, before it commits: the
+        running feed then skips this write (the documents store notifies its own listeners)."""
+        if self._own.active:
+            ids = frozenset(r[0] for r in conn.execute("SELECT id FROM documents WHERE session_id = ?",
+                                                       (session_id,)))
+            self._own.note_documents(session_id, ids)
 
     # -- connection access for other modules (e.g. the agent's transcript) ------------------
 

@@ -52,6 +52,7 @@ def summarize(counts: dict[str, int]) -> str:
         group("removes", (c["objects_removed"], "object"), (c["relations_removed"], "relation"),
               (c.get("evidence_removed", 0), "source")),
         group("moves", (c.get("evidence_moved", 0), "source")),
+        f"marks {n(c['evidence_reviewed'], 'source')} as reviewed" if c.get("evidence_reviewed") else None,
         group("defines", (c["types_defined"], "type")),
         group("drops", (c["types_removed"], "type definition")),
         group("reuses", (c["objects_reused"], "existing object")),

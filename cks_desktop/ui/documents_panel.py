@@ -9,8 +9,10 @@ worker thread as one graph change plus the document's removal.
 "Extract knowledge" only emits ``extractRequested(session_id, document_id)``: the extraction
 pipeline (issue 17 §2) connects with ``connect_extractor(slot)``; until something does, the
 button says so and stays disabled. Every dialog is ``open()``ed (``run_dialog``), never ``exec()``ed. The list follows
-the documents store's own notifications (any thread, brought to the GUI thread by a signal);
-a hidden panel reads nothing and catches up when shown.
+the documents store's own notifications (this process) and the store's change feed
+(``SessionEvent("documents")``: another process's ``documents add|remove``), both on any
+thread, brought to the GUI thread by a signal; a hidden panel reads nothing and catches up
+when shown.
 """
 
 from __future__ import annotations
@@ -128,7 +130,8 @@ class DocumentsPanel(QWidget):
         from cks_desktop.documents.store import subscribe
 
         self._unsubscribe = subscribe(self._heard)
-        self.destroyed.connect(lambda *_: self._unsubscribe())
+        self._unsubscribe_feed = store.subscribe(self._heard_store)  # other processes (graph/feed.py)
+        self.destroyed.connect(lambda *_: (self._unsubscribe(), self._unsubscribe_feed()))
         self._update_buttons()
 
     def set_add_action(self, action: QAction) -> None:
@@ -169,6 +172,16 @@ class DocumentsPanel(QWidget):
             self._documents_changed.emit(session_id)
         except RuntimeError:  # the panel is gone (its window closed) but not yet unsubscribed
             self._unsubscribe()
+
+    def _heard_store(self, event: Any) -> None:
+        """A store event (any thread): the feed's "documents" event of another process."""
+        from cks_desktop.graph.events import SessionEvent
+
+        if isinstance(event, SessionEvent) and event.kind == "documents":
+            try:
+                self._documents_changed.emit(event.session.id)
+            except RuntimeError:  # the panel is gone but not yet unsubscribed
+                self._unsubscribe_feed()
 
     def _store_changed(self, session_id: str) -> None:
         if session_id == self.session_id:

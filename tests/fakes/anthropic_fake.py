@@ -9,6 +9,7 @@ that forces a tool (``tool_choice: {"type": "tool"}``, how ``respond_json`` asks
 Anthropic for JSON) gets the turn's text as that tool's input, which is what the
 model does. Statuses come with Anthropic's error bodies (and ``retry-after``);
 ``error_mid_stream`` sends ``event: error``. ``GET /v1/models`` lists models.
+``POST /v1/messages/count_tokens`` answers ``{"input_tokens": N}`` (``FakeServer.counted_tokens``).
 The fake accepts any ``Authorization: Bearer`` key (STACK.md R5).
 
 Extended thinking (issue 16): a request with ``thinking: {"type": "enabled"}`` gets the turn's
@@ -67,6 +68,9 @@ class FakeAnthropic(FakeServer):
                     for m in (self.default_model, "claude-other")]
             out.json(200, {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
             return
+        if request.method == "POST" and request.path == "/v1/messages/count_tokens":
+            self._count(request.body or {}, out)
+            return
         if not self.is_generation(request):
             out.json(404, {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}})
             return
@@ -94,6 +98,22 @@ class FakeAnthropic(FakeServer):
             out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
             return
         self._stream(turn, body, model, out)
+
+    def _count(self, body: dict[str, Any], out: Responder) -> None:
+        """``POST /v1/messages/count_tokens``: ``{"input_tokens": N}`` for the request it is given."""
+        if self.count_stall:
+            out.stall()
+        elif self.count_status is not None:
+            out.json(self.count_status, error_body(self.count_status, str(body.get("model", self.default_model))),
+                     {"request-id": "req_fake"})
+        elif not body.get("messages") or not body.get("model"):
+            out.json(400, error_body(400, self.default_model))
+        else:
+            out.json(200, {"input_tokens": self.counted_tokens(body)})
+
+    @property
+    def count_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == "/v1/messages/count_tokens"]
 
     def __init__(self, *, chunk_delay: float = 0.0) -> None:
         super().__init__(chunk_delay=chunk_delay)

@@ -12,7 +12,8 @@ then one chunk with every ``functionCall`` part whole (``args`` as an object; an
   answer with ``finishReason: MALFORMED_FUNCTION_CALL`` and a ``finishMessage``;
 - ``error_mid_stream`` sends ``data: {"error": {...}}``;
 - errors carry Google RPC bodies (``status``, and a ``RetryInfo`` detail for 429).
-``GET /v1/models`` lists models. The key arrives in ``x-goog-api-key``.
+``GET /v1/models`` lists models; ``POST .../models/{model}:countTokens`` answers ``{"totalTokens": N}``
+(``FakeServer.counted_tokens``). The key arrives in ``x-goog-api-key``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tests.fakes.server import FakeServer, RecordedRequest, Responder
 from tests.fakes.script import Turn
 
 _PATH = re.compile(r"^/(?P<version>v1|v1beta)/models/(?P<model>[^/:]+):streamGenerateContent$")
+_COUNT_PATH = re.compile(r"^/(?P<version>v1|v1beta)/models/(?P<model>[^/:]+):countTokens$")
 _ERRORS: dict[int, tuple[str, str]] = {
     400: ("INVALID_ARGUMENT", "Request contains an invalid argument."),
     401: ("UNAUTHENTICATED", "Request had invalid authentication credentials."),
@@ -67,6 +69,10 @@ class FakeGemini(FakeServer):
                 {"name": f"models/{m}", "displayName": m, "supportedGenerationMethods": ["generateContent"]}
                 for m in (self.default_model, "gemini-other")]})
             return
+        counting = _COUNT_PATH.match(request.path)
+        if request.method == "POST" and counting is not None:
+            self._count(request.body or {}, counting.group("model"), out)
+            return
         match = _PATH.match(request.path)
         if request.method != "POST" or match is None:
             out.json(404, {"error": {"code": 404, "message": "Not found", "status": "NOT_FOUND"}})
@@ -81,6 +87,21 @@ class FakeGemini(FakeServer):
             out.json(turn.status, turn.error_body or error_body(turn.status, model, turn.retry_after), headers)
             return
         self._stream(turn, model, out)
+
+    def _count(self, body: dict[str, Any], model: str, out: Responder) -> None:
+        """``POST /v1beta/models/{model}:countTokens``: ``{"totalTokens": N}`` for its ``contents``."""
+        if self.count_stall:
+            out.stall()
+        elif self.count_status is not None:
+            out.json(self.count_status, error_body(self.count_status, model))
+        elif not body.get("contents") and not body.get("generateContentRequest"):
+            out.json(400, error_body(400, model))
+        else:
+            out.json(200, {"totalTokens": self.counted_tokens(body)})
+
+    @property
+    def count_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if _COUNT_PATH.match(r.path)]
 
     def _stream(self, turn: Turn, model: str, out: Responder) -> None:
         response_id = secrets.token_hex(8)

@@ -170,6 +170,12 @@ class FakeServer:
     # ``chars_per_token``, kept in ``prompt_sizes``, and reported as the answer's input tokens.
     context_window: int | None = None
     chars_per_token: float = 4.0
+    # The token counting endpoint (Anthropic's count_tokens, Gemini's countTokens; issue 16): it
+    # answers ``count_rule(body)`` (by default ``prompt_tokens``, the rule the window uses), or
+    # ``count_status`` with the provider's error body, or never (``count_stall``).
+    count_status: int | None = None
+    count_stall: bool = False
+    count_rule: Callable[[Any], int] | None = None
 
     def __init__(self, *, chunk_delay: float = 0.0) -> None:
         self.chunk_delay = chunk_delay
@@ -245,6 +251,10 @@ class FakeServer:
         with self.lock:
             self.prompt_sizes.append(tokens)
         return tokens if tokens > self.context_window else None
+
+    def counted_tokens(self, body: Any) -> int:
+        """What the counting endpoint answers for a request ``body``."""
+        return self.count_rule(body) if self.count_rule is not None else self.prompt_tokens(body)
 
     def usage_tokens(self, body: Any, scripted: int) -> int:
         return self.prompt_tokens(body) if self.context_window is not None else scripted

@@ -118,3 +118,37 @@ async def test_cli_login_and_list_say_the_sign_in_failed(memory_keyring, tmp_pat
         assert lines[web].split()[1] == "sign-in", out  # a browser sign-in: needed, not failed
         assert "mcp login web" in lines[web + 1], out
         assert "not-the-secret" not in out
+
+
+@pytest.mark.asyncio
+async def test_a_refused_renewal_during_a_chat_fails_the_server_without_a_sign_in_notice(
+        settings, registry, run, memory_keyring, tmp_path) -> None:
+    """The access token runs out while the server is in use, and the identity provider now refuses the
+    (replaced, expired) ID token: the call says why, with no "Sign in" notice, and the server is failed."""
+    from cks_desktop.tools.types import ToolCall
+
+    idp_private, idp_public = key_pair(tmp_path, "ec")
+    env = {"OAUTH_IDJAG": f"mcp-client:corp-secret-1:desk-at-idp:{idp_public}",
+           "OAUTH_CC_LOG": str(tmp_path / "cc.txt"), "OAUTH_TTL": "1"}
+    async with oauth_server(tmp_path, **env) as url:
+        store = SecretStore(secure=True)
+        store.set("mcp/corp/oauth/clientSecret", "corp-secret-1")
+        store.set("mcp/corp/oauth/idToken", id_token(idp_private, "desk-at-idp"))
+        settings.mcp_servers["corp"] = idjag_entry(url, url.removesuffix("/mcp"))
+        manager = make_manager(settings, registry, tmp_path)
+        try:
+            await asyncio.wait_for(manager.start_all(), 30)
+            conn = manager.connections["corp"]
+            assert conn.status is Status.READY, conn.reason
+            store.set("mcp/corp/oauth/idToken", id_token(idp_private, "desk-at-idp", minutes=-5))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 1.5  # the token's 1 s lifetime: wait for it to end, by the clock
+            while loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            out = await registry.invoke(ToolCall("c1", "mcp:corp:echo", {"text": "late"}), run)
+            assert out.is_error, out.content
+            assert "Sign-in to 'corp' failed: the identity provider refused the ID token" in out.content, out.content
+            assert not (out.structured or {}).get("needs_sign_in"), out.structured
+            assert conn.status is Status.FAILED, (conn.status, conn.reason)
+        finally:
+            await manager.aclose()

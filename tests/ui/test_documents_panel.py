@@ -175,3 +175,32 @@ async def test_the_window_export_and_import_carry_documents_and_sources(qtbot, h
         charles = store.resolve(other, "Charles Babbage")
         assert [(s.evidence.quote, s.document_name) for s in sources_of(store, other, "object", charles.id)] == [
             ("Charles Babbage", "notes.txt")]
+
+
+@pytest.mark.asyncio
+async def test_the_panel_follows_documents_added_and_removed_by_another_process(qtbot, home: Path,
+                                                                               tmp_path: Path) -> None:
+    """`documents add|remove` from a terminal (a real second process on the same data folder)
+    shows in the open window's panel through the change feed; no sleeps, bounded waits."""
+    from tests.ui.test_live_changes import written_elsewhere
+
+    (tmp_path / "notes.txt").write_text(TEXT)
+    async with open_window(home) as window:
+        window.sidebar.create_session()
+        sid = window.current_session
+        panel = window.documents_panel
+        window.documents_dock.show()
+        await wait(signal_future(panel.reloaded))
+        assert panel.table.rowCount() == 0
+
+        reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 1)
+        proc, _ = await written_elsewhere(home, "documents", "add", "--session", sid, str(tmp_path / "notes.txt"))
+        assert proc.returncode == 0, proc.stderr
+        await wait(reloaded, 15)
+        assert _rows(panel)[0][:2] == ["notes.txt", "Text"]
+
+        reloaded = signal_future(panel.reloaded, lambda: panel.table.rowCount() == 0)
+        proc, _ = await written_elsewhere(home, "documents", "remove", "--session", sid, "notes.txt")
+        assert proc.returncode == 0, proc.stderr
+        await wait(reloaded, 15)
+        assert panel.empty.isVisible()

@@ -118,3 +118,43 @@ def test_a_fact_without_document_sources_says_who_wrote_it(qtbot) -> None:
                                          Authorship("c_2", "2026-01-01T00:00:01Z", "chat", "model", "changes 1 property")]))
     assert view.list.item(0).text() == "No document sources; written by chat, person."
     assert view.count() == 0
+
+
+@pytest.mark.asyncio
+async def test_mark_as_checked_records_the_review_as_one_undoable_change(qtbot, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text(TEXT, encoding="utf-8")
+    async with open_window(home) as window:
+        window.sidebar.create_session()
+        sid = window.current_session
+        store = window.services.store
+        docs = DocumentStore(store)
+        txt = docs.get(sid, docs.add(sid, [read_path(tmp_path / "notes.txt", 10**7)]).added[0].id)
+        view = window.graph_view
+        arrived = signal_future(window.store_bridge.arrived, lambda e: getattr(e, "session_id", None) == sid)
+        ada = store.apply(sid, [
+            {"op": "add_object", "type": "Person", "name": "Ada Lovelace", "label": "$ada"},
+            {"op": "add_evidence", "object": "$ada", "document_id": txt.id, "review": "pending",
+             **_span(txt.text, "Ada Lovelace")}], "extraction").created["$ada"]
+        await wait(arrived)
+        await wait(view.inspect(ada))
+        inspector = view.inspector
+        lst = inspector.sources.list
+        assert lst.item(0).text() == "“Ada Lovelace” — notes.txt [pending]"
+
+        # the row's menu: every action has an icon and a tooltip; "Mark as checked" writes one change
+        menu = inspector.sources.menu_for(lst.item(0))
+        assert menu is not None and all(not a.icon().isNull() and a.toolTip() for a in menu.actions())
+        (mark,) = [a for a in menu.actions() if a.objectName() == "markSourceChecked"]
+        reloaded = signal_future(inspector.loaded, lambda: lst.item(0).text().endswith("[checked]"))
+        mark.trigger()
+        await wait(reloaded)
+        (source,) = [r.source for r in inspector.sources_data.rows]
+        assert source.evidence.review == "accepted"
+        assert store.list_changes(sid)[0].summary == "marks 1 source as reviewed"
+        again = inspector.sources.menu_for(lst.item(0))
+        assert again is not None and not [a for a in again.actions() if a.objectName() == "markSourceChecked"]
+
+        # undo (the editor's stack, like every hand edit) puts it back to "pending"
+        reloaded = signal_future(inspector.loaded, lambda: lst.item(0).text().endswith("[pending]"))
+        assert (await view.editor.undo()).ok
+        await wait(reloaded)

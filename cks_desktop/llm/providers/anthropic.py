@@ -57,6 +57,7 @@ RESPONSE_TOOL = "respond"
 ORIGIN = "anthropic"  # ``Reasoning.origin`` of thinking blocks this adapter sends back
 DEFAULT_THINKING_BUDGET = 8192  # tokens, when the session asks for thinking without a budget
 MIN_THINKING_BUDGET = 1024  # the API's minimum ``budget_tokens``
+_COUNTED = ("model", "messages", "system", "tools", "tool_choice", "thinking")  # what count_tokens takes
 _FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -312,6 +313,20 @@ class AnthropicProvider(Adapter):
                     cache_write_tokens=cache_write)
         reason = "stop" if structured and stop_reason == "tool_use" else stop_reason
         yield Finish(normalize_finish(reason, finished_calls > 0, _FINISH))
+
+    async def count_tokens(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
+                           params: GenerationParams | None = None) -> int:
+        """The request's input tokens by ``POST /v1/messages/count_tokens`` (``TokenCounter``): the
+        same messages, system, tools, tool choice and thinking ``stream`` would send."""
+
+        async def count() -> int:
+            await images_ready(self, messages)
+            kwargs = self.request(messages, tools, system, None, params)
+            counted = {k: kwargs[k] for k in _COUNTED if k in kwargs}
+            result = await self._client().messages.count_tokens(**counted)
+            return int(result.input_tokens)
+
+        return await self._counted(count)
 
     async def _list_models(self) -> list[str]:
         return [model.id async for model in self._client().models.list(limit=100)]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 import re
 import ssl
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from cks_desktop.ids import new_id
 from cks_desktop.llm.errors import ErrorContext, build
@@ -84,6 +84,21 @@ def result_text(part: ToolResultPart) -> str:
     return f"Error: {content}" if part.is_error else content
 
 
+@runtime_checkable
+class TokenCounter(Protocol):
+    """The optional capability of an adapter whose provider has a token counting endpoint
+    (Anthropic's ``/v1/messages/count_tokens``, Gemini's ``countTokens``; issue 16, section 1).
+
+    ``count_tokens`` takes what ``stream`` would send and returns the request's input tokens as
+    the provider counts them; a failure raises ``ProviderError``. Adapters without an endpoint
+    (Ollama, OpenAI-compatible servers, OpenAI's Responses API) do not define it, and the agent
+    keeps to its calibrated estimate (``agent/context.py``).
+    """
+
+    async def count_tokens(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
+                           params: GenerationParams | None = None) -> int: ...
+
+
 @dataclass
 class StreamState:
     """Filled in by ``_events``: ``started`` once the server has accepted the request.
@@ -147,6 +162,16 @@ class Adapter:
             await events.aclose()
         if not finished:
             raise build(self.error_context(), "stream_cut")
+
+    async def _counted(self, count: Callable[[], Awaitable[int]]) -> int:
+        """Run a token count (``count``: builds the request and calls the SDK), every failure as one
+        ``ProviderError``, like ``stream`` (for adapters that are a ``TokenCounter``)."""
+        try:
+            return int(await count())
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every SDK failure becomes one sentence
+            raise self.map_error(exc, started=False) from exc
 
     async def list_models(self) -> list[str]:
         try:

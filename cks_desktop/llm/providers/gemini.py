@@ -259,6 +259,29 @@ class GeminiProvider(Adapter):
         yield usage
         yield Finish(normalize_finish(finish, ordinal > 0, _FINISH))
 
+    async def count_tokens(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
+                           params: GenerationParams | None = None) -> int:
+        """The request's input tokens by ``models.countTokens`` (``TokenCounter``).
+
+        The Gemini Developer API counts ``contents`` only (google-genai refuses a system instruction
+        or tools there), so the system text and the tools' declarations are counted as one leading
+        text part: the same words, a few tokens of framing apart.
+        """
+
+        async def count() -> int:
+            await images_ready(self, messages)
+            contents = to_gemini_contents(messages, images=sends_images(self))
+            fixed = [system_text(messages, system)]
+            fixed += [json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters},
+                                 ensure_ascii=False) for t in tools]
+            head = "\n".join(p for p in fixed if p)
+            if head:
+                contents = [{"role": "user", "parts": [{"text": head}]}, *contents]
+            result = await self._client().aio.models.count_tokens(model=self.config.model, contents=contents)
+            return int(result.total_tokens or 0)
+
+        return await self._counted(count)
+
     async def _list_models(self) -> list[str]:
         pager = await self._client().aio.models.list()
         return [m.name.removeprefix("models/") async for m in pager if m.name]

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QToolButton, QVBoxLayout, QWidget,
 )
 
+from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
 from cks_desktop.ui.graph.legend import swatch
@@ -214,6 +215,7 @@ class Inspector(QFrame):
         self.sources_label = _section("Sources")
         self.sources = SourcesView(self._relation_label)
         self.sources.openRequested.connect(self.open_source)
+        self.sources.reviewRequested.connect(lambda source, review: self.spawn(self.mark_reviewed(source, review)))
         lay.addWidget(self.sources_label)
         lay.addWidget(self.sources)
         lay.addWidget(_section("History"))
@@ -310,6 +312,25 @@ class Inspector(QFrame):
                 self.viewerOpened.emit(viewer)
 
         self.spawn(show())
+
+    async def mark_reviewed(self, source: Any, review: str) -> EditResult:
+        """Record a person's check of a source (``set_evidence_review``, graph/evidence.py) as
+        one change on the editor's undo stack; the evidence event refreshes the list."""
+        session = self.editor.session_id
+        if session is None:
+            return EditResult(False, "Open a session first.")
+        op = {"op": "set_evidence_review", "evidence_id": source.evidence.id, "review": review}
+        try:
+            applied = await asyncio.to_thread(self.store.apply, session, [op], "user")
+        except StoreError as exc:
+            result = EditResult(False, str(exc))
+        else:
+            change_id = applied.change.id if applied.change is not None else None
+            if change_id:
+                self.editor.record(change_id)
+            result = EditResult(True, applied.summary, change_id)
+        self._report(result)
+        return result
 
     def set_types(self, types: list[str]) -> None:
         self.types = types

@@ -2,7 +2,9 @@
 
 Each source is one row — the quote, its document and page — for the object itself, then for
 each of its relations (prefixed with the relation). Activating a row opens the window's
-document viewer at that passage, highlighted. Facts without any document source say who wrote
+document viewer at that passage, highlighted. A row's context menu offers "Mark as checked"
+(``reviewRequested(Source, "accepted")``: the inspector records it with the batch op
+``set_evidence_review``, one undoable change). Facts without any document source say who wrote
 them instead (the person, the chat, another app: derived from the change log, see
 ``provenance/model.py``). Reading happens with the inspector's own read, on its worker thread.
 """
@@ -13,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
 
 from cks_desktop.ui.text import one_line, plain_tooltip
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 ROLE_SOURCE = Qt.ItemDataRole.UserRole + 7
 QUOTE_CHARS = 160
+CHECKED = ("accepted", "edited")  # review states a person set
 
 
 @dataclass(frozen=True)
@@ -65,15 +68,19 @@ def row_text(row: SourceRow, label_of: Callable[["Relation"], str] | None = None
     text = f"{quote} — {where}" if where else quote
     if e.alignment in ("fuzzy", "unaligned") or e.review == "pending":
         text += f" [{e.alignment if e.alignment != 'exact' else e.review}]"
+    elif e.review in CHECKED:
+        text += " [checked]"
     if row.relation is None:
         return text
     return f"{label_of(row.relation) if label_of else row.relation.type}: {text}"
 
 
 class SourcesView(QWidget):
-    """The list of sources; ``openRequested(Source)`` when one is activated."""
+    """The list of sources; ``openRequested(Source)`` when one is activated,
+    ``reviewRequested(Source, review)`` when the person marks one as checked."""
 
     openRequested = Signal(object)
+    reviewRequested = Signal(object, str)
 
     def __init__(self, label_of: Callable[["Relation"], str] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +94,8 @@ class SourcesView(QWidget):
         self.list.setToolTip("Click a source to open its document at the passage")
         self.list.itemClicked.connect(self._activated)
         self.list.itemActivated.connect(self._activated)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._context_menu)
         lay.addWidget(self.list)
         self.shown: ObjectSources | None = None
 
@@ -112,6 +121,31 @@ class SourcesView(QWidget):
 
     def count(self) -> int:
         return len(self.shown.rows) if self.shown else 0
+
+    def menu_for(self, item: QListWidgetItem) -> QMenu | None:
+        """The row's menu (Open, and Mark as checked while no person has checked it)."""
+        from cks_desktop.ui import theme
+
+        source = item.data(ROLE_SOURCE)
+        if source is None:
+            return None
+        menu = QMenu(self)
+        menu.setObjectName("sourceMenu")
+        opened = menu.addAction("Open the passage", lambda: self.openRequested.emit(source))
+        theme.bind_icon(opened, "book-open")
+        opened.setToolTip("Open the document at this passage, highlighted")
+        if source.evidence.review not in CHECKED:
+            checked = menu.addAction("Mark as checked", lambda: self.reviewRequested.emit(source, "accepted"))
+            checked.setObjectName("markSourceChecked")
+            theme.bind_icon(checked, "check-circle")
+            checked.setToolTip("Record that you checked this source against its document (undo with Ctrl+Z)")
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        menu = self.menu_for(item) if item is not None else None
+        if menu is not None:
+            menu.popup(self.list.viewport().mapToGlobal(pos))
 
     def _activated(self, item: QListWidgetItem) -> None:
         source = item.data(ROLE_SOURCE)

@@ -372,7 +372,7 @@ class McpServerEditor(QDialog):
                 edit.setEchoMode(QLineEdit.EchoMode.Password)
                 placeholder = "kept in the keychain" if secret_ref else placeholder
             edit.setPlaceholderText(placeholder)
-            edit.setToolTip(tip)
+            edit.setToolTip(plain_tooltip(tip))
             return edit
 
         self.oauth_issuer_edit = line(form.oauth_issuer, "mcpOAuthIssuer", "https://auth.example.com",
