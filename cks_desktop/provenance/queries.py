@@ -101,6 +101,15 @@ def evidence_of_document(store: "GraphStore", session_id: str, document_id: str)
                       (session_id, document_id))
 
 
+def cited_documents(store: "GraphStore", session_id: str) -> dict[str, int]:
+    """document id -> how many sources cite it (documents nothing cites are left out)."""
+    store.get_session(session_id)
+    with store.connection_lock() as conn:
+        return {str(r[0]): int(r[1]) for r in conn.execute(
+            "SELECT document_id, count(*) FROM evidence WHERE session_id = ? AND document_id IS NOT NULL "
+            "GROUP BY document_id ORDER BY document_id", (session_id,))}
+
+
 def in_span(store: "GraphStore", session_id: str, document_id: str, start: int, end: int) -> list[Evidence]:
     """The sources whose passage overlaps ``[start, end)`` of a document (a selection in the
     viewer; an empty selection at ``start`` finds the passages around that point)."""

@@ -74,6 +74,13 @@ async def test_the_graph_resource_names_cited_documents_and_each_reads_on_its_ow
         uri = f"cks://sessions/{sid}/documents/{doc.id}"
         assert cited == {"id": doc.id, "name": "big.txt", "media_type": "text/plain", "size": doc.size,
                          "characters": len(big), "pages": 0, "sources": 1, "uri": uri}
+        # the resource still imports as a graph elsewhere (the sources left out: no documents there)
+        other = GraphStore.open(tmp_path / "other.sqlite3")
+        try:
+            imported = other.import_data(other.create_session("Copy").id, "json", text, "import")
+            assert imported.counts["objects_added"] >= 2
+        finally:
+            other.close()
         body = (await c.read_resource(uri)).contents[0]
         assert body.text == big and body.mime_type == "text/plain"
         templates = (await c.list_resource_templates()).resource_templates

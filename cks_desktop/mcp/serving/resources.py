@@ -1,12 +1,24 @@
 """Each visible session's graph as MCP resources.
 
-    cks://sessions/{id}/graph.json       the whole graph in the app's own format (cks-graph v1,
-                                         what `sessions export --format json` writes)
+    cks://sessions/{id}/graph.json       the whole graph in the app's own format (cks-graph v1, or
+                                         v2 with its sources), plus "cited_documents": each
+                                         document a source cites, by id, name and size, with
+                                         the URI below (the text is NOT inlined)
+    cks://sessions/{session}/documents/{document}   (template) one document's extracted text
+                                         (text/plain); {document} is its id (sha256)
     cks://sessions/{id}/summary.md       a short Markdown summary: counts, types, the most
                                          connected objects, the latest changes
     cks://sessions/{session}/objects/{ref}   (template) one object with its properties and its
                                          relations, as JSON; {session} is an id or a title,
                                          {ref} an object id or name (percent-encoded)
+
+Why documents are referenced, not inlined: a session's documents can be tens of megabytes
+of text (PDFs of hundreds of pages), the graph resource is read whole by hosts that only
+want the facts, and an MCP message that size is slow over stdio (the SDK's line buffer)
+and may exceed a host's context; a host that wants a passage's document reads that one
+URI. (``sessions export`` and ``storage export`` files do carry the documents' text: they
+are for moving a session, not for a model's context.) The key is ``cited_documents``, not
+``documents``: the import reads a ``documents`` section as documents WITH text.
 
 ``resources/list`` names the two per session and then every object (id URIs), a page of
 ``PAGE`` at a time. Reads run on a worker thread (a big graph's export takes a while) and
@@ -41,6 +53,7 @@ if TYPE_CHECKING:
 
 SCHEME = "cks://sessions/"
 TEMPLATE = "cks://sessions/{session}/objects/{ref}"
+DOCUMENT_TEMPLATE = "cks://sessions/{session}/documents/{document}"
 RESOURCE_NOT_FOUND = -32002  # the specification's code for an unknown resource
 PAGE = 500
 MOST_CONNECTED = 15
@@ -62,6 +75,10 @@ def summary_uri(session_id: str) -> str:
     return f"{SCHEME}{session_id}/summary.md"
 
 
+def document_uri(session_id: str, document_id: str) -> str:
+    return f"{SCHEME}{quote(session_id, safe='')}/documents/{quote(document_id, safe='')}"
+
+
 def object_uri(session: str, ref: str) -> str:
     return f"{SCHEME}{quote(session, safe='')}/objects/{quote(ref, safe='')}"
 
@@ -74,10 +91,10 @@ def parse_uri(uri: str) -> ResourceRef:
     parts = rest.split("/")
     if len(parts) == 2 and parts[1] in ("graph.json", "summary.md") and parts[0]:
         return ResourceRef(unquote(parts[0]), "graph" if parts[1] == "graph.json" else "summary")
-    if len(parts) == 3 and parts[1] == "objects" and parts[0] and parts[2]:
-        return ResourceRef(unquote(parts[0]), "object", unquote(parts[2]))
+    if len(parts) == 3 and parts[1] in ("objects", "documents") and parts[0] and parts[2]:
+        return ResourceRef(unquote(parts[0]), "object" if parts[1] == "objects" else "document", unquote(parts[2]))
     raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}; the forms are {SCHEME}ID/graph.json, "
-                                         f"{SCHEME}ID/summary.md and {TEMPLATE}.")
+                                         f"{SCHEME}ID/summary.md, {TEMPLATE} and {DOCUMENT_TEMPLATE}.")
 
 
 def not_found(uri: str, why: str = "") -> MCPError:
@@ -103,7 +120,8 @@ def _pinned(scope: "SessionScope", ref: ResourceRef, uri: str) -> "Session":
 def session_resources(session: "Session") -> list[types.Resource]:
     return [
         types.Resource(uri=graph_uri(session.id), name=f"{session.title} — graph", title=f"{session.title} (graph, JSON)",
-                       description="The whole knowledge graph in CKS Desktop's own JSON format (cks-graph v1).",
+                       description="The whole knowledge graph in CKS Desktop's own JSON format (cks-graph v1, v2 with "
+                                   "sources); the documents they cite are listed by id and URI, not inlined.",
                        mime_type="application/json"),
         types.Resource(uri=summary_uri(session.id), name=f"{session.title} — summary",
                        title=f"{session.title} (summary)",
@@ -154,7 +172,11 @@ def templates() -> types.ListResourceTemplatesResult:
         uri_template=TEMPLATE, name="object", title="An object with its relations",
         description="One object of a shared session with its properties and relations, as JSON. {session} is a "
                     "session's title or id, {ref} an object's id or name (percent-encoded).",
-        mime_type="application/json")])
+        mime_type="application/json"), types.ResourceTemplate(
+        uri_template=DOCUMENT_TEMPLATE, name="document", title="A document's text",
+        description="The extracted text of one document of a shared session (what its sources' character spans "
+                    "point at). {document} is the document's id, as graph.json's cited_documents lists it.",
+        mime_type="text/plain")])
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -165,7 +187,10 @@ async def read(scope: "SessionScope", uri: str) -> types.ReadResourceResult:
 
     def build() -> types.TextResourceContents:
         if ref.kind == "graph":
-            return types.TextResourceContents(uri=uri, mime_type="application/json", text=store.export(session.id, "json"))
+            return types.TextResourceContents(uri=uri, mime_type="application/json", text=graph_json(scope, session))
+        if ref.kind == "document":
+            return types.TextResourceContents(uri=uri, mime_type="text/plain", text=document_text(scope, session, uri,
+                                                                                                ref.ref))
         if ref.kind == "summary":
             return types.TextResourceContents(uri=uri, mime_type="text/markdown", text=summary_markdown(scope, session))
         try:
@@ -177,6 +202,35 @@ async def read(scope: "SessionScope", uri: str) -> types.ReadResourceResult:
                                                           indent=2))
 
     return types.ReadResourceResult(contents=[await asyncio.to_thread(build)])
+
+
+def graph_json(scope: "SessionScope", session: "Session") -> str:
+    """The json export with a ``cited_documents`` section (references, never the text)."""
+    from cks_desktop.documents.store import DocumentStore
+    from cks_desktop.provenance.queries import cited_documents
+
+    data = scope.store.export(session.id, "json")
+    counts = cited_documents(scope.store, session.id)
+    if not counts:
+        return data
+    cited = [{"id": d.id, "name": d.name, "media_type": d.media_type, "size": d.size, "characters": d.characters,
+              "pages": d.pages, "sources": counts[d.id], "uri": document_uri(session.id, d.id)}
+             for d in DocumentStore(scope.store).list_documents(session.id) if d.id in counts]
+    head = data.rstrip()
+    if not head.endswith("}"):  # the export's shape is the store's; never guess at another
+        return data
+    section = json.dumps(cited, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    return f'{head[:-1].rstrip()},\n  "cited_documents": {section}\n}}\n'
+
+
+def document_text(scope: "SessionScope", session: "Session", uri: str, document_id: str) -> str:
+    """One document's text, by its full id only (no prefixes or names: a URI names one thing)."""
+    from cks_desktop.documents.store import DocumentStore
+
+    docs = {d.id: d for d in DocumentStore(scope.store).list_documents(session.id)}
+    if document_id not in docs:
+        raise not_found(uri, "the session has no document with that id")
+    return DocumentStore(scope.store).get(session.id, document_id).text
 
 
 def object_document(scope: "SessionScope", session: "Session", obj: Any) -> dict[str, Any]:

@@ -279,12 +279,15 @@ class Composer(QWidget):
     def _place_pickers(self) -> None:
         """The pickers in the button row if all of it fits at its minimum width, else above it."""
         spacing = max(0, self._bottom.spacing())
-        margins = self.layout().contentsMargins() if self.layout() is not None else None
+        outer = self.layout()
+        margins = outer.contentsMargins() if outer is not None else None
         room = self.width() - (margins.left() + margins.right() if margins is not None else 0)
-        buttons = sum(item.widget().minimumSizeHint().width() + spacing
-                      for item in (self._bottom.itemAt(i) for i in range(self._bottom.count()))
-                      if item is not None and item.widget() is not None and item.widget() is not self.pickers
-                      and not item.widget().isHidden())
+        buttons = 0
+        for i in range(self._bottom.count()):
+            item = self._bottom.itemAt(i)
+            widget = item.widget() if item is not None else None
+            if widget is not None and widget is not self.pickers and not widget.isHidden():
+                buttons += widget.minimumSizeHint().width() + spacing
         apart = buttons + self.pickers.minimumSizeHint().width() > room
         if apart == self._pickers_apart:
             return

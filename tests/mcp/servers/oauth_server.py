@@ -20,6 +20,8 @@ Environment:
                       authenticated with HTTP Basic (client_secret_basic) or in the form (post)
   OAUTH_CC_JWT=id:PATH        … or to this client, authenticated with a private_key_jwt assertion
                       (RFC 7523) signed by the private key whose public PEM is at PATH
+  OAUTH_FORGET=PATH   when PATH exists, the server forgets every access token it issued (and removes
+                      PATH): a test ends a token's life at once instead of waiting out its lifetime
   OAUTH_CC_LOG=PATH   append one line per client_credentials request: how it authenticated
   OAUTH_IDJAG=client:secret:idp_client:PATH   enterprise-managed authorization (SEP-990): /idp/token
                       is the identity provider's RFC 8693 token exchange (the ID token verified with the
@@ -58,6 +60,7 @@ TTL = int(os.environ.get("OAUTH_TTL", "3600"))
 ISSUED = os.environ.get("OAUTH_ISSUED")
 MODE = os.environ.get("OAUTH_MODE", "good")
 STEP_UP = os.environ.get("OAUTH_STEP_UP") == "1"
+FORGET = os.environ.get("OAUTH_FORGET")
 BASE = f"http://127.0.0.1:{PORT}"
 
 
@@ -124,6 +127,9 @@ class MemoryProvider:
         return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
+        if FORGET and os.path.exists(FORGET):
+            self.access.clear()
+            os.remove(FORGET)
         found = self.access.get(token)
         if found is None or (found.expires_at is not None and found.expires_at < time.time()):
             return None
