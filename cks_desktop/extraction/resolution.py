@@ -34,7 +34,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,19 +195,42 @@ def identity_pair(a: str, b: str) -> tuple[str, str]:
 class Resolver:
     """Resolves mentions one by one, in document order; ``pairs`` collects the ambiguous ones."""
 
-    def __init__(self, existing: Iterable[Existing] = (), distinct: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, existing: Iterable[Existing] = (), distinct: Iterable[tuple[str, str]] = (),
+                 lookup: Callable[[str], list[Existing]] | None = None) -> None:
+        """``existing``: the session's objects, indexed up front. ``lookup``: for sessions too large
+        to load whole, a search (the graph's full-text index, ``GraphStore.search_objects``) asked
+        once per distinct name; what it finds joins the indexes as existing objects."""
         self.entities: list[Entity] = []
         self.pairs: list[Pair] = []
         self.distinct = {identity_pair(a, b) for a, b in distinct}
         self._exact: dict[str, list[int]] = {}
         self._words: dict[str, list[int]] = {}
         self._taken: dict[tuple[str, str], int] = {}  # (type, name) casefolded → entity: names stay unique
+        self._lookup = lookup
+        self._looked: set[str] = set()
+        self._known_ids: set[str] = set()
         for obj in existing:
-            ent = self._new(obj.name, obj.type, existing_id=obj.id, description=obj.description)
-            for alias in obj.aliases:
-                self._index_name(ent, alias, anchor=True)
-                if alias not in ent.aliases:
-                    ent.aliases.append(alias)
+            self._add_existing(obj)
+
+    def _add_existing(self, obj: Existing) -> None:
+        if obj.id in self._known_ids:
+            return
+        self._known_ids.add(obj.id)
+        ent = self._new(obj.name, obj.type, existing_id=obj.id, description=obj.description)
+        for alias in obj.aliases:
+            self._index_name(ent, alias, anchor=True)
+            if alias not in ent.aliases:
+                ent.aliases.append(alias)
+
+    def _look_up(self, names: list[str]) -> None:
+        if self._lookup is None:
+            return
+        for name in names:
+            key = name_key(name)
+            if key and key not in self._looked:
+                self._looked.add(key)
+                for obj in self._lookup(name):
+                    self._add_existing(obj)
 
     # -- indexes -----------------------------------------------------------------------------
     def _new(self, name: str, type_: str, *, existing_id: str | None = None, description: str = "") -> Entity:
@@ -252,6 +275,7 @@ class Resolver:
     # -- one mention ------------------------------------------------------------------------------
     def add(self, m: Mention) -> Entity:
         """The entity the mention belongs to (an existing one it merged into, or a new one)."""
+        self._look_up([m.name, *m.aliases])
         key = name_key(m.name)
         ident = f"n:{m.type.casefold()}:{key}"
         exact = [e for e in self._live(self._exact.get(key, ())) if not self._is_distinct(ident, e)]

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 OUTPUT_RATIO = 0.5  # answer tokens per passage token (quotes repeat the text); for the estimate
 MAX_PAIRS = 200
+PRELOAD_LIMIT = 50_000  # objects: above this a session is searched per name instead of loaded whole
+LOOKUP_HITS = 10
 RATE_LIMIT_RETRIES = 3
 RETRY_BASE_S = 1.0
 
@@ -97,28 +99,53 @@ class Context:
     vocab: Vocabulary
     relation_types: list[str]
     distinct: list[tuple[str, str]]
+    lookup: Callable[[str], list[Existing]] | None = None  # a big session: searched, not loaded
 
     @property
     def by_id(self) -> dict[str, Existing]:
         return {e.id: e for e in self.existing}
 
 
-def load_context(store: "GraphStore", session_id: str) -> Context:
-    objects = store.all_objects(session_id)
-    existing: list[Existing] = []
+def _existing(obj: Any) -> Existing:
+    raw = obj.properties.get("aliases")
+    aliases = tuple(a for a in (raw if isinstance(raw, list) else [raw] if raw else []) if isinstance(a, str))
+    desc = obj.properties.get("description")
+    return Existing(obj.id, obj.name, obj.type, aliases, desc if isinstance(desc, str) else "")
+
+
+def load_context(store: "GraphStore", session_id: str, preload_limit: int = PRELOAD_LIMIT) -> Context:
+    """The session as resolution needs it: every object up to ``preload_limit``; a bigger session is
+    searched per name through the graph's full-text index instead (``Context.lookup``)."""
+    lookup = None
     props: dict[str, dict[str, Any]] = {}
-    for obj in objects:
-        raw = obj.properties.get("aliases")
-        aliases = tuple(a for a in (raw if isinstance(raw, list) else [raw] if raw else []) if isinstance(a, str))
-        desc = obj.properties.get("description")
-        existing.append(Existing(obj.id, obj.name, obj.type, aliases, desc if isinstance(desc, str) else ""))
-        props[obj.id] = dict(obj.properties)
+    if store.counts(session_id).get("objects", 0) > preload_limit:
+        objects: list[Any] = []
+        lookup = _fts_lookup(store, session_id, props)
+    else:
+        objects = store.all_objects(session_id)
+    existing = [_existing(obj) for obj in objects]
+    props.update({obj.id: dict(obj.properties) for obj in objects})
     edges = {(r.source_id, r.type, r.target_id): r.id for r in store.all_relations(session_id)}
     stats = store.type_stats(session_id)
     otypes = [str(t["name"]) for t in stats.get("object_types") or []]
     rtypes = [str(t["name"]) for t in stats.get("relation_types") or []]
     distinct = ExtractionCache(store, session_id).distinct_pairs()
-    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct)
+    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct, lookup)
+
+
+def _fts_lookup(store: "GraphStore", session_id: str,
+                props: dict[str, dict[str, Any]]) -> Callable[[str], list[Existing]]:
+    """Candidates for a name from the graph's full-text index (names weigh most, aliases are
+    property text); their properties go into ``props`` for the merge ops."""
+
+    def lookup(name: str) -> list[Existing]:
+        out = []
+        for obj, _score in store.search_objects(session_id, name, limit=LOOKUP_HITS):
+            props[obj.id] = dict(obj.properties)
+            out.append(_existing(obj))
+        return out
+
+    return lookup
 
 
 def model_name(provider: "Provider | None") -> str:
@@ -318,7 +345,7 @@ class Extraction:
     async def _resolve(self, results: list[ChunkResult]) -> Plan:
         assert self.context is not None
         ctx = self.context
-        resolver = Resolver(ctx.existing, ctx.distinct)
+        resolver = Resolver(ctx.existing, ctx.distinct, ctx.lookup)
         self.resolver = resolver
         claims, skipped = await asyncio.to_thread(resolve_mentions, results, resolver)
         verdicts = await self._verdicts(resolver)
