@@ -19,6 +19,7 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``thinking``: an answer with its thinking (one collapsed, one open), an image sent with the
   question, a tool's image as a thumbnail, the usage line under each answer, the session's total
   above the input, and a pasted image waiting as a chip in the composer;
+- ``image-dialog``: a tool's image enlarged, with Save…;
 - ``thinking-live``: "Thinking… N s" while the model still thinks;
 - ``budget-notice``: an answer stopped by the session's budget, with Continue;
 - ``settings-prices``: Settings → Chat & agent, scrolled to the prices table;
@@ -53,7 +54,7 @@ SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
-          "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
+          "image-dialog", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-review")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
@@ -205,7 +206,8 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     with make_fake("anthropic") as fake:
         services = AppServices.open(resolve(home), secrets=SecretStore(secure=False),
-                                    provider_factory=lambda *_a: provider_for(fake, model="claude-sonnet-4-5"))
+                                    provider_factory=lambda *_a: provider_for(  # thinking-live stalls a while
+                                        fake, model="claude-sonnet-4-5", timeout=60.0))
         window = MainWindow(services)
         window.resize(*SIZES[0])
         window.show()
@@ -372,7 +374,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
         items = [i for i in panel.model.items if isinstance(i, MessageItem) and i.role == "assistant"]
         return [view.widget_for(panel.model.index_of(i)) for i in items]
 
-    if shots.wanted("thinking"):
+    if shots.wanted("thinking") or shots.wanted("image-dialog"):
         radium = window.sessions.create("Radium apparatus")
         window.sidebar.select(radium.id)
         SessionSettingsStore(services.store, services.settings).set(radium.id, instructions="", reasoning=True)
@@ -403,6 +405,13 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
             view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
 
         await shots.shoot("thinking", before_grab=thinking_to_end)
+        strips = [row.image_strip for row in view.rows() if row.image_strip is not None and row.image_strip.thumbs]
+        if strips and shots.wanted("image-dialog"):
+            strips[0].thumbs[0].click()  # a tool's image, enlarged, with Save…
+            enlarged = strips[0].dialog
+            await settle(0.4)
+            await shots.shoot("image-dialog", enlarged)
+            enlarged.close()
         panel.composer.input.clear()
         panel.composer.take_images()
 

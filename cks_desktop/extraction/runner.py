@@ -161,7 +161,7 @@ class Extraction:
 
     def __init__(self, store: "GraphStore", session_id: str, document: "Document", provider: "Provider | None", *,
                  guidance: str = "", max_calls: int | None = None, max_cost_usd: float | None = None,
-                 prices: dict[str, Any] | None = None,
+                 prices: dict[str, Any] | None = None, preload_limit: int = PRELOAD_LIMIT,
                  on_progress: Callable[[Progress], None] | None = None) -> None:
         self.store = store
         self.session_id = session_id
@@ -172,6 +172,7 @@ class Extraction:
         self.max_cost_usd = max_cost_usd
         self.prices = prices
         self.on_progress = on_progress
+        self.preload_limit = preload_limit
         self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
         self.model = model_name(provider)
         self.cache = ExtractionCache(store, session_id)
@@ -238,7 +239,7 @@ class Extraction:
         began = loop.time()
         estimate = await asyncio.to_thread(self.estimate)
         self.check_cap(estimate)
-        self.context = await asyncio.to_thread(load_context, self.store, self.session_id)
+        self.context = await asyncio.to_thread(load_context, self.store, self.session_id, self.preload_limit)
         runs = Runs(self.store, self.session_id)
         self.progress.run_id = await asyncio.to_thread(runs.start, self.document.id, len(self.chunks))
         results: list[ChunkResult] = []

@@ -73,7 +73,7 @@ class OwnWrites:
         self.active = False
         self._changes: dict[str, float] = {}
         self._sessions: dict[str, tuple[Session | None, float]] = {}  # None: deleted
-        self._documents: dict[str, tuple[frozenset[str], float]] = {}  # session -> its document ids
+        self._documents: dict[str, tuple[str, float]] = {}  # session -> signature of its document ids
 
     def note_change(self, change_id: str) -> None:
         if not self.active:
@@ -90,15 +90,16 @@ class OwnWrites:
             self._sessions[session_id] = (state, time.monotonic())
             self._prune()
 
-    def note_documents(self, session_id: str, ids: frozenset[str]) -> None:
-        """``ids``: the session's document ids as this write (an add or remove) leaves them."""
+    def note_documents(self, session_id: str, ids: str) -> None:
+        """``ids``: the signature of the session's document ids as this write (an add or
+        remove) leaves them (``sqlite_feed.document_signatures``)."""
         if not self.active:
             return
         with self._lock:
             self._documents[session_id] = (ids, time.monotonic())
             self._prune()
 
-    def take_documents(self, session_id: str, ids: frozenset[str]) -> bool:
+    def take_documents(self, session_id: str, ids: str) -> bool:
         """True (and forgotten) when our last document write left the session with ``ids``."""
         with self._lock:
             noted = self._documents.get(session_id)
@@ -239,15 +240,15 @@ def session_events(before: dict[str, Session], after: dict[str, Session],
     return first, last
 
 
-def document_events(before: dict[str, frozenset[str]], after: dict[str, frozenset[str]],
+def document_events(before: dict[str, str], after: dict[str, str],
                     sessions: dict[str, Session], own: OwnWrites) -> list[StoreEvent]:
-    """``SessionEvent("documents", session)`` for each live session whose set of document ids
-    differs between two snapshots (session id -> ids) and that we did not cause ourselves. A
+    """``SessionEvent("documents", session)`` for each live session whose document ids differ
+    between two snapshots (session id -> signature of its ids) and that we did not cause. A
     deleted session's documents go with it: its "deleted" event says enough."""
     out: list[StoreEvent] = []
     for sid in sorted(set(before) | set(after)):
-        ids = after.get(sid, frozenset())
-        if before.get(sid, frozenset()) == ids or sid not in sessions or own.take_documents(sid, ids):
+        ids = after.get(sid, "")
+        if before.get(sid, "") == ids or sid not in sessions or own.take_documents(sid, ids):
             continue
         out.append(SessionEvent("documents", sessions[sid], external=True))
     return out

@@ -11,8 +11,9 @@ idle, see ``bench/change_feed.py``). When it moved, the feed
    from the change's resolved ops (``feed.net_effect``) and the current rows of
    the objects and relations it added or updated;
 3. diffs the document ids per session (``documents add|remove`` record no change
-   either) → ``SessionEvent("documents", …)``; one indexed read of the ids
-   (64 characters each), only when ``data_version`` moved;
+   either) → ``SessionEvent("documents", …)``: a signature per session (count and a hash
+   of the ids, concatenated by SQLite over the covering UNIQUE index), only when
+   ``data_version`` moved — 3–7 ms for 11,000 documents, 0.2 ms for 1,000;
 
 and skips whatever ``OwnWrites`` says this process wrote itself (the store
 already emitted those). Events are emitted on the feed's thread.
@@ -26,6 +27,7 @@ newest seen one and skips those it already knows.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sqlite3
@@ -62,7 +64,7 @@ class SqliteChangeFeed:
         self._stop = threading.Event()
         self._version = -1
         self._sessions: dict[str, Session] = {}
-        self._documents: dict[str, frozenset[str]] = {}  # session id -> its document ids
+        self._documents: dict[str, str] = {}  # session id -> signature of its document ids
         self._seen: set[str] = set()
         self._newest_ms = 0
         self.polls = 0  # data_version reads (for the benchmark)
@@ -85,7 +87,7 @@ class SqliteChangeFeed:
             conn.execute("PRAGMA query_only = ON")
             self._version = self._data_version(conn)
             self._sessions = self._read_sessions(conn)
-            self._documents = self._read_documents(conn)
+            self._documents = document_signatures(conn)
             newest = conn.execute("SELECT max(id) FROM changes").fetchone()[0]
             self._newest_ms = (id_ms(newest, "c_") or 0) if newest else 0
             self._seen = {r[0] for r in conn.execute("SELECT id FROM changes WHERE id >= ?", (self._floor(),))}
@@ -145,7 +147,7 @@ class SqliteChangeFeed:
         conn.execute("BEGIN")
         try:
             sessions = self._read_sessions(conn)
-            documents = self._read_documents(conn)
+            documents = document_signatures(conn)
             heads = conn.execute("SELECT id, session_id, origin, reverts FROM changes WHERE id >= ? ORDER BY id",
                                  (self._floor(),)).fetchall()
             fresh = [h for h in heads if h[0] not in self._seen]
@@ -187,13 +189,6 @@ class SqliteChangeFeed:
     def _read_sessions(conn: sqlite3.Connection) -> dict[str, Session]:
         return {r[0]: rows.session(r) for r in conn.execute(f"SELECT {rows.SESSION_COLS} FROM sessions")}
 
-    @staticmethod
-    def _read_documents(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
-        found: dict[str, set[str]] = {}
-        for sid, doc_id in conn.execute("SELECT session_id, id FROM documents"):
-            found.setdefault(sid, set()).add(doc_id)
-        return {sid: frozenset(ids) for sid, ids in found.items()}
-
     def _graph_event(self, conn: sqlite3.Connection, change_id: str, session_id: str, origin: str,
                      reverts: str | None) -> GraphChanged | None:
         return change_event(conn, change_id, session_id, origin, reverts)
@@ -222,6 +217,17 @@ def change_event(conn: sqlite3.Connection, change_id: str, session_id: str, orig
         removed_relations=tuple(effect.removed_relations),
         types_changed=effect.types_changed, reverts=reverts, external=True,
         evidence_changed=effect.evidence_changed)
+
+
+def document_signatures(conn: sqlite3.Connection, session_id: str | None = None) -> dict[str, str]:
+    """session id -> "count:hash of its document ids" (all sessions, or one): equal exactly
+    when the session has the same documents. The ids come in the UNIQUE (session_id, id)
+    index's order; were a plan ever to change that order, the cost is one needless reload."""
+    where = " WHERE session_id = ?" if session_id is not None else ""
+    params: tuple[str, ...] = (session_id,) if session_id is not None else ()
+    return {str(sid): f"{n}:{hashlib.blake2b(str(ids).encode(), digest_size=16).hexdigest()}"
+            for sid, n, ids in conn.execute("SELECT session_id, count(*), group_concat(id, ',') FROM documents"
+                                            f"{where} GROUP BY session_id", params)}
 
 
 def _by_id(conn: sqlite3.Connection, table: str, cols: str, session_id: str, ids: list[str],

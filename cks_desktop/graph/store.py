@@ -315,10 +315,10 @@ class GraphStore:
     def note_own_documents(self, conn: sqlite3.Connection, session_id: str) -> None:
         """Call inside a transaction that adds or removes documents, before it commits: the
         running feed then skips this write (the documents store notifies its own listeners)."""
-        if self._own.active:
-            ids = frozenset(r[0] for r in conn.execute("SELECT id FROM documents WHERE session_id = ?",
-                                                       (session_id,)))
-            self._own.note_documents(session_id, ids)
+        from cks_desktop.graph.sqlite_feed import SqliteChangeFeed, document_signatures
+
+        if self._own.active and isinstance(self._feed, SqliteChangeFeed):  # the feed that follows documents
+            self._own.note_documents(session_id, document_signatures(conn, session_id).get(session_id, ""))
 
     # -- connection access for other modules (e.g. the agent's transcript) ------------------
 

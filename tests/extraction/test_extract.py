@@ -193,3 +193,20 @@ async def test_review_edits_hand_merge_and_split_are_kept(world: Any) -> None:
     assert gold.chunk_calls == calls
     assert any(o.name == "Reyes" and o.action == "add" for o in plan3.objects)
     assert not any(m["name"] == "Reyes" for o in plan3.objects if o.name == "Tomas Reyes" for m in o.merges)
+
+
+@pytest.mark.asyncio
+async def test_a_session_too_big_to_load_is_searched_through_the_full_text_index(world: Any) -> None:
+    setup, gold, fake, provider = world
+    store, sid = setup.store, setup.session_id
+    for name in ("founding.md", "viaduct.html"):
+        ex, plan = await _extract(setup, provider, name)
+        apply_plan(store, plan, ex.context, "extraction")  # type: ignore[arg-type]
+    before = (store.counts(sid), len(_evidence(setup)))
+    for name in ("founding.md", "viaduct.html"):  # again, the session searched per name instead of loaded
+        ex, plan = await _extract(setup, provider, name, preload_limit=0)
+        assert ex.context is not None and ex.context.lookup is not None and ex.context.existing == []
+        assert all(o.action == "merge" for o in plan.objects if o.include)
+        results = apply_plan(store, plan, ex.context, "extraction")  # type: ignore[arg-type]
+        assert all(r.change is None for r in results)
+    assert (store.counts(sid), len(_evidence(setup))) == before

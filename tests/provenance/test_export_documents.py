@@ -16,6 +16,7 @@ from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.graph.salvage import export_readable
 from cks_desktop.graph.store import GraphStore
+from cks_desktop.mcp.serving.resources import DOCUMENT_TEMPLATE
 from tests.mcp.serve_helpers import make_home, stdio
 
 from .conftest import TEXT, World, passage, rows
@@ -85,5 +86,10 @@ async def test_the_graph_resource_names_cited_documents_and_each_reads_on_its_ow
         assert body.text == big and body.mime_type == "text/plain"
         templates = (await c.list_resource_templates()).resource_templates
         assert any(t.uri_template == "cks://sessions/{session}/documents/{document}" for t in templates)
+        import mcp_types as types
+
+        done = await c.complete(types.ResourceTemplateReference(type="ref/resource", uri=DOCUMENT_TEMPLATE),
+                                {"name": "document", "value": doc.id[:6]}, context_arguments={"session": sid})
+        assert done.completion.values == [doc.id]
         with pytest.raises(Exception, match="not found"):
             await c.read_resource(f"cks://sessions/{sid}/documents/{'0' * 64}")

@@ -70,6 +70,7 @@ def _last_user_text(fake: Any) -> str:
 async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> None:
     from cks_desktop.mcp.connection import Status
     from cks_desktop.tools.scopes import server_identity
+    from cks_desktop.ui.chat.model import RowState
     from cks_desktop.ui.mcp_host.elicitation_dialog import ElicitationDialog
     from cks_desktop.ui.mcp_host.sampling_dialog import SamplingReplyDialog, SamplingRequestDialog
     from cks_desktop.ui.settings.dialog import SettingsDialog
@@ -153,7 +154,7 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
         QTest.mouseClick(showing.send_button, Qt.MouseButton.LeftButton)
         await wait(task, 60)
         row = _row(window, "trigger-sampling-request")
-        assert row is not None and not row.item.is_error, row.item.result
+        assert row is not None and row.item.state is RowState.DONE, row.item.result
         assert "LLM sampling result" in row.item.result and "Tests pass at dawn" in row.item.result
         sampled = anthropic_fake.generation_requests[-2].body  # the sampling request, with the server's text
         assert "Write a haiku" in str(sampled["messages"])
@@ -197,6 +198,8 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
         assert row.progress_bar.maximum() == 1000
         _shot(window, "5-progress")
         await wait(task, 60)
+        row = _row(window, "trigger-long-running-operation")  # (flushed: the view applies changes in batches)
+        assert row.item.state is RowState.DONE and "Long running operation completed" in row.item.result
         assert not row.progress_bar.isVisibleTo(row)  # gone once the call finished
 
         window.open_settings("mcp", "everything")

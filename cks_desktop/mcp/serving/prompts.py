@@ -179,8 +179,9 @@ async def complete(scope: "SessionScope", params: types.CompleteRequestParams) -
         if params.argument.name not in {a.name for a in prompt.arguments or []}:
             raise MCPError(types.INVALID_PARAMS, f"The prompt {ref.name} has no argument {params.argument.name!r}.")
     elif isinstance(ref, types.ResourceTemplateReference):
-        if ref.uri != resources.TEMPLATE:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown resource template {ref.uri!r}; it is {resources.TEMPLATE}.")
+        if ref.uri not in (resources.TEMPLATE, resources.DOCUMENT_TEMPLATE):
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource template {ref.uri!r}; they are "
+                                                 f"{resources.TEMPLATE} and {resources.DOCUMENT_TEMPLATE}.")
     context: dict[str, Any] = dict(params.context.arguments or {}) if params.context else {}
     name, typed = params.argument.name, params.argument.value or ""
     values = await asyncio.to_thread(_candidates, scope, name, context)
@@ -190,7 +191,7 @@ async def complete(scope: "SessionScope", params: types.CompleteRequestParams) -
 def _candidates(scope: "SessionScope", name: str, context: dict[str, Any]) -> list[str]:
     if name == "session":
         return [s.title for s in scope.sessions()]
-    if name not in ("ref", "type"):
+    if name not in ("ref", "type", "document"):
         return []
     try:
         session = scope.resolve(context.get("session") or None)
@@ -198,4 +199,8 @@ def _candidates(scope: "SessionScope", name: str, context: dict[str, Any]) -> li
         return []
     if name == "ref":
         return [head[2] for head in scope.store.object_heads(session.id)]
+    if name == "document":  # a document's URI names it by id (its sha256)
+        from cks_desktop.documents.store import DocumentStore
+
+        return [d.id for d in DocumentStore(scope.store).list_documents(session.id)]
     return [e["name"] for e in scope.store.type_stats(session.id)["object_types"]]

@@ -301,6 +301,12 @@ class Composer(QWidget):
             stretch = self._bottom.takeAt(2)
             del stretch
             self._bottom.insertWidget(2, self.pickers, 1)
+        # Tab follows what the eye reads: the pickers' line first when it sits above the buttons
+        pickers = [self.provider_box, self.model_box, self.fetch_button]
+        buttons = [self.attach_documents_button, self.attach_image_button]
+        order = [self.input, *(pickers + buttons if apart else buttons + pickers), self.send_button]
+        for before, after in zip(order, order[1:]):
+            QWidget.setTabOrder(before, after)
 
     # -- send / stop -------------------------------------------------------------
     def _button_clicked(self) -> None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+import shiboken6
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QMessageBox, QPlainTextEdit,
                                QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -81,9 +82,18 @@ class McpPage(QWidget):
         self.stderr_view.setAccessibleName("The server's recent error output")
         self.stderr_view.setReadOnly(True)
         self.stderr_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.stderr_view.setPlaceholderText("The server's error output (last 200 lines) shows here.")
+        self.stderr_view.setPlaceholderText("The server's log (its error output and log messages, last 200 "
+                                            "lines) shows here.")
         self.stderr_view.setMaximumBlockCount(TAIL_LINES)
         details_layout.addWidget(self.stderr_view)
+        # The view follows the shown server's log while it is open (its stderr, its log messages
+        # with their level): redrawn at most every 150 ms, however fast lines arrive.
+        self._log_name = ""
+        self._log_unsubscribe: Any = None
+        self._tail_timer = QTimer(self)
+        self._tail_timer.setSingleShot(True)
+        self._tail_timer.setInterval(150)
+        self._tail_timer.timeout.connect(self._show_tail)
         splitter.addWidget(details)
         splitter.setSizes([220, 200])
         layout.addWidget(splitter, 1)
@@ -198,9 +208,32 @@ class McpPage(QWidget):
 
             self.instructions_label.setText(f"Instructions from the server (the model reads them as data): "
                                             f"{reveal(text[:2000])}" if text else "")
-            self.stderr_view.setPlainText("\n".join(manager.stderr_tail(state.name, TAIL_LINES)))
-            bar = self.stderr_view.verticalScrollBar()
-            bar.setValue(bar.maximum())
+            self._follow_log(state.name)
+            self._show_tail()
+
+    def _follow_log(self, name: str) -> None:
+        """Listen to ``name``'s log (and stop listening to the one shown before)."""
+        manager = self.services.mcp
+        if name == self._log_name or manager is None:
+            return
+        if self._log_unsubscribe is not None:
+            self._log_unsubscribe()
+        timer = self._tail_timer
+        self._log_name = name
+        def changed() -> None:
+            if shiboken6.isValid(timer) and not timer.isActive():
+                timer.start()
+
+        self._log_unsubscribe = unsubscribe = manager.server_log(name).subscribe(changed)
+        self.destroyed.connect(lambda *_: unsubscribe())  # a closed dialog's page stops listening
+
+    def _show_tail(self) -> None:
+        manager = self.services.mcp
+        if manager is None or not self._log_name or self.current() != self._log_name:
+            return
+        self.stderr_view.setPlainText("\n".join(manager.stderr_tail(self._log_name, TAIL_LINES)))
+        bar = self.stderr_view.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     # -- actions -----------------------------------------------------------------------------
     def open_editor(self, name: str | None) -> McpServerEditor | None:

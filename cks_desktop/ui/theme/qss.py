@@ -85,6 +85,10 @@ QToolButton:disabled { color: $disabled_text; }
 QToolButton[cksRole="icon"], QToolBar QToolButton { padding: 5px; }
 QToolButton::menu-indicator { image: none; width: 0px; }
 QToolButton#qt_toolbar_ext_button { padding: 2px; }
+/* the Documents panel's Add (a tool button: it carries File → Add documents…) beside bordered push buttons */
+QToolButton#documentsAdd { background: $surface; border: 1px solid $border_strong; padding: 5px 10px; }
+QToolButton#documentsAdd:hover { background: $hover; }
+QToolButton#documentsAdd:focus { border: 1px solid $accent; }
 
 /* --- inputs ------------------------------------------------------------------------------- */
 QLineEdit, QPlainTextEdit, QTextEdit, QSpinBox, QDoubleSpinBox, QComboBox {
