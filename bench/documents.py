@@ -122,6 +122,8 @@ async def extraction_bench(pages: int, model_seconds: float) -> None:
         print(f"  app: {app_per_chunk * 1000:.1f} ms per chunk "
               f"({app_per_chunk / (p.model_seconds / n) * 100:.1f} % of the fake's time; "
               f"{app_per_chunk / model_seconds * 100:.2f} % of a {model_seconds:g} s model — target < 5 %)")
+        for phase, seconds in sorted(p.phases.items(), key=lambda kv: -kv[1]):
+            print(f"    {phase}: {seconds / n * 1000:.1f} ms per chunk")
         print(f"apply: {results[0].summary if results else 'nothing'} in {apply_s:.1f} s (one change)")
         print(f"memory: peak {peak / 1e6:.0f} MB of Python allocations during the run; "
               f"process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

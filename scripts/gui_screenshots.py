@@ -22,6 +22,7 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``image-dialog``: a tool's image enlarged, with Save…;
 - ``thinking-live``: "Thinking… N s" while the model still thinks;
 - ``budget-notice``: an answer stopped by the session's budget, with Continue;
+- ``settings-agent``: Settings → Chat & agent from its top (the thinking default among them);
 - ``settings-prices``: Settings → Chat & agent, scrolled to the prices table;
 - ``settings-share``: Settings → Share with other apps;
 - ``settings-storage``: Settings → Storage;
@@ -54,7 +55,7 @@ SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
-          "image-dialog", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
+          "image-dialog", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-review")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
@@ -474,6 +475,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
             scroll.ensureWidgetVisible(table, 0, 0)
             scroll.verticalScrollBar().setValue(scroll.verticalScrollBar().maximum())
 
+    await settings_scene("settings-agent", "agent")
     await settings_scene("settings-prices", "agent", show_prices)
     await settings_scene("settings-share", "share")
     await settings_scene("settings-storage", "storage")

@@ -40,13 +40,19 @@ def export_json(store: "GraphStore", session_id: str) -> str:
     docs = DocumentStore(store).all_with_text(session_id)
     if not docs:
         return data
-    head = data.rstrip()
-    if not head.endswith("}"):
-        raise StoreError("The graph export has an unexpected shape; documents cannot be added to it.")
     entries = [{k: v for k, v in d.to_json(with_text=True).items() if k not in ("characters", "pages")}
                for d in docs]
+    return with_section(data, KEY, entries)
+
+
+def with_section(data: str, key: str, entries: list[dict[str, Any]]) -> str:
+    """``data`` (a cks-graph JSON export, one top-level object) with ``"key": entries`` added
+    last, without decoding the (possibly huge) graph again."""
+    head = data.rstrip()
+    if not head.endswith("}"):
+        raise StoreError(f"The graph export has an unexpected shape; {key} cannot be added to it.")
     section = json.dumps(entries, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-    return f'{head[:-1].rstrip()},\n  "{KEY}": {section}\n}}\n'
+    return f'{head[:-1].rstrip()},\n  "{key}": {section}\n}}\n'
 
 
 def _fail(where: str, why: str) -> StoreError:

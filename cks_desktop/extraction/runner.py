@@ -84,6 +84,7 @@ class Progress:
     failed_chunks: list[str] = field(default_factory=list)
     model_seconds: float = 0.0  # time spent waiting for the model
     app_seconds: float = 0.0  # everything else of the run (cache, grounding, resolution)
+    phases: dict[str, float] = field(default_factory=dict)  # app_seconds by phase (wall), for the bench
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -237,6 +238,7 @@ class Extraction:
         """Ask every chunk (cache first), resolve, and return the plan (nothing is written here)."""
         loop = asyncio.get_running_loop()
         began = loop.time()
+        clock = _Phases(self.progress.phases, loop.time)
         estimate = await asyncio.to_thread(self.estimate)
         self.check_cap(estimate)
         self.context = await asyncio.to_thread(load_context, self.store, self.session_id, self.preload_limit)
@@ -245,6 +247,7 @@ class Extraction:
         results: list[ChunkResult] = []
         keys = self.keys()
         cached = await asyncio.to_thread(self.cache.get_many, keys)  # one read for the whole run
+        clock.lap("start (estimate, session, cache read)")
         try:
             for chunk, key in zip(self.chunks, keys, strict=True):
                 await self._running.wait()
@@ -253,8 +256,11 @@ class Extraction:
                                             "the next run goes on from there.", "cancelled")
                 answer = cached.get(key)
                 fresh = answer is None
+                clock.lap("between chunks")
                 if answer is None:
+                    model_before = self.progress.model_seconds
                     answer = await self._answer(chunk)
+                    clock.lap("asking (besides the model)", minus=self.progress.model_seconds - model_before)
                 else:
                     self.progress.cached += 1
                 if answer is not None:
@@ -262,15 +268,20 @@ class Extraction:
                     results.append(result)
                     self.progress.objects_found += len(result.mentions)
                     self.progress.relations_found += len(result.relations)
+                clock.lap("grounding (collect_chunk)")
                 self.progress.chunks_done += 1
                 if fresh and answer is not None:  # the answer and the progress: one commit
                     await asyncio.to_thread(self.cache.put_with_progress, key, answer, self.progress.run_id,
                                             self.progress.chunks_done)
                 elif fresh or self.progress.chunks_done == len(self.chunks) or self.progress.chunks_done % 20 == 0:
                     await asyncio.to_thread(runs.update, self.progress.run_id, done=self.progress.chunks_done)
+                clock.lap("cache write")
                 self._emit()
                 self._check_running_cost()
+                clock.lap("progress")
+            model_before = self.progress.model_seconds
             plan = await self._resolve(results)
+            clock.lap("resolution + plan", minus=self.progress.model_seconds - model_before)
         except ExtractionStopped as exc:
             self.progress.state = exc.state
             await asyncio.to_thread(runs.update, self.progress.run_id, state=exc.state, detail=self.progress.to_json())
@@ -397,6 +408,21 @@ class Extraction:
                        for e in (resolver.entities[pair.a], resolver.entities[pair.b]))
         material = json.dumps([prompt.PROMPT_VERSION, self.model, sides], ensure_ascii=False)
         return "verdict:" + hashlib.sha256(material.encode()).hexdigest()
+
+
+class _Phases:
+    """Wall time by phase into ``Progress.phases`` (``lap`` charges the time since the last lap,
+    less ``minus`` — the model's own time inside it)."""
+
+    def __init__(self, into: dict[str, float], now: Callable[[], float]) -> None:
+        self.into = into
+        self.now = now
+        self.last = now()
+
+    def lap(self, phase: str, minus: float = 0.0) -> None:
+        t = self.now()
+        self.into[phase] = self.into.get(phase, 0.0) + max(0.0, t - self.last - minus)
+        self.last = t
 
 
 def _side(ent: Any) -> dict[str, Any]:

@@ -20,11 +20,11 @@ from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, ToolCall
 from tests.mcp.conftest import SERVERS, no_login_shell
+from tests.mcp.everything_server import everything_entry as _everything
 from tests.mcp.test_client_callbacks import RecordingHost
 
 MAIN = Path(__file__).resolve().parents[2]
 SERVER = SERVERS / "callbacks_server.py"
-EVERYTHING_CACHE = Path("/tmp/cks-test-npm-everything")  # installed once, reused by later runs
 
 
 def cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -68,24 +68,6 @@ def test_mcp_call_denies_sampling_and_never_hangs(home):
 
 
 # -- the reference server from npm ---------------------------------------------------------
-def _everything() -> Path:
-    """The installed server-everything entry point; skip (with the reason) when npm cannot fetch it."""
-    entry = EVERYTHING_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if entry.exists():
-        return entry
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        pytest.skip("npm and node are needed to install @modelcontextprotocol/server-everything")
-    EVERYTHING_CACHE.mkdir(parents=True, exist_ok=True)
-    try:
-        p = subprocess.run(["npm", "install", "--prefix", str(EVERYTHING_CACHE), "--no-audit", "--no-fund",
-                            "@modelcontextprotocol/server-everything"], capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        pytest.skip("npm did not install @modelcontextprotocol/server-everything within 300 s")
-    if p.returncode != 0 or not entry.exists():
-        pytest.skip(f"npm could not install @modelcontextprotocol/server-everything: {p.stderr.strip()[-300:]}")
-    return entry
-
-
 async def _everything_manager(settings, registry, tmp_path: Path, host: Any, **extra: Any) -> McpManager:
     node = shutil.which("node")
     settings.mcp_servers["everything"] = {"command": node, "args": [str(_everything()), "stdio"],

@@ -227,3 +227,25 @@ def test_two_members_editing_the_same_object_at_once(team: dict[str, str]) -> No
         loser = "bob" if winner == ["alice"] else "alice"
         assert f"property 'a' was changed by {winner[0]}" in str(outcome[loser])
         assert alice.resolve(s.id, "t").properties["a"] == f"{winner[0]}'s"
+
+
+def test_search_finds_and_ranks_the_same_on_both_backends(pg_url: str, tmp_path: Path) -> None:
+    """tsvector + GIN finds the rows FTS5 finds, and the shared ranking orders them the same."""
+    words = ["Zürich", "café", "graph", "knowledge", "Ann", "naïve", "ÉCOLE", "data_base", "x1", "Straße"]
+    ops = [{"op": "add_object", "type": "T" if i % 3 else "Other", "name": f"{words[i % 10]} {i}",
+            "properties": {"d": " ".join(words[(i * 7 + k) % 10] for k in range(i % 5 + 1))}}
+           for i in range(60)]
+    queries = ["graph", "cafe", "zurich know", "ann naive", "ecole", "kno", "graph café ", "x1", "data",
+               "nothing here", "strasse", "Straße"]
+    with GraphStore.open(tmp_path / "s.sqlite3") as lite, PgGraphStore.connect(pg_url) as pg:
+        results = []
+        for store in (lite, pg):
+            s = store.create_session("s")
+            store.apply(s.id, ops, "t")
+            results.append({q: [(o.name, round(score, 9)) for o, score in store.search_objects(s.id, q, limit=50)]
+                            for q in queries}
+                           | {f"type:{q}": [o.name for o, _ in store.search_objects(s.id, q, type="other")]
+                              for q in queries[:4]})
+    lite_results, pg_results = results
+    differ = {q: (lite_results[q], pg_results[q]) for q in lite_results if lite_results[q] != pg_results[q]}
+    assert not differ

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QWidget
 
 from tests.fakes.script import call_turn, text_turn
 from tests.mcp.conftest import wait_until
-from tests.mcp.test_callbacks_cli import _everything
+from tests.mcp.everything_server import everything_entry
 from tests.ui.conftest import no_login_shell, open_window
 from tests.ui.helpers import wait
 
@@ -75,7 +75,7 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
     from cks_desktop.ui.mcp_host.sampling_dialog import SamplingReplyDialog, SamplingRequestDialog
     from cks_desktop.ui.settings.dialog import SettingsDialog
 
-    entry = {"command": shutil.which("node") or "node", "args": [str(_everything()), "stdio"],
+    entry = {"command": shutil.which("node") or "node", "args": [str(everything_entry()), "stdio"],
              "approval": "auto", "logLevel": "debug"}
     async with open_window(home, fake=anthropic_fake, mcp_servers={"everything": entry}) as window:
         services = window.services
@@ -94,10 +94,15 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
 
         # -- 1. prompts as slash commands, the argument form, completions ---------------------------
         composer.input.setFocus()
-        QTest.keyClicks(composer.input, "/everything:comp")
+        QTest.keyClicks(composer.input, "/")
+        offered = [features.model.index(i).data() for i in range(features.model.rowCount())]
+        assert {"/everything:args-prompt", "/everything:completable-prompt"} <= set(offered), offered
+        assert features.completer.popup().isVisible()
+        _shot(window, "1-slash-commands")
+        _shot(features.completer.popup(), "1-slash-popup")  # a popup window of its own
+        QTest.keyClicks(composer.input, "everything:comp")
         assert features.completer.completionCount() == 1
         assert features.completer.currentCompletion() == "/everything:completable-prompt"
-        _shot(window, "1-slash-commands")
         QTest.keyClick(composer.input, Qt.Key.Key_Return)  # picks the command: its form opens
         form = features.form
         assert form is not None and form.isVisible()
@@ -146,12 +151,12 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
         assert "everything" in asking.windowTitle() and asking.max_tokens.value() == 40
         assert any("Write a haiku" in box.toPlainText() for box in asking.turn_boxes)
         _shot(asking, "3-sampling-request")
-        QTest.mouseClick(asking.run_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(asking.run_button, Qt.MouseButton.LeftButton)
         await wait_until(lambda: _dialog(window, SamplingReplyDialog) is not None, 60, "the sampling answer")
         showing = _dialog(window, SamplingReplyDialog)
         assert "Tests pass at dawn" in showing.answer_box.toPlainText()
         _shot(showing, "3-sampling-answer")
-        QTest.mouseClick(showing.send_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(showing.send_button, Qt.MouseButton.LeftButton)
         await wait(task, 60)
         row = _row(window, "trigger-sampling-request")
         assert row is not None and row.item.state is RowState.DONE, row.item.result
@@ -170,14 +175,17 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
         assert kinds["untitledSingleSelectEnum"] == "enum" and kinds["untitledMultipleSelectEnum"] == "multi"
         widgets = {e.field.name: e.widget for e in dialog.editors}
         assert widgets["firstLine"].text() == "It was a dark and stormy night."  # defaults filled in
-        QTest.mouseClick(dialog.submit_button, Qt.MouseButton.LeftButton)  # name is required: not sent
+        qtbot.mouseClick(dialog.submit_button, Qt.MouseButton.LeftButton)  # name is required: not sent
         assert dialog.isVisible()
+        name_error = next(e.error for e in dialog.editors if e.field.name == "name")
+        assert name_error.isVisibleTo(dialog) and name_error.text()
         widgets["name"].setText("Ada Lovelace")
+        assert not name_error.isVisibleTo(dialog)  # a filled-in field no longer says it is missing
         widgets["check"].setChecked(True)
         widgets["email"].setText("ada@example.org")
         widgets["integer"].setText("7")
         _shot(dialog, "4-elicitation-form")
-        QTest.mouseClick(dialog.submit_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(dialog.submit_button, Qt.MouseButton.LeftButton)
         await wait(task, 60)
         row = _row(window, "trigger-elicitation-request")
         assert row is not None and "User provided the requested information" in row.item.result, row.item.result
@@ -216,3 +224,29 @@ async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> N
         assert line.startswith("[") and "]" in line  # shown with its level
         _shot(settings_dialog, "5-log-view")
         settings_dialog.reject()
+
+
+@pytest.mark.asyncio
+async def test_the_open_log_view_follows_the_shown_servers_log(qtbot, home) -> None:
+    """Without npm: the settings page's log view shows lines as they reach the server's log (the
+    real ``ServerLog`` the connection writes stderr and log messages into), only the shown server's."""
+    from cks_desktop.ui.settings.dialog import SettingsDialog
+
+    servers = {"alpha": {"command": "unused-a", "enabled": False}, "beta": {"command": "unused-b", "enabled": False}}
+    async with open_window(home, mcp_servers=servers, mcp_targets={}) as window:
+        await window.start_background()
+        manager = window.services.mcp
+        window.open_settings("mcp", "alpha")
+        dialog = window.findChild(SettingsDialog)
+        page = dialog.mcp_page
+        assert page.current() == "alpha"
+        manager.server_log("alpha").append(["[warning] alpha: disk almost full"])
+        await wait_until(lambda: "[warning] alpha: disk almost full" in page.stderr_view.toPlainText(), 10,
+                         "the new line in the open log view")
+        page.select("beta")
+        assert "alpha" not in page.stderr_view.toPlainText()
+        manager.server_log("alpha").append(["[error] alpha: gone"])  # not the shown server: not shown
+        manager.server_log("beta").append(["[info] beta: hello"])
+        await wait_until(lambda: "[info] beta: hello" in page.stderr_view.toPlainText(), 10, "beta's line")
+        assert "alpha" not in page.stderr_view.toPlainText()
+        dialog.reject()

@@ -52,6 +52,13 @@ def test_the_composer_keeps_its_pickers_and_send_readable(qtbot, width: int, one
     same_line = composer.provider_box.mapTo(composer, composer.provider_box.rect().center()).y() == \
         composer.send_button.mapTo(composer, composer.send_button.rect().center()).y()
     assert same_line is one_row
+    chain, widget = [], composer.input.nextInFocusChain()
+    while widget is not composer.input and len(chain) < 200:
+        chain.append(widget)
+        widget = widget.nextInFocusChain()
+    first = min(chain.index(composer.provider_box), chain.index(composer.attach_documents_button))
+    assert chain[first] is (composer.attach_documents_button if one_row else composer.provider_box), \
+        "Tab goes through the composer's lines from top to bottom"
 
 
 def test_a_disabled_thumbnail_still_shows_its_picture(qtbot) -> None:

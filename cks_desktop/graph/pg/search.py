@@ -58,36 +58,53 @@ def search_objects(conn: PgConnection, session_id: str, query: str, type: str | 
                    limit: int, totals: Totals | None = None) -> list[tuple[Object, float]]:
     """Ranked matches (lower score = better), as ``queries.search_objects`` on SQLite.
     ``totals``: the store's cache of session object counts (a count of 50k rows is most
-    of a search's time on PostgreSQL; it is exact, refreshed whenever a change landed)."""
+    of a search's time on PostgreSQL; it is exact, refreshed whenever a change landed).
+
+    One scan of the index does it all: the rows matching ANY word, each with a flag per
+    word; the rows with every flag are the "all words" matches (used when there are any),
+    and the flags counted are each word's document frequency. Only when more rows match
+    than ``MAX_CANDIDATES`` (then the counts would be cut short) are the frequencies
+    counted separately."""
     limit = check_limit(limit)
     lexemes, marker = _words_and_marker(conn, session_id, query)
     if not lexemes:
         return []
     prefix_last = bool(query) and not query[-1].isspace()
+    singles = [_tsquery([w], prefix_last and i == len(lexemes) - 1, False) for i, w in enumerate(lexemes)]
     type_clause = " AND o.type = %s COLLATE nocase" if type else ""
     type_params: list[Any] = [type.strip()] if type else []
-    candidates: list[ranking.Candidate] = []
-    for any_term in (False, True):
-        tsq = _tsquery(lexemes, prefix_last, any_term)
-        candidates = [ranking.Candidate(r[0], r[1], r[2]) for r in conn.raw.execute(
-            "SELECT o.id, f.name, f.body FROM objects_fts f JOIN objects o ON o.n = f.rowid "
-            f"WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s AND o.session_id = f.session_id{type_clause} "
-            "ORDER BY f.rowid LIMIT %s",
-            (tsq, session_id, *type_params, ranking.MAX_CANDIDATES))]
-        if candidates or len(lexemes) < 2:
-            break
-    if not candidates:
+    flags = ", ".join("f.tsv @@ to_tsquery('simple', %s)" for _ in singles)
+    found = conn.raw.execute(
+        f"SELECT o.id, f.name, f.body, {flags} FROM objects_fts f JOIN objects o ON o.n = f.rowid "
+        f"WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s AND o.session_id = f.session_id"
+        f"{type_clause} ORDER BY f.rowid LIMIT %s",
+        (*singles, " | ".join(singles), session_id, *type_params, ranking.MAX_CANDIDATES + 1)).fetchall()
+    if not found:
         return []
+    complete = len(found) <= ranking.MAX_CANDIDATES
+    if complete:
+        every = [r for r in found if all(r[3:])]
+    else:  # more rows match some word than are ranked: the first "all words" rows, as on SQLite
+        every = conn.raw.execute(
+            "SELECT o.id, f.name, f.body FROM objects_fts f JOIN objects o ON o.n = f.rowid "
+            "WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s AND o.session_id = f.session_id"
+            f"{type_clause} ORDER BY f.rowid LIMIT %s",
+            (" & ".join(singles), session_id, *type_params, ranking.MAX_CANDIDATES)).fetchall()
+    rows = every if every or len(lexemes) < 2 else found[:ranking.MAX_CANDIDATES]
+    if not rows:
+        return []
+    candidates = [ranking.Candidate(r[0], r[1], r[2]) for r in rows]
     terms = [ranking.Term(ranking.normalise(w), prefix_last and i == len(lexemes) - 1)
              for i, w in enumerate(lexemes)]
     total = _total(conn, session_id, marker, totals if totals is not None else {})
-    singles = [_tsquery([w], prefix_last and i == len(lexemes) - 1, False) for i, w in enumerate(lexemes)]
-    # every term's document frequency in ONE scan of the rows matching any of them
-    filters = ", ".join("count(*) FILTER (WHERE f.tsv @@ to_tsquery('simple', %s))" for _ in singles)
-    row = conn.raw.execute(  # objects_fts.session_id (set from the object row): no join needed to count
-        f"SELECT {filters} FROM objects_fts f WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s",
-        (*singles, " | ".join(singles), session_id)).fetchone()
-    doc_freq = [int(v) for v in row] if row else [0] * len(singles)
+    if complete and not type:  # every row matching any word is here: count the flags
+        doc_freq = [sum(1 for r in found if r[3 + i]) for i in range(len(singles))]
+    else:  # cut short, or filtered by type: count each word in the whole session
+        counts = ", ".join("count(*) FILTER (WHERE f.tsv @@ to_tsquery('simple', %s))" for _ in singles)
+        row = conn.raw.execute(
+            f"SELECT {counts} FROM objects_fts f WHERE f.tsv @@ to_tsquery('simple', %s) AND f.session_id = %s",
+            (*singles, " | ".join(singles), session_id)).fetchone()
+        doc_freq = [int(v) for v in row] if row else [0] * len(singles)
     ranked = ranking.rank(candidates, terms, total, doc_freq)[:limit]
     objects = {o.id: o for o in _objects_by_id(cast(Any, conn), session_id, [k for k, _ in ranked])}
     return [(objects[k], score) for k, score in ranked if k in objects]

@@ -206,6 +206,7 @@ async def read(scope: "SessionScope", uri: str) -> types.ReadResourceResult:
 
 def graph_json(scope: "SessionScope", session: "Session") -> str:
     """The json export with a ``cited_documents`` section (references, never the text)."""
+    from cks_desktop.documents.exchange import with_section
     from cks_desktop.documents.store import DocumentStore
     from cks_desktop.provenance.queries import cited_documents
 
@@ -216,11 +217,7 @@ def graph_json(scope: "SessionScope", session: "Session") -> str:
     cited = [{"id": d.id, "name": d.name, "media_type": d.media_type, "size": d.size, "characters": d.characters,
               "pages": d.pages, "sources": counts[d.id], "uri": document_uri(session.id, d.id)}
              for d in DocumentStore(scope.store).list_documents(session.id) if d.id in counts]
-    head = data.rstrip()
-    if not head.endswith("}"):  # the export's shape is the store's; never guess at another
-        return data
-    section = json.dumps(cited, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-    return f'{head[:-1].rstrip()},\n  "cited_documents": {section}\n}}\n'
+    return with_section(data, "cited_documents", cited)
 
 
 def document_text(scope: "SessionScope", session: "Session", uri: str, document_id: str) -> str:

@@ -302,9 +302,9 @@ class Composer(QWidget):
             del stretch
             self._bottom.insertWidget(2, self.pickers, 1)
         # Tab follows what the eye reads: the pickers' line first when it sits above the buttons
-        pickers = [self.provider_box, self.model_box, self.fetch_button]
-        buttons = [self.attach_documents_button, self.attach_image_button]
-        order = [self.input, *(pickers + buttons if apart else buttons + pickers), self.send_button]
+        pickers: list[QWidget] = [self.provider_box, self.model_box, self.fetch_button]
+        attach: list[QWidget] = [self.attach_documents_button, self.attach_image_button]
+        order = [self.input, *(pickers + attach if apart else attach + pickers), self.send_button]
         for before, after in zip(order, order[1:]):
             QWidget.setTabOrder(before, after)
 

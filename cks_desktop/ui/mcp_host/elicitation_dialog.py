@@ -99,6 +99,20 @@ class _FieldEditor:
         self.error = plain_label("", name=f"elicitError_{f.name}", wrap=True)
         self.error.setProperty("cksRole", "error")
         self.error.hide()
+        # A changed value takes its complaint away at once (Submit checks every field again):
+        # "a value is required." under a field the person has just filled in reads as a fault.
+        w = self.widget
+        if isinstance(w, QCheckBox):
+            w.toggled.connect(self._edited)
+        elif isinstance(w, QComboBox):
+            w.currentIndexChanged.connect(self._edited)
+        elif isinstance(w, QListWidget):
+            w.itemChanged.connect(self._edited)
+        elif isinstance(w, QLineEdit):
+            w.textChanged.connect(self._edited)
+
+    def _edited(self, *_: object) -> None:
+        self.show_error(None)
 
     def value(self) -> Any:
         f, w = self.field, self.widget

@@ -50,6 +50,7 @@ class SettingsDialog(QDialog):
         self.nav = QListWidget()
         self.nav.setObjectName("settingsPages")
         self.nav.setFixedWidth(160)
+        self.nav.setSpacing(4)  # rows with air, like the sessions sidebar (spacing, not sheet padding: see qss.py)
         self.stack = QStackedWidget()
         self.providers_page = ProvidersPage(services.settings, services.secrets, tasks)
         self.agent_page = AgentPage(services.settings, services.registry)

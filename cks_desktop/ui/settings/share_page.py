@@ -119,6 +119,7 @@ class SharePage(QWidget):
         sessions_layout = QVBoxLayout(sessions)
         self.sessions = QListWidget()
         self.sessions.setObjectName("shareSessions")
+        self.sessions.setSpacing(2)  # the rows' 16 px check boxes would otherwise touch
         self.sessions.setAccessibleName("Shared sessions")
         sessions_layout.addWidget(self.sessions)
         middle.addWidget(sessions, 1)

@@ -223,9 +223,9 @@ QDockWidget#sessionsDock::title { background: $sidebar; }
 QWidget#sessionsSidebar { background: $sidebar; }
 QWidget#sessionsSidebar QListView { background: $sidebar; border: none; }
 QWidget#sessionsSidebar QListView::item { padding: 6px 8px; }
-QListWidget#settingsPages::item { padding: 6px 8px; }  /* the settings' page list: rows like the sidebar's */
-QListWidget#shareSessions::item, QTreeWidget#extractionReviewTree::item { padding: 3px 6px; }
-/* ^ checkable rows: the 16 px boxes must not touch */
+/* checkable tree rows: the 16 px boxes must not touch (lists use setSpacing instead: a list laid out
+   before its first polish keeps unpadded row heights, and padding then clips its first row) */
+QTreeWidget#extractionReviewTree::item { padding: 3px 6px; }
 QWidget#graphLegend { background: $background; }
 QWidget#graphLegend QListView { border: none; background: $background; }
 QWidget#graphInspector { background: $background; }
