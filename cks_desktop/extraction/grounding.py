@@ -38,6 +38,7 @@ MAX_WINDOWS = 6
 _TYPO = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"',
                        "–": "-", "—": "-", "‐": "-", "‑": "-", "−": "-", "\u00a0": " "})
 _WORD = re.compile(r"\w{4,}")
+_RUN = re.compile(r"\s+|\S+")
 
 
 @dataclass(frozen=True)
@@ -69,29 +70,54 @@ class Grounded:
 
 
 class Normalised:
-    """A normalised copy of a text with the original offset of each of its characters."""
+    """A normalised copy of a text with the original offset of each of its characters.
+
+    Built on first use (most quotes match exactly and never need it) and a run of characters at a
+    time: the character-by-character loop was a large part of the app's time per chunk."""
 
     def __init__(self, text: str) -> None:
+        self._source = text
+        self._text: str | None = None
+        self._where: list[int] = []
+        self._words: dict[str, list[int]] | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._build()
+        assert self._text is not None
+        return self._text
+
+    @property
+    def where(self) -> list[int]:
+        if self._text is None:
+            self._build()
+        return self._where
+
+    def _build(self) -> None:
         out: list[str] = []
         where: list[int] = []
-        space = True  # leading whitespace is dropped
-        for i, ch in enumerate(text.translate(_TYPO)):
-            if ch.isspace():
-                if not space:
+        for m in _RUN.finditer(self._source.translate(_TYPO)):
+            run, at = m.group(), m.start()
+            if run[0].isspace():
+                if out:  # leading whitespace is dropped, a run becomes one space
                     out.append(" ")
-                    where.append(i)
-                space = True
+                    where.append(at)
                 continue
-            space = False
-            for folded in ch.casefold():
+            folded = run.casefold()
+            if len(folded) == len(run):
                 out.append(folded)
-                where.append(i)
-        while out and out[-1] == " ":
+                where.extend(range(at, at + len(run)))
+                continue
+            for i, ch in enumerate(run):  # a character that folds into several (ß → ss)
+                for piece in ch.casefold():
+                    out.append(piece)
+                    where.append(at + i)
+        if out and out[-1] == " ":
             out.pop()
             where.pop()
-        self.text = "".join(out)
-        self.where = where
-        self._words: dict[str, list[int]] | None = None
+        self._text = "".join(out)
+        self._where = where
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original ``[start, end)`` of normalised ``[start, end)`` (end exclusive, non-empty)."""

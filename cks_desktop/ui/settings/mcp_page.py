@@ -208,7 +208,7 @@ class McpPage(QWidget):
 
             self.instructions_label.setText(f"Instructions from the server (the model reads them as data): "
                                             f"{reveal(text[:2000])}" if text else "")
-            self._log_name = state.name
+            self._follow_log(state.name)
             self._show_tail()
 
     def _follow_log(self, name: str) -> None:
