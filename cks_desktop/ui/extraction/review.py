@@ -4,7 +4,10 @@ Each row is a ``PlanItem`` (objects and relations): a tick box (unticked rows ar
 rows whose quote was not found start unticked), the action, the name and type (editable in place),
 and why it is risky (its quote was not found, a fuzzy or model-decided merge, a new type). The
 selected row's source passages are shown below it, each with its page and some text around it.
-"Split" on a merged row records that the merged names are different things (remembered for the
+"Merge these" folds two or more selected object rows of one type into one (the first row in the
+list, or the one already in the graph): names become aliases, properties are kept with conflicts,
+sources and relations move — the review file's ``merge_into``, folded at once so the kept row shows
+every source. "Split" on a merged row records that the merged names are different things (remembered for the
 session) and asks the controller to plan again — from the cache, without asking the model. Apply
 writes the ticked rows as one revertible change. The plan is edited in place; nothing here writes.
 """
@@ -41,6 +44,7 @@ class ReviewDialog(QDialog):
         self.resize(900, 620)
         self.plan = plan
         self.text = text
+        self._folded: dict[str, str] = {}  # folded item key → the kept object's name
         self._items: dict[str, "PlanItem"] = {i.key: i for i in plan.items()}
         lay = QVBoxLayout(self)
         objs = [o for o in plan.objects if o.include]
@@ -59,7 +63,7 @@ class ReviewDialog(QDialog):
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
         self.tree.setRootIsDecorated(False)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked |
                                   QAbstractItemView.EditTrigger.EditKeyPressed)
         for item in plan.items():
@@ -84,6 +88,14 @@ class ReviewDialog(QDialog):
         self.split_button.setEnabled(False)
         self.split_button.clicked.connect(lambda *_: self._split())
         row.addWidget(self.split_button)
+        self.merge_button = QPushButton("Merge these")
+        self.merge_button.setObjectName("extractionReviewMerge")
+        self.merge_button.setToolTip(plain_tooltip("The selected objects (two or more, of one type) are one thing: "
+                                                   "keep the first, its names, sources and relations together"))
+        theme.bind_icon(self.merge_button, "git-merge")
+        self.merge_button.setEnabled(False)
+        self.merge_button.clicked.connect(lambda *_: self._merge())
+        row.addWidget(self.merge_button)
         row.addStretch(1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Apply | QDialogButtonBox.StandardButton.Cancel)
         apply_button = buttons.button(QDialogButtonBox.StandardButton.Apply)
@@ -104,14 +116,56 @@ class ReviewDialog(QDialog):
         else:
             ends = {o.key: o.name for o in self.plan.objects}
             name, kind = f"{ends.get(item.source, item.source)} → {ends.get(item.target, item.target)}", "relation"
-        row = QTreeWidgetItem(["", kind, item.action, name, item.type, "; ".join(item.reasons)])
+        into = self._folded.get(item.key)
+        action = f"merged into {into}" if into is not None else item.action
+        row = QTreeWidgetItem(["", kind, action, name, item.type, "; ".join(item.reasons)])
         row.setData(0, ROLE_KEY, item.key)
+        row.setCheckState(0, Qt.CheckState.Checked if item.include else Qt.CheckState.Unchecked)
         flags = row.flags() | Qt.ItemFlag.ItemIsUserCheckable
-        if item.kind == "object" and item.action == "add":
+        if into is not None:  # folded into another row: written as part of it, nothing to tick or edit
+            flags &= ~(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEditable)
+        elif item.kind == "object" and item.action == "add":
             flags |= Qt.ItemFlag.ItemIsEditable
         row.setFlags(flags)
-        row.setCheckState(0, Qt.CheckState.Checked if item.include else Qt.CheckState.Unchecked)
         return row
+
+    def selected(self) -> "list[PlanItem]":
+        """The selected rows' items, in the list's order."""
+        rows = sorted(self.tree.selectedItems(), key=self.tree.indexOfTopLevelItem)
+        return [self._items[str(r.data(0, ROLE_KEY))] for r in rows]
+
+    def _mergeable(self) -> "list[PlanItem] | None":
+        """The selection when "Merge these" can fold it: two or more objects of one type, not folded
+        already, at most one of them already in the graph (two existing objects: merge_objects)."""
+        items = self.selected()
+        if len(items) < 2 or any(i.kind != "object" or i.key in self._folded for i in items):
+            return None
+        if len({i.type.casefold() for i in items}) != 1 or sum(1 for i in items if i.action != "add") > 1:
+            return None
+        return items
+
+    def _merge(self) -> None:
+        from cks_desktop.extraction.plan import fold_hand_merges
+
+        items = self._mergeable()
+        if items is None:
+            return
+        self.read_back()  # keep the ticks and edits made so far
+        kept = next((i for i in items if i.action != "add"), items[0])
+        for item in items:
+            if item is not kept:
+                item.merge_into = kept.key
+                self._folded[item.key] = kept.name
+        fold_hand_merges(self.plan)
+        self._rebuild(kept.key)
+
+    def _rebuild(self, current: str) -> None:
+        self.tree.clear()
+        for item in self.plan.items():
+            row = self._row(item)
+            self.tree.addTopLevelItem(row)
+            if item.key == current:
+                self.tree.setCurrentItem(row)
 
     def current(self) -> "PlanItem | None":
         row = self.tree.currentItem()
@@ -120,6 +174,7 @@ class ReviewDialog(QDialog):
     def _show_sources(self) -> None:
         item = self.current()
         self.split_button.setEnabled(bool(item is not None and item.merges))
+        self.merge_button.setEnabled(self._mergeable() is not None)
         if item is None:
             self.sources.setPlainText("")
             return
@@ -144,6 +199,8 @@ class ReviewDialog(QDialog):
             if row is None:
                 continue
             item = self._items[str(row.data(0, ROLE_KEY))]
+            if item.key in self._folded:
+                continue  # written as part of the row it was merged into
             item.include = row.checkState(0) == Qt.CheckState.Checked
             if item.kind == "object" and item.action == "add":
                 name, type_ = row.text(3).strip(), row.text(4).strip()

@@ -73,10 +73,18 @@ class McpPage(QWidget):
         self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details_layout.addWidget(self.log_label)
         # The server's handshake instructions (issue 14): what the model reads about it, quoted as data.
+        # A server's instructions can run to pages (server-everything's are ~2,000 characters): a short
+        # scrolling box, so they never squeeze the log view below them.
         self.instructions_label = note_label()
-        self.instructions_label.setObjectName("mcpInstructions")
-        self.instructions_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.instructions_label.setText("Instructions from the server (the model reads them as data):")
         details_layout.addWidget(self.instructions_label)
+        self.instructions_view = QPlainTextEdit()
+        self.instructions_view.setObjectName("mcpInstructions")
+        self.instructions_view.setAccessibleName("The server's instructions")
+        self.instructions_view.setReadOnly(True)
+        self.instructions_view.setMaximumHeight(96)
+        details_layout.addWidget(self.instructions_view)
+        self._show_instructions("")
         self.stderr_view = QPlainTextEdit()
         self.stderr_view.setObjectName("mcpStderr")
         self.stderr_view.setAccessibleName("The server's recent error output")
@@ -190,7 +198,7 @@ class McpPage(QWidget):
             self.reason_label.setText("No MCP servers yet. Add one, or import the ones Claude Desktop uses."
                                       if not self.list.topLevelItemCount() else "")
             self.log_label.setText("")
-            self.instructions_label.setText("")
+            self._show_instructions("")
             self.stderr_view.setPlainText("")
             return
         state = item.data(0, Qt.ItemDataRole.UserRole)
@@ -206,10 +214,15 @@ class McpPage(QWidget):
             text = (conn.instructions or "") if conn is not None else ""
             from cks_desktop.untrusted_text import reveal
 
-            self.instructions_label.setText(f"Instructions from the server (the model reads them as data): "
-                                            f"{reveal(text[:2000])}" if text else "")
+            self._show_instructions(reveal(text[:2000]))
             self._follow_log(state.name)
             self._show_tail()
+
+    def _show_instructions(self, text: str) -> None:
+        """The instructions box and its heading, hidden when the server sent none."""
+        self.instructions_view.setPlainText(text)
+        self.instructions_label.setVisible(bool(text))
+        self.instructions_view.setVisible(bool(text))
 
     def _follow_log(self, name: str) -> None:
         """Listen to ``name``'s log (and stop listening to the one shown before)."""
