@@ -102,27 +102,33 @@ def _holder(args: argparse.Namespace) -> Any:
 
 
 async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
+    from cks_desktop.extraction.caps import cap_from
     from cks_desktop.extraction.runner import Extraction, ExtractionStopped
     from cks_desktop.llm.prices import PRICES_KEY
     from cks_desktop.llm.provider import ProviderError
 
     holder, settings = _holder(args)
     provider = None
+    unready = "" if holder.configured else "no AI provider is chosen"  # why the cost is unknown (--estimate)
     try:
         if holder.configured:
             try:
                 provider = await holder.prepare()
-            except ProviderError as exc:
-                raise CliError(exc.message) from None
-            except ValueError as exc:
-                raise CliError(str(exc)) from None
+            except (ProviderError, ValueError) as exc:
+                message = exc.message if isinstance(exc, ProviderError) else str(exc)
+                if not args.estimate:
+                    raise CliError(message) from None
+                unready = message  # an estimate still counts the parts and calls
         prices = settings.data.get(PRICES_KEY) if isinstance(settings.data.get(PRICES_KEY), dict) else None
-        ex = Extraction(store, args.session, doc, provider, guidance=args.guidance, max_calls=args.max_calls,
-                        max_cost_usd=args.max_cost, prices=prices,
+        cap = cap_from(settings.data)  # Settings → Chat & agent → Extracting documents, unless given here
+        max_calls = args.max_calls if args.max_calls is not None else cap.max_calls
+        max_cost = args.max_cost if args.max_cost is not None else cap.max_cost_usd
+        ex = Extraction(store, args.session, doc, provider, guidance=args.guidance, max_calls=max_calls,
+                        max_cost_usd=max_cost, prices=prices,
                         on_progress=None if args.json else _progress_printer())
         estimate = await asyncio.to_thread(ex.estimate)
         if args.estimate:
-            return _print_estimate(args, doc, estimate)
+            return _print_estimate(args, doc, estimate, unready)
         if provider is None and estimate.calls:
             raise CliError("No provider is chosen: pass --provider (anthropic, ollama, openai or gemini) "
                            "or choose one in Settings → Providers.")
@@ -156,11 +162,16 @@ def _progress_printer() -> Any:
     return show
 
 
-def _print_estimate(args: argparse.Namespace, doc: Any, e: Any) -> int:
+def _print_estimate(args: argparse.Namespace, doc: Any, e: Any, unready: str = "") -> int:
+    """``unready``: why no provider could be used (the cost is then unknown; parts and calls are not)."""
     if args.json:
-        print_json({"document": doc.name, "estimate": e.to_json()})
+        out = {"document": doc.name, "estimate": e.to_json()}
+        if unready:
+            out["cost_unknown_because"] = unready
+        print_json(out)
         return EXIT_OK
-    cost = f"about ${e.cost_usd:.4f}" if e.cost_usd is not None else "unknown (no price for this model)"
+    why = unready.rstrip(".") if unready else "no price for this model"
+    cost = f"about ${e.cost_usd:.4f}" if e.cost_usd is not None else f"unknown ({why})"
     print(f"{doc.name}: {counted(e.chunks, 'part')} ({e.cached} already read), at most "
           f"{counted(e.calls, 'model call')}, ~{e.input_tokens:,} input and ~{e.output_tokens:,} output tokens; "
           f"cost {cost}.")

@@ -163,7 +163,7 @@ class MainWindow(QMainWindow):
         self.documents_panel.set_add_action(self.documents.action)
         from cks_desktop.ui import extraction as extraction_ui
 
-        self.extraction = extraction_ui.install(self)  # the panel's Extract knowledge, progress in the status bar
+        self.extraction = extraction_ui.install(self, file_menu)  # Extract knowledge… (menu, panel), progress bar
         self.graph_io = graph_io.install(self, file_menu)  # Import graph… / Export graph…
         self.export_chat_action = self._action(file_menu, "Export &chat…", self.chat_panel.export_chat, None,
                                                "exportChatAction")  # Markdown or JSON, tool calls included

@@ -3,7 +3,9 @@
 The flow, for the Documents panel's "Extract knowledge":
 1. the document is read from the store on a worker thread; the chat's provider is used;
 2. the estimate (calls and cost, cached parts) is shown and the person says go (skipped when every
-   part is already cached: it costs nothing);
+   part is already cached: it costs nothing, and when the estimate is within the cap of Settings →
+   Chat & agent → "Extracting documents", ``extraction.caps``: the run then stops if its real cost
+   crosses the cap; an estimate over the cap says so, and going on runs it without the cap);
 3. the run goes on in the background (``asyncio``; the store's work is on worker threads), the
    status area shows its progress with Pause and Cancel;
 4. the review panel opens before writing when the document is longer than the Settings key
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
+from cks_desktop.extraction.caps import cap_from
 from cks_desktop.plural import counted
 from cks_desktop.ui.dialogs import run_dialog
 from cks_desktop.ui.extraction.progress import ExtractionProgress
@@ -60,6 +63,7 @@ class ExtractionController(QObject):
         self.window = window
         self.progress = ExtractionProgress()
         self.running = False
+        self.menu: Any = None  # File → Extract knowledge… (ui.extraction.menu), set by install
 
     def request(self, session_id: str, document_id: str) -> None:
         self.window.tasks.spawn(self.run(session_id, document_id), name="extract-document")
@@ -86,8 +90,13 @@ class ExtractionController(QObject):
                 ex = await asyncio.to_thread(Extraction, store, session_id, doc, provider,
                                              on_progress=self.progress.update_progress)
                 estimate = await asyncio.to_thread(ex.estimate)
-                if estimate.calls and not await self._confirm(doc.name, estimate):
-                    return
+                cap = cap_from(getattr(self.window.services.settings, "data", None))
+                over = cap.over(estimate.calls, estimate.cost_usd)
+                if estimate.calls and (over or not cap.is_set):
+                    if not await self._confirm(doc.name, estimate, over):
+                        return
+                else:  # within the cap: no question, and the cap holds while it runs
+                    ex.max_calls, ex.max_cost_usd = cap.max_calls, cap.max_cost_usd
                 self.progress.start(ex, doc.name)
                 try:
                     plan = await ex.run()
@@ -104,12 +113,13 @@ class ExtractionController(QObject):
         finally:
             self.running = False
 
-    async def _confirm(self, name: str, estimate: Any) -> bool:
+    async def _confirm(self, name: str, estimate: Any, over: list[str] | None = None) -> bool:
         cost = f"about ${estimate.cost_usd:.3f}" if estimate.cost_usd is not None else "unknown for this model"
+        beyond = f" That is {' and '.join(over)}." if over else ""
         box = plain_message_box(self.window, icon=QMessageBox.Icon.Question, title="Extract knowledge",
                                 text=f"Extract knowledge from {name}?",
                                 informative=(f"{counted(estimate.chunks, 'part')} ({estimate.cached} already read): "
-                                             f"at most {counted(estimate.calls, 'model call')}, cost {cost}."),
+                                             f"at most {counted(estimate.calls, 'model call')}, cost {cost}.{beyond}"),
                                 buttons=QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel)
         code = await run_dialog(box, self.dialogOpened.emit)
         return code == QMessageBox.StandardButton.Ok

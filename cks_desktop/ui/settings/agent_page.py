@@ -79,6 +79,10 @@ class AgentPage(QWidget):
         self.enter_sends.setChecked(bool(settings.data["ui"].get("enter_sends", True)))
         chat_form.addRow(self.enter_sends)
         layout.addWidget(chat)
+        from cks_desktop.ui.extraction.cap_box import ExtractionCapBox
+
+        self.extraction_cap = ExtractionCapBox(settings)  # issue 17: ask before a costly extraction
+        layout.addWidget(self.extraction_cap)
 
         tools = QGroupBox("When to ask before a tool runs")
         tools_layout = QVBoxLayout(tools)
@@ -222,6 +226,7 @@ class AgentPage(QWidget):
             except SessionSettingsError as exc:
                 problems.append(str(exc))
         problems += self.prices.errors()
+        problems += self.extraction_cap.errors()
         return problems
 
     def save(self, settings: Settings) -> None:
@@ -239,6 +244,7 @@ class AgentPage(QWidget):
         except SessionSettingsError:
             pass
         settings.data["ui"]["enter_sends"] = self.enter_sends.isChecked()
+        self.extraction_cap.save(settings)
         policies = dict(self._other_overrides)
         for name, box in self.policy_boxes.items():
             if box.currentData():

@@ -1,0 +1,56 @@
+"""Settings → Chat & agent → "Extracting documents": the cap above which the window asks before an
+extraction (and that ``documents extract`` uses when no ``--max-calls``/``--max-cost`` is given).
+
+The keys and their meaning live in the Qt-free ``cks_desktop.extraction.caps``; this group only
+shows and validates them (``errors()`` before Save, one sentence each)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QLineEdit, QWidget
+
+from cks_desktop.extraction.caps import Cap, cap_from, parse_calls, parse_cost, store_cap
+from cks_desktop.settings import Settings
+from cks_desktop.ui.settings.widgets import note_label
+from cks_desktop.ui.text import plain_tooltip
+
+
+class ExtractionCapBox(QGroupBox):
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__("Extracting documents", parent)
+        self.setObjectName("extractionCapBox")
+        form = QFormLayout(self)
+        cap = cap_from(settings.data)
+        self.cost = QLineEdit("" if cap.max_cost_usd is None else f"{cap.max_cost_usd:g}")
+        self.cost.setObjectName("extractionMaxCost")
+        self.cost.setPlaceholderText("no cap")
+        self.cost.setToolTip(plain_tooltip("Ask before an extraction whose estimated cost is over this many US "
+                                           "dollars; empty: always ask"))
+        form.addRow("Ask when the estimate is over $:", self.cost)
+        self.calls = QLineEdit("" if cap.max_calls is None else str(cap.max_calls))
+        self.calls.setObjectName("extractionMaxCalls")
+        self.calls.setPlaceholderText("no cap")
+        self.calls.setToolTip(plain_tooltip("Ask before an extraction that needs more model calls than this; "
+                                            "empty: always ask"))
+        form.addRow("…or over this many model calls:", self.calls)
+        form.addRow(note_label("Under both, Extract knowledge starts without asking and stops if its real cost "
+                               "crosses the cap. `cks-desktop documents extract` refuses a run over it unless "
+                               "--max-calls/--max-cost say otherwise."))
+
+    def cap(self) -> Cap:
+        """The typed cap (ValueError with one sentence when a field is not valid)."""
+        return Cap(parse_calls(self.calls.text()), parse_cost(self.cost.text()))
+
+    def errors(self) -> list[str]:
+        problems = []
+        for parse, field in ((parse_cost, self.cost), (parse_calls, self.calls)):
+            try:
+                parse(field.text())
+            except ValueError as exc:
+                problems.append(str(exc))
+        return problems
+
+    def save(self, settings: Settings) -> None:
+        try:
+            store_cap(settings.data, self.cap())
+        except ValueError:
+            pass  # errors() said so before Save; an invalid field keeps the stored value
