@@ -87,6 +87,20 @@ class Cluster:
             log = (self.root / "log").read_text(errors="replace")[-2000:] if (self.root / "log").exists() else ""
             raise RuntimeError(f"{' '.join(args[:2])} failed ({result.returncode}): {result.stderr.strip()}\n{log}")
 
+    def pause(self) -> None:
+        """Stop the server but keep its data (``resume`` starts it again on the same port)."""
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
+                  "-t", str(START_TIMEOUT_S), "stop")
+
+    def resume(self) -> None:
+        """Start a paused server again: the same data, the same port."""
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-o", self.options(), "-l",
+                  str(self.root / "log"), "-w", "-t", str(START_TIMEOUT_S), "start")
+
+    def options(self) -> str:
+        return (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():
             self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
@@ -111,10 +125,7 @@ def start_cluster() -> Cluster:
     try:
         cluster._run(str(bin_dir / "initdb"), "-D", str(cluster.data), "-A", "trust", "-U", SUPERUSER,
                      "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
-        opts = (f"-p {cluster.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-        cluster._run(str(bin_dir / "pg_ctl"), "-D", str(cluster.data), "-o", opts, "-l", str(root / "log"),
-                     "-w", "-t", str(START_TIMEOUT_S), "start")
+        cluster.resume()
     except BaseException:
         try:
             cluster.stop()

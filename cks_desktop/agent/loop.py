@@ -34,6 +34,7 @@ from cks_desktop.agent.images import ImageStore, part_of
 from cks_desktop.agent.prompt import build_system_prompt
 from cks_desktop.agent.turn import stream_turn
 from cks_desktop.agent.usage import record as record_usage
+from cks_desktop.graph.errors import Unreachable
 from cks_desktop.llm.assembler import StreamAssembler
 from cks_desktop.llm import vision
 from cks_desktop.llm.events import ToolCallDone
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
     from cks_desktop.agent.transcript import Mark, TranscriptStore
 
 log = logging.getLogger(__name__)
+
+# ErrorEvent.kind of a prompt the turn could not save (the database server is unreachable):
+# nothing was sent to the model and the window gives the typed text back.
+NOT_SAVED = "not_saved"
 
 REPEATED_FAILURE_LIMIT = 3
 THINKING_ROOM = 8192  # tokens kept for thinking when the session asks for it without a budget
@@ -140,11 +145,14 @@ class _Chat:
     images: ImageStore | None = None  # where the turn's images are kept (None: only in memory)
 
     def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
-             notice: ev.Notice | None = None, mark: "Mark | None" = None) -> None:
-        """Append messages to the list and, in one transaction, to the transcript."""
+             notice: ev.Notice | None = None, mark: "Mark | None" = None) -> Exception | None:
+        """Append messages to the list and, in one transaction, to the transcript.
+
+        Returns the save's failure (None when saved): the prompt's caller stops the turn when
+        the database server cannot be reached (``graph.errors.Unreachable``)."""
         self.messages.extend(new)
         if self.transcript is None or not new:
-            return
+            return None
         from cks_desktop.agent.transcript import CallRecord, sign_in_of
 
         records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
@@ -153,9 +161,11 @@ class _Chat:
             self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
             log.exception("saving the transcript failed")
-            if not self.save_failed:
+            if not self.save_failed and not (isinstance(exc, Unreachable) and not self.iterations):
                 self.save_failed = True
                 self.emit(ev.ErrorEvent(f"The chat could not be saved: {exc}", "save_failed"))
+            return exc
+        return None
 
     def record_error(self, text: str) -> None:
         """Keep a failure's sentence in the transcript (a ``Mark.ERROR`` row, never sent to a
@@ -354,7 +364,12 @@ async def ai_chat(
         chat.finish("error")
         return chat.messages
     if prompt is not None:
-        chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
+        failed = chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
+        if isinstance(failed, Unreachable):  # a team database that is down: no answer to a message
+            chat.messages.pop()              # it could not keep; the window gives the text back
+            emit(ev.ErrorEvent(str(failed), NOT_SAVED))
+            chat.finish("error")
+            return chat.messages
     meter = BudgetMeter(options.budget) if options.budget is not None and not options.budget.empty else None
 
     while chat.iterations < max_iterations:

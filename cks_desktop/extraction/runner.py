@@ -43,6 +43,8 @@ PRELOAD_LIMIT = 50_000  # objects: above this a session is searched per name ins
 LOOKUP_HITS = 10
 RATE_LIMIT_RETRIES = 3
 RETRY_BASE_S = 1.0
+WRITE_STREAM_OVER = 5000  # ops: a bigger plan written with progress is streamed (graph/stream.py)
+WRITE_STEP = 2000  # ops planned and written at a time when streamed; progress after each
 
 
 class ExtractionStopped(Exception):
@@ -279,9 +281,7 @@ class Extraction:
                 self._emit()
                 self._check_running_cost()
                 clock.lap("progress")
-            model_before = self.progress.model_seconds
-            plan = await self._resolve(results)
-            clock.lap("resolution + plan", minus=self.progress.model_seconds - model_before)
+            plan = await self._resolve(results, clock)
         except ExtractionStopped as exc:
             self.progress.state = exc.state
             await asyncio.to_thread(runs.update, self.progress.run_id, state=exc.state, detail=self.progress.to_json())
@@ -354,16 +354,23 @@ class Extraction:
             if cost is not None:
                 self.progress.cost_usd = (self.progress.cost_usd or 0.0) + cost
 
-    async def _resolve(self, results: list[ChunkResult]) -> Plan:
+    async def _resolve(self, results: list[ChunkResult], clock: "_Phases | None" = None) -> Plan:
         assert self.context is not None
         ctx = self.context
         resolver = Resolver(ctx.existing, ctx.distinct, ctx.lookup)
         self.resolver = resolver
         claims, skipped = await asyncio.to_thread(resolve_mentions, results, resolver)
+        if clock is not None:
+            clock.lap("resolution")
+        model_before = self.progress.model_seconds
         verdicts = await self._verdicts(resolver)
         resolver.settle(verdicts)
+        if clock is not None:
+            clock.lap("duplicate question (besides the model)", minus=self.progress.model_seconds - model_before)
         plan = lay_out(self.session_id, self.document.id, self.document.name, claims,
                        [*skipped, *self.progress.failed_chunks], resolver, ctx.vocab, ctx.edges)
+        if clock is not None:
+            clock.lap("plan")
         return plan
 
     async def _verdicts(self, resolver: Resolver) -> dict[int, str]:
@@ -443,8 +450,14 @@ def _retry_after(exc: Any, attempt: int) -> float:
 
 
 def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *,
-               per_chunk: bool = False) -> list[Any]:
-    """Write the plan's included items: ONE change (or one per chunk); returns the ApplyResults."""
+               per_chunk: bool = False, on_write: Callable[[int, int], None] | None = None) -> list[Any]:
+    """Write the plan's included items: ONE change (or one per chunk); returns the ApplyResults.
+
+    Slow for a big document (~27 s for 70,000 ops): call it on a worker thread. ``on_write(done,
+    total)`` hears how many ops are written (from that thread); with it, a plan of more than
+    ``WRITE_STREAM_OVER`` ops goes through ``GraphStore.apply_stream`` — still one transaction and
+    one change, planned and written ``WRITE_STEP`` ops at a time so there is progress to report
+    (its result's ``created`` stays empty: callers that need the ids pass no ``on_write``)."""
     from cks_desktop.extraction.plan import fold_hand_merges, plan_ops
 
     refused = fold_hand_merges(plan)
@@ -454,7 +467,7 @@ def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *
         raise StoreError("Nothing was written: " + "; ".join(refused) + ".")
     if not per_chunk:
         ops = plan_ops(plan, context.by_id, context.props)
-        return [store.apply(plan.session_id, ops, origin)] if ops else []
+        return [_write(store, plan.session_id, ops, origin, on_write)] if ops else []
     results = []
     chunks = sorted({ev["chunk_index"] for item in plan.objects for ev in item.evidence})
     written: dict[str, str] = {}  # plan object key → id, once an earlier chunk wrote it
@@ -468,6 +481,26 @@ def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *
             written[key.lstrip("$")] = ident
         results.append(result)
     return results
+
+
+def _write(store: "GraphStore", session_id: str, ops: list[dict[str, Any]], origin: str,
+           on_write: Callable[[int, int], None] | None) -> Any:
+    total = len(ops)
+    if on_write is None or total <= WRITE_STREAM_OVER:
+        result = store.apply(session_id, ops, origin)
+        if on_write is not None:
+            on_write(total, total)
+        return result
+
+    def items() -> Any:
+        for i, op in enumerate(ops):
+            if i and i % WRITE_STEP == 0:
+                on_write(i - WRITE_STEP, total)  # the stream pulls a step, then plans and writes it
+            yield i, op
+
+    result = store.apply_stream(session_id, items(), origin, chunk_size=WRITE_STEP)
+    on_write(total, total)
+    return result
 
 
 def _chunk_part(plan: Plan, chunk: int, written: dict[str, str]) -> Plan:

@@ -39,6 +39,7 @@ from cks_desktop.graph.errors import StoreError, ValidationFailed
 from cks_desktop.graph.model import Change
 
 BASE_KEY = "if_unchanged_since"
+CHANGED_ELSEWHERE = "changed by someone else"  # every conflict's sentence starts so (the window reloads on it)
 _EVERYTHING = "*"
 
 

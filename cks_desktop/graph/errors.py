@@ -34,6 +34,13 @@ class DatabaseError(StoreError):
     """The database file cannot be used (locked, corrupt, too new, read-only, disk full)."""
 
 
+class Unreachable(DatabaseError):
+    """The database server cannot be reached right now (a team database: network, server down).
+
+    Nothing was written, and a later call may succeed: the window keeps what the person typed
+    and stops the turn before the model instead of answering a message it could not keep."""
+
+
 # What a person can do about a damaged file; the CLI and the GUI's start-up dialog offer the same.
 WAY_OUT = ("it is open read-only: export what can still be read (cks-desktop storage export DIR) "
            "or restore the automatic backup (cks-desktop storage restore)")

@@ -75,6 +75,17 @@ async def test_file_menu_extract_knowledge_takes_the_last_added_or_asks_which(qt
             assert isinstance(box, QMessageBox) and docs[2].name in box.text()
             box.button(QMessageBox.StandardButton.Cancel).click()
             await _idle(controller)
+            # the document selected in the Documents panel comes first
+            panel = window.documents_panel
+            panel.set_session(sid)
+            await panel.reload()
+            assert panel.select(docs[0].name)
+            boxed = signal_future(controller.dialogOpened)
+            action.trigger()
+            (box,) = await wait(boxed)
+            assert isinstance(box, QMessageBox) and docs[0].name in box.text()
+            box.button(QMessageBox.StandardButton.Cancel).click()
+            await _idle(controller)
             assert gold.calls == 0  # nothing was asked: every run was cancelled at its estimate
     assert not fake.problems
 

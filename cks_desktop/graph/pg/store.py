@@ -35,7 +35,7 @@ from psycopg import conninfo as pg_conninfo
 from psycopg.adapt import Loader
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from cks_desktop.graph.errors import DatabaseError, NotFound, StoreError
+from cks_desktop.graph.errors import DatabaseError, NotFound, StoreError, Unreachable
 from cks_desktop.graph.feed import ChangeFeed
 from cks_desktop.graph.model import Object
 from cks_desktop.graph.pg import schema as pg_schema
@@ -97,6 +97,16 @@ def failure_sentence(exc: BaseException, place: str) -> str:
     return f"The database {place} failed: {text.rstrip('.')}."
 
 
+UNREACHABLE_MARK = " cannot be reached ("
+
+
+def failure(exc: BaseException, place: str) -> DatabaseError:
+    """``failure_sentence`` as the error to raise: ``Unreachable`` when the server cannot be
+    reached (the window then keeps the typed text and stops the turn), else ``DatabaseError``."""
+    sentence = failure_sentence(exc, place)
+    return Unreachable(sentence) if UNREACHABLE_MARK in sentence else DatabaseError(sentence)
+
+
 class PgGraphStore(GraphStore):
     """``GraphStore`` on PostgreSQL (see the module docstring)."""
 
@@ -144,7 +154,7 @@ class PgGraphStore(GraphStore):
                         raise DatabaseError(f"The database {place} has schema {current}, this version "
                                             f"needs {known}; run cks-desktop team init as the admin.")
         except psycopg.Error as exc:
-            raise DatabaseError(failure_sentence(exc, place)) from None
+            raise failure(exc, place) from None
         pool: ConnectionPool[Any] = ConnectionPool(
             conninfo, min_size=1, max_size=POOL_MAX, open=False, name="cks-store",
             kwargs={"autocommit": True}, configure=_configure, timeout=connect_timeout)
@@ -153,21 +163,21 @@ class PgGraphStore(GraphStore):
             return cls(pool, conninfo, place, pg_schema.serial_keys())
         except (PoolTimeout, psycopg.Error) as exc:
             pool.close()
-            raise DatabaseError(failure_sentence(exc, place)) from None
+            raise failure(exc, place) from None
 
     def _acquire(self) -> psycopg.Connection[Any]:
         """A connection from the pool. While the server is down every call would wait for the
         pool; after one such wait, calls within ``DOWN_RETRY_S`` fail at once with the same
         sentence (the window's thread must not stall on each of them)."""
         if time.monotonic() < self._down_until:
-            raise DatabaseError(self._down_sentence)
+            raise Unreachable(self._down_sentence)
         try:
             conn: psycopg.Connection[Any] = self._pool.getconn(timeout=GETCONN_TIMEOUT_S)
             return conn
         except (PoolTimeout, psycopg.Error) as exc:
             self._down_sentence = failure_sentence(exc, self.where)
             self._down_until = time.monotonic() + DOWN_RETRY_S
-            raise DatabaseError(self._down_sentence) from None
+            raise failure(exc, self.where) from None
 
     def _live(self) -> PgConnection:
         """The store's connection, a fresh one from the pool when the last one broke."""
@@ -217,7 +227,7 @@ class PgGraphStore(GraphStore):
                         conn.raw.execute("ROLLBACK")
                     except psycopg.Error:
                         pass
-                raise DatabaseError(failure_sentence(exc, self.where)) from None
+                raise failure(exc, self.where) from None
             except UnicodeEncodeError:
                 raise StoreError("The request contains text that is not valid Unicode (a lone surrogate).") from None
 
@@ -248,7 +258,7 @@ class PgGraphStore(GraphStore):
             try:
                 feed.start()
             except psycopg.Error as exc:
-                raise DatabaseError(failure_sentence(exc, self.where)) from None
+                raise failure(exc, self.where) from None
             self._feed = feed
             return feed
 

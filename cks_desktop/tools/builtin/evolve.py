@@ -27,6 +27,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "add_relation": ("source", "target", "type"),
     "remove_relation": ("relation_id",),
 }
+# Keys that guard an op without changing anything (graph/edit_base.py): allowed, not a change.
+GUARDS: dict[str, tuple[str, ...]] = {"update_object": ("if_unchanged_since",)}
 OPTIONAL: dict[str, tuple[str, ...]] = {
     "add_object": ("properties", "label", "on_conflict"),
     "update_object": ("name", "type", "set_properties", "remove_properties"),
@@ -49,6 +51,8 @@ OPERATION: dict[str, Any] = S.object_schema(
                                         "from an earlier operation)."},
         "set_properties": {**S.PROPERTIES, "description": "update_object: properties to add or overwrite."},
         "remove_properties": {**S.PROPERTY_NAMES, "description": "update_object: property names to delete."},
+        "if_unchanged_since": {**S.UNCHANGED_SINCE, "description": "update_object: "
+                               + S.UNCHANGED_SINCE["description"]},
         "source": {**S.REF, "description": "add_relation: where it starts (id, exact name or $label)."},
         "target": {**S.REF, "description": "add_relation: where it ends (id, exact name or $label)."},
         "relation_id": {**S.RELATION_ID, "description": "remove_relation: the relation's id."},
@@ -63,7 +67,7 @@ def shape_errors(operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for index, op in enumerate(operations):
         kind = op["op"]
         problems = [f"needs {key!r}" for key in REQUIRED[kind] if key not in op]
-        allowed = {"op", *REQUIRED[kind], *OPTIONAL[kind]}
+        allowed = {"op", *REQUIRED[kind], *OPTIONAL[kind], *GUARDS.get(kind, ())}
         stray = sorted(k for k in op if k not in allowed)
         if stray:
             takes = ", ".join(REQUIRED[kind] + OPTIONAL[kind])
@@ -141,7 +145,7 @@ def evolve_tool() -> ToolSpec:
         description=(
             "Applies a list of graph edits as ONE change: either every operation is applied or nothing is "
             "written. Operations: add_object {type, name, properties?, label?, on_conflict?}, update_object "
-            "{ref, name?, type?, set_properties?, remove_properties?}, remove_object {ref}, add_relation "
+            "{ref, name?, type?, set_properties?, remove_properties?, if_unchanged_since?}, remove_object {ref}, add_relation "
             "{source, target, type, properties?, label?}, remove_relation {relation_id}. Give a new object a "
             "label like \"$alice\" and use that label as ref/source/target in later operations of the same "
             "batch. Example: [{\"op\": \"add_object\", \"type\": \"Person\", \"name\": \"Alice\", \"label\": "

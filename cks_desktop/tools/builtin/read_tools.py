@@ -52,7 +52,8 @@ async def get_object(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         ends.remember(obj)
         out = [{"id": r.id, "type": r.type, "target": ends(r.target_id), **_props(r.properties)} for r in outgoing]
         inc = [{"id": r.id, "type": r.type, "source": ends(r.source_id), **_props(r.properties)} for r in incoming]
-        return {"object": full(obj, times=True), "outgoing": out, "incoming": inc}
+        shown = {**full(obj, times=True), "version": ctx.store.object_version(ctx.session_id, obj.id)}
+        return {"object": shown, "outgoing": out, "incoming": inc}
 
     return await blocking(collect)
 
@@ -179,7 +180,8 @@ def read_tools() -> list[ToolSpec]:
             properties={**sid, "ref": S.REF},
             description="Reads one object: its id, type, name, all properties, timestamps, and every relation "
                         "touching it — outgoing (with the target's id, name, type) and incoming (with the "
-                        "source's). The ref is an id or an exact name.",
+                        "source's), and its version (for update_object's if_unchanged_since). The ref is an "
+                        "id or an exact name.",
             **common),
         S.make_tool(
             "search_objects", title="Search objects", handler=search_objects, required=(*req, "query"),

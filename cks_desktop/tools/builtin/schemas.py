@@ -48,6 +48,19 @@ PROPERTIES: dict[str, Any] = {
     "description": "Properties as a JSON object of name → value (strings, numbers, booleans, lists, "
                    "nested objects). Property text is searchable.",
 }
+# ``graph/edit_base.py``: an update made on top of what was read. "changed by someone else"
+# comes back as the tool's error (nothing written) when a field it writes changed since.
+UNCHANGED_SINCE: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 100,
+    "description": "Optional: the object's version as you read it (the `version` get_object returned). "
+                   "If someone else changed a field you write since then, nothing is written and the error "
+                   "says who changed what: read the object again and decide. Fields you do not write may "
+                   "have changed: your edit then applies on top.",
+}
+
+
 PROPERTY_NAMES: dict[str, Any] = {
     "type": "array",
     "items": {"type": "string", "minLength": 1},

@@ -20,6 +20,7 @@ from cks_desktop.tools.builtin.merge import build_merge, finish_merge
 from cks_desktop.tools.builtin.refs import (
     Ends, apply_ops, blocking, full, preview_ops, recorded, resolve, store_errors, write_result,
 )
+from cks_desktop.graph.edit_base import BASE_KEY
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, ToolError, ToolSpec
 
@@ -84,7 +85,7 @@ async def _build_update_object(args: dict[str, Any], ctx: ToolContext) -> tuple[
         raise ToolError("Nothing to change: give at least one of name, type, set_properties or "
                         "remove_properties.")
     obj = resolve(ctx, args["ref"])
-    return [_with({"op": "update_object", "ref": obj.id}, args, *CHANGE_KEYS)], obj
+    return [_with({"op": "update_object", "ref": obj.id}, args, *CHANGE_KEYS, BASE_KEY)], obj
 
 
 def _finish_update_object(args: dict[str, Any], ctx: ToolContext, result: "ApplyResult",
@@ -202,10 +203,11 @@ def write_tools() -> list[ToolSpec]:
                          "type": {**S.TYPE_NAME, "description": "A new type (optional)."},
                          "set_properties": {**S.PROPERTIES, "description": "Properties to add or overwrite; "
                                                                            "others are kept."},
-                         "remove_properties": S.PROPERTY_NAMES},
+                         "remove_properties": S.PROPERTY_NAMES, BASE_KEY: S.UNCHANGED_SINCE},
              description="Changes one object: rename it, change its type, set some properties and/or delete "
                          "some. Properties not mentioned stay as they are. Returns the object as it is now, "
-                         "with change_id and summary."),
+                         "with change_id (its new version) and summary. On a shared graph pass "
+                         "if_unchanged_since so an edit made meanwhile by someone else is not overwritten."),
         spec("remove_object", _build_remove_object, _finish_remove_object, title="Remove object",
              policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "ref"),
              properties={**sid, "ref": S.REF},

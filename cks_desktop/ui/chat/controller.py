@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cks_desktop.agent.loop import NOT_SAVED
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.llm.messages import Message
 from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 CONTINUE_PROMPT = "Continue."
+# ErrorEvent kinds that refuse the person's message before it was saved: the draft goes back
+# to the composer (images for a model without; the team database unreachable, agent/loop.py).
+REFUSED_KINDS = frozenset({"no_image_support", NOT_SAVED})
 
 
 class ChatController:
@@ -148,7 +152,7 @@ class ChatController:
             self.task = asyncio.ensure_future(self._run_with_images(text, images))
         else:
             self.presenter.add_user(text)
-            self.task = asyncio.ensure_future(self._run(text))
+            self.task = asyncio.ensure_future(self._run_text(text))
         self.task.add_done_callback(lambda _t: self._state_changed())
         self._state_changed()
         return self.task
@@ -290,18 +294,30 @@ class ChatController:
                 log.exception("storing an image failed")
                 parts.append(part_of(blob))
         refused: list[str] = []
+        await self._run(Message("user", parts), self._refusals(refused))
+        if refused:
+            self._give_back(text, list(images), refused[0])
+
+    async def _run_text(self, text: str) -> None:
+        """A text message; when the turn could not save it (the team database is unreachable)
+        nothing went to the model and the text goes back to the composer with the sentence."""
+        refused: list[str] = []
+        await self._run(text, self._refusals(refused))
+        if refused:
+            self._give_back(text, [], refused[0])
+
+    def _refusals(self, refused: list[str]) -> "EventListener":
+        """The presenter's listener, except that a refusal of the message before it was saved
+        (``REFUSED_KINDS``) is collected in ``refused`` instead of shown as a chat row."""
+        from cks_desktop.agent.events import ErrorEvent
 
         def on_event(event: "AgentEvent") -> None:
-            from cks_desktop.agent.events import ErrorEvent
-
-            if isinstance(event, ErrorEvent) and event.kind == "no_image_support":
-                refused.append(event.message)  # nothing was saved; the draft goes back (below)
+            if isinstance(event, ErrorEvent) and event.kind in REFUSED_KINDS:
+                refused.append(event.message)  # nothing was saved; the draft goes back
                 return
             self.presenter.handle(event)
 
-        await self._run(Message("user", parts), on_event)
-        if refused:
-            self._give_back(text, list(images), refused[0])
+        return on_event
 
     def _give_back(self, text: str, images: "list[ImageBlob]", sentence: str) -> None:
         """The turn refused the message before saving it: the draft (text and images) goes back to
@@ -312,7 +328,14 @@ class ChatController:
             self.assistant.transcripts.sweep_images(self.session_id)
         except Exception:  # the rows go with the next Delete or Clear
             log.exception("dropping the refused message's images failed")
-        self.load()
+        try:
+            self.load()
+        except Exception:  # the database is unreachable: keep the rows shown, without the unsaved one
+            log.info("the chat could not be reloaded after a refused message", exc_info=True)
+            items = self.model.items
+            if items and getattr(items[-1], "role", "") == "user":
+                self.model.reset(items[:-1])
+            self._state_changed()
 
     def take_returned_draft(self) -> "tuple[str, list[ImageBlob], str] | None":
         draft, self.returned_draft = self.returned_draft, None

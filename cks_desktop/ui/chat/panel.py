@@ -461,7 +461,19 @@ class ChatPanel(QWidget):
 
     def _revert(self, item: object) -> None:
         if self.controller is not None and isinstance(item, ToolItem):
-            self.tasks.spawn(self.controller.revert(item), name="revert")
+            self.tasks.spawn(self.revert(item), name="revert")
+
+    async def revert(self, item: ToolItem) -> bool:
+        """A row's Revert: asks first when later changes built upon it (ui/revert_ask.py)."""
+        from cks_desktop.ui.revert_ask import confirm_revert
+
+        controller = self.controller
+        if controller is None or not item.can_revert or item.change_id is None:
+            return False
+        if not await confirm_revert(self.window(), controller.assistant.store, controller.session_id,
+                                    item.change_id):
+            return False
+        return await controller.revert(item)
 
     def _row_activated(self, item: object) -> None:
         if isinstance(item, ToolItem):

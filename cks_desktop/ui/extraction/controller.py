@@ -139,7 +139,17 @@ class ExtractionController(QObject):
             if reviewed[0] is plan:
                 break
             plan, ex = reviewed  # split: planned again from the cache
-        results = await asyncio.to_thread(lambda: apply_plan(store, plan, ex.context, ORIGIN, per_chunk=each))
+        loop = asyncio.get_running_loop()
+
+        def on_write(done: int, total: int) -> None:  # from the worker thread: hand it to the loop
+            loop.call_soon_threadsafe(self.progress.show_writing, doc.name, done, total)
+
+        self.progress.show_writing(doc.name, 0, 0)
+        try:
+            results = await asyncio.to_thread(lambda: apply_plan(store, plan, ex.context, ORIGIN, per_chunk=each,
+                                                                 on_write=on_write))
+        finally:
+            loop.call_soon(self.progress.finish)  # after the last progress callbacks
         written = [r for r in results if r.change is not None]
         self._say(f"{doc.name}: " + ("; ".join(r.summary for r in written) if written else
                                      "nothing new: the graph already has all of it."))

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QMenu
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.dialogs import run_dialog
+from cks_desktop.ui.labels import plain_input_dialog
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
@@ -71,10 +72,9 @@ class ExtractMenu(QObject):
         self.controller.request(sid, ident)
 
     async def _ask_which(self, docs: list[Any]) -> str | None:
-        dialog = QInputDialog(self.window)
+        dialog = plain_input_dialog(self.window, title="Extract knowledge",
+                                    label="Extract knowledge from which document?")  # names are outside text
         dialog.setObjectName("extractWhichDocument")
-        dialog.setWindowTitle("Extract knowledge")
-        dialog.setLabelText("Extract knowledge from which document?")
         dialog.setComboBoxItems([d.name for d in docs])
         dialog.setComboBoxEditable(False)
         code = await run_dialog(dialog, self.controller.dialogOpened.emit)

@@ -51,6 +51,18 @@ class ExtractionProgress(QWidget):
         self.bar.setValue(0)
         self.label.setText(f"Extracting {name}…")
         theme.bind_icon(self.pause_button, "pause")
+        self.pause_button.show()
+        self.cancel_button.show()
+        self.show()
+
+    def show_writing(self, name: str, done: int, total: int) -> None:
+        """The write of the reviewed plan (one transaction: no pause or cancel half-way)."""
+        self.run = None
+        self.pause_button.hide()
+        self.cancel_button.hide()
+        self.bar.setRange(0, max(1, total))
+        self.bar.setValue(min(done, total))
+        self.label.setText(f"Writing {name}: {done:,} of {total:,} operations…" if total else f"Writing {name}…")
         self.show()
 
     def update_progress(self, p: "Progress") -> None:

@@ -126,6 +126,13 @@ class ViewActions:
                                     f"{noun(n, 'it', 'them')} back.")
 
     async def undo(self) -> EditResult:
+        stack = self.editor.undo_stack
+        session = self.session_id
+        if stack and session is not None:  # others built upon it since: ask first (ui/revert_ask.py)
+            from cks_desktop.ui.revert_ask import confirm_revert
+
+            if not await confirm_revert(self._as_widget(), self.store, session, stack[-1], own=stack):
+                return EditResult(False, "Nothing was undone.")
         result = await self.editor.undo()
         self._report(result)
         self._update_actions()

@@ -132,7 +132,10 @@ class GraphEditor:
 
     async def update_object(self, object_id: str, *, name: str | None = None, type_name: str | None = None,
                             set_properties: dict[str, Any] | None = None,
-                            remove_properties: Iterable[str] | None = None) -> EditResult:
+                            remove_properties: Iterable[str] | None = None,
+                            if_unchanged_since: str | None = None) -> EditResult:
+        """``if_unchanged_since``: the object's version the person saw (graph/edit_base.py): a
+        field changed by someone else since makes the edit fail whole with that sentence."""
         args: dict[str, Any] = {"ref": object_id}
         if name is not None:
             args["name"] = name
@@ -145,6 +148,8 @@ class GraphEditor:
             args["remove_properties"] = remove
         if len(args) == 1:
             return EditResult(True, "Nothing changed.")
+        if if_unchanged_since:
+            args["if_unchanged_since"] = if_unchanged_since
         return await self.invoke("update_object", args)
 
     async def remove_objects(self, object_ids: Iterable[str]) -> EditResult:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QToolButton, QVBoxLayout, QWidget,
 )
 
+from cks_desktop.graph.edit_base import CHANGED_ELSEWHERE
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
@@ -94,6 +95,7 @@ class Inspector(QFrame):
         self.incoming: list[Relation] = []
         self.outgoing: list[Relation] = []
         self.history: list[Change] = []
+        self.version: str | None = None  # the shown object's version: edits are made on top of it
         self.sources_data = ObjectSources([], [])  # issue 17: where the object came from
         self.types: list[str] = []
         self.pinned = False
@@ -260,14 +262,15 @@ class Inspector(QFrame):
         if session is None:
             return False
 
-        def read() -> tuple[Object, list[Relation], list[Relation], list[Change], ObjectSources]:
+        def read() -> tuple[Object, list[Relation], list[Relation], list[Change], ObjectSources, str | None]:
+            version = self.store.object_version(session, object_id)  # before: an edit between is caught
             obj = self.store.get_object(session, object_id)
             incoming, outgoing = self.store.relations_of(session, object_id)
             sources = read_sources(self.store, session, object_id, outgoing + incoming)
-            return obj, incoming, outgoing, self.store.changes_touching(session, object_id, 30), sources
+            return obj, incoming, outgoing, self.store.changes_touching(session, object_id, 30), sources, version
 
         try:
-            obj, incoming, outgoing, history, sources = await asyncio.to_thread(read)
+            obj, incoming, outgoing, history, sources, version = await asyncio.to_thread(read)
         except Exception:  # gone meanwhile (deleted by a tool): nothing to show
             if gen == self._load_gen:
                 self.object = None
@@ -276,6 +279,7 @@ class Inspector(QFrame):
         if gen != self._load_gen:
             return False
         self.object, self.incoming, self.outgoing, self.history = obj, incoming, outgoing, history
+        self.version = version
         self.sources_data = sources
         self._fill()
         self.loaded.emit()
@@ -415,11 +419,23 @@ class Inspector(QFrame):
         self.message.emit(result.message)
 
     async def _edit(self, coro: Coroutine[Any, Any, EditResult]) -> EditResult:
+        shown = self.object.id if self.object is not None else None
         result = await coro
+        if result.ok and result.change_id and self.object is not None and self.object.id == shown:
+            self.version = result.change_id  # our own edit is the newest version: the next builds on it
+        if not result.ok and CHANGED_ELSEWHERE in result.message and shown is not None:
+            # Someone else changed what was edited: read the fresh values, then say why.
+            await self.load(shown)
+            self._report(result)
+            return result
         self._report(result)
         if not result.ok:
             self._fill()  # show the stored value again
         return result
+
+    def _update(self, obj: Object, **changes: Any) -> Coroutine[Any, Any, EditResult]:
+        """An update of the shown object, made on top of the version shown (graph/edit_base.py)."""
+        return self.editor.update_object(obj.id, if_unchanged_since=self.version, **changes)
 
     def _name_done(self) -> None:
         obj = self.object
@@ -429,14 +445,14 @@ class Inspector(QFrame):
         if not text:
             self.name_edit.setText(obj.name)
             return
-        self.spawn(self._edit(self.editor.update_object(obj.id, name=text)))
+        self.spawn(self._edit(self._update(obj, name=text)))
 
     def _type_done(self) -> None:
         obj = self.object
         text = self.type_edit.currentText().strip()
         if obj is None or self._filling or not text or text == obj.type:
             return
-        self.spawn(self._edit(self.editor.update_object(obj.id, type_name=text)))
+        self.spawn(self._edit(self._update(obj, type_name=text)))
 
     def _prop_changed(self, item: QTableWidgetItem) -> None:
         obj = self.object
@@ -453,12 +469,12 @@ class Inspector(QFrame):
             self._fill()
             return
         if key != old_key:
-            coro = self.editor.update_object(obj.id, set_properties={key: obj.properties.get(old_key)},
+            coro = self._update(obj, set_properties={key: obj.properties.get(old_key)},
                                              remove_properties=[old_key])
         elif obj.properties.get(key) == value and value_text(value) == value_text(obj.properties.get(key)):
             return
         else:
-            coro = self.editor.update_object(obj.id, set_properties={key: value})
+            coro = self._update(obj, set_properties={key: value})
         self.spawn(self._edit(coro))
 
     def _add_property(self) -> None:
@@ -470,7 +486,7 @@ class Inspector(QFrame):
         value = parse_value(self.new_value.text())
         self.new_key.clear()
         self.new_value.clear()
-        self.spawn(self._edit(self.editor.update_object(obj.id, set_properties={key: value})))
+        self.spawn(self._edit(self._update(obj, set_properties={key: value})))
 
     def _emit_for_object(self, signal: SignalInstance) -> None:
         if self.object is not None:
@@ -483,7 +499,7 @@ class Inspector(QFrame):
         if obj is None or not keys:
             self.status.setText("Select a property to remove.")
             return
-        self.spawn(self._edit(self.editor.update_object(obj.id, remove_properties=keys)))
+        self.spawn(self._edit(self._update(obj, remove_properties=keys)))
 
     def _relation_menu(self, lst: QListWidget, pos: Any) -> None:
         item = lst.itemAt(pos)

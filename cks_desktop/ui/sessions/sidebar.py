@@ -12,12 +12,14 @@ key instead of jumping to the chat input.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QMenu,
-                               QPushButton, QToolButton, QToolTip, QVBoxLayout, QWidget)
+                               QMainWindow, QPushButton, QToolButton, QToolTip, QVBoxLayout, QWidget)
 
+from cks_desktop.graph.errors import StoreError
 from cks_desktop.ui import theme
 from cks_desktop.ui.dialogs import confirm
 from cks_desktop.ui.sessions.activity import Activity
@@ -25,6 +27,8 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter, TitleError
 from cks_desktop.ui.sessions.rail import SidebarRail, apply_mark
 from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.text import plain_tooltip
+
+log = logging.getLogger(__name__)
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 NAVIGATION_KEYS = {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home,
@@ -46,6 +50,7 @@ class SessionsSidebar(QWidget):
         self._filling = False
         self.marks: dict[str, Activity] = {}
         self.keyboard_switch = False  # the current row last moved by an arrow key
+        self.last_problem = ""  # the last store failure said (see ``say``)
         self.setObjectName("sessionsSidebar")
         outer = QHBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -262,8 +267,22 @@ class SessionsSidebar(QWidget):
             self.sessionActivated.emit(session_id)
 
     # -- actions -----------------------------------------------------------------
+    def say(self, sentence: str) -> None:
+        """A store failure (the team database unreachable, a locked file) as one sentence in the
+        window's status bar and beside the list, never an uncaught exception."""
+        self.last_problem = sentence
+        window = self.window()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(sentence, 15000)
+        QToolTip.showText(self.list.mapToGlobal(QPoint(0, 0)), plain_tooltip(sentence), self.list)
+
     def create_session(self) -> str:
-        session = self.presenter.create()
+        """A new session, its title being typed in place; "" (and the sentence) when the store refuses."""
+        try:
+            session = self.presenter.create()
+        except StoreError as exc:
+            self.say(f"The session could not be created: {exc}")
+            return ""
         self.select(session.id)
         item = self._item_for(session.id)
         if item is not None:
@@ -285,6 +304,13 @@ class SessionsSidebar(QWidget):
             QToolTip.showText(self.list.mapToGlobal(self.list.visualItemRect(item).bottomLeft()),
                              plain_tooltip(str(exc)), self.list)
             self._fill()
+        except StoreError as exc:  # the old title stays (the list is refilled from the presenter)
+            self.say(f"The session could not be renamed: {exc}")
+            self._filling = True
+            try:
+                item.setText(self.presenter.title_of(session_id))
+            finally:
+                self._filling = False
 
     def ask_delete_current(self) -> None:
         item = self.list.currentItem()
@@ -293,13 +319,21 @@ class SessionsSidebar(QWidget):
 
     async def delete_session(self, session_id: str) -> bool:
         title = self.presenter.title_of(session_id)
+        try:
+            what = self.presenter.describe_for_delete(session_id)
+        except StoreError as exc:
+            self.say(f"The session could not be deleted: {exc}")
+            return False
         ok = await confirm(self.window(), "Delete session", f"Delete the session “{title}”?",
-                           informative=self.presenter.describe_for_delete(session_id), accept_text="Delete",
-                           destructive=True)
+                           informative=what, accept_text="Delete", destructive=True)
         if not ok:
             return False
         row = self.list.currentRow()
-        self.presenter.delete(session_id)
+        try:
+            self.presenter.delete(session_id)
+        except StoreError as exc:
+            self.say(f"The session could not be deleted: {exc}")
+            return False
         self.sessionDeleted.emit(session_id)
         if session_id == self.current_id:
             self.current_id = ""
@@ -341,7 +375,10 @@ class SessionsSidebar(QWidget):
         return await asyncio.to_thread(store.compact_history, session_id, **kwargs)
 
     def _context_menu(self, pos: QPoint) -> None:
-        item = self.list.itemAt(pos)
+        self.build_menu(self.list.itemAt(pos)).popup(self.list.viewport().mapToGlobal(pos))
+
+    def build_menu(self, item: QListWidgetItem | None) -> QMenu:
+        """The list's right-click menu (for ``item``'s session, or the list's blank area)."""
         menu = QMenu(self)
         menu.addAction("New session", self.create_session)
         if item is not None:
@@ -351,5 +388,45 @@ class SessionsSidebar(QWidget):
             menu.addAction("Chat settings…", lambda: self.chatSettingsRequested.emit(self.current_id))
             menu.addAction("Compact history…", lambda: self.tasks.spawn(
                 self.compact_history(self.current_id), name="compact-history"))
+            self._add_access_actions(menu, self.current_id)
             menu.addAction("Delete…", self.ask_delete_current)
-        menu.popup(self.list.viewport().mapToGlobal(pos))
+        return menu
+
+    def _add_access_actions(self, menu: QMenu, session_id: str) -> None:
+        """On a team database (PostgreSQL): "Private to me" / "Shared with the team", the current
+        one checked. Row-level security enforces it; only the session's creator may make it
+        private (the store's sentence says so otherwise). Nothing on the embedded file."""
+        store = self.presenter.store
+        if getattr(store, "backend", "sqlite") != "postgresql" or not session_id:
+            return
+        try:
+            owner, shared = store.session_access(session_id)  # type: ignore[attr-defined]
+        except StoreError as exc:  # the server is unreachable: the menu works without these
+            log.info("reading who may see the session failed: %s", exc)
+            return
+        group = QActionGroup(menu)
+        group.setExclusive(True)
+        for make_shared, text, icon, tip in (
+                (False, "Private to me", "lock", f"Only {owner}, who created it, sees this session"),
+                (True, "Shared with the team", "users-three", "Every member of the team database sees it")):
+            action = menu.addAction(text)
+            action.setObjectName("sessionShared" if make_shared else "sessionPrivate")
+            action.setCheckable(True)
+            action.setChecked(shared == make_shared)
+            action.setToolTip(plain_tooltip(tip))
+            theme.bind_icon(action, icon)
+            group.addAction(action)
+            action.triggered.connect(lambda _checked=False, s=make_shared: self.tasks.spawn(
+                self.set_shared(session_id, s), name="session-access"))
+
+    async def set_shared(self, session_id: str, shared: bool) -> bool:
+        """The store call ``team private|shared`` makes (commands/team_cmd.py), off the loop."""
+        store = self.presenter.store
+        try:
+            await asyncio.to_thread(store.set_session_shared, session_id, shared)  # type: ignore[attr-defined]
+        except StoreError as exc:
+            self.say(f"Who may see the session was not changed: {exc}")
+            return False
+        title = self.presenter.title_of(session_id)
+        self.say(f"“{title}” is now " + ("shared with the team." if shared else "private to you."))
+        return True
