@@ -3,9 +3,9 @@
 A first run asks the fake (real SDK, real socket) and fills the cache; a second run of the same
 document is then pure app work — cache read, grounding every quote, resolution, the plan — with no
 model time at all, so its CPU time per chunk is the app's overhead. Profiling the 300-page bench
-found it dominated by ``dataclasses.asdict`` (a deepcopy per source) in the plan and by the
-character-by-character normalised copy of every chunk that grounding built even when every quote
-matched exactly; both are gone, and this bounds what is left."""
+(once its own tracemalloc was out of the way) found ``dataclasses.asdict`` (a deepcopy per source)
+in the plan and the character-by-character normalised copy of every chunk that grounding built even
+when every quote matched exactly; both are gone, and this bounds what is left."""
 
 from __future__ import annotations
 
