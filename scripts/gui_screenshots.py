@@ -21,6 +21,7 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
   above the input, and a pasted image waiting as a chip in the composer;
 - ``image-dialog``: a tool's image enlarged, with Save…;
 - ``thinking-live``: "Thinking… N s" while the model still thinks;
+- ``thinking-stopped``: the same answer after Stop (the thinking time counts to the cut);
 - ``budget-notice``: an answer stopped by the session's budget, with Continue;
 - ``settings-agent``: Settings → Chat & agent from its top (the thinking default among them);
 - ``settings-prices``: Settings → Chat & agent, scrolled to the prices table;
@@ -55,7 +56,7 @@ SIZES = ((1280, 800), (1024, 700))
 SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
-          "image-dialog", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
+          "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-review")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
@@ -416,7 +417,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
         panel.composer.input.clear()
         panel.composer.take_images()
 
-    if shots.wanted("thinking-live"):
+    if shots.wanted("thinking-live") or shots.wanted("thinking-stopped"):
         live = window.sessions.create("Polonium")
         window.sidebar.select(live.id)
         SessionSettingsStore(services.store, services.settings).set(live.id, instructions="", reasoning=True)
@@ -429,6 +430,8 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
         await shots.shoot("thinking-live")
         panel.controller.stop()
         await asyncio.wait([task], timeout=20)
+        await settle(0.4)  # Stop after 3 s of thinking: "Thought for 3 s", no blank answer under it
+        await shots.shoot("thinking-stopped")
 
     if shots.wanted("budget-notice"):
         budget = window.sessions.create("Thorium survey")

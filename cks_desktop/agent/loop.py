@@ -392,7 +392,7 @@ async def ai_chat(
             if turn.usage is not None and turn.usage.input_tokens:
                 ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
         except asyncio.CancelledError:
-            _end_partial(chat, turn.text, stopped=True, reasoning=turn.reasoning)
+            _end_partial(chat, turn.text, stopped=True, reasoning=turn.cut())
             chat.finish("cancelled")
             raise
         except ProviderError as exc:
@@ -405,7 +405,7 @@ async def ai_chat(
                 chat.budget = max(256, min(request.budget, request.tokens) * 7 // 10)
                 chat.iterations -= 1
                 continue
-            _end_partial(chat, turn.text, reasoning=turn.reasoning)
+            _end_partial(chat, turn.text, reasoning=turn.cut())
             emit(ev.ErrorEvent(exc.message, exc.kind))
             chat.record_error(exc.message)
             chat.finish("error")

@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     from cks_desktop.llm.events import Usage
     from cks_desktop.llm.provider import Provider
 
-OUTPUT_RATIO = 0.5  # answer tokens per passage token (quotes repeat the text); for the estimate
+# Answer tokens per passage token, for the estimate. Every object and every relation carries a verbatim
+# quote, so a sentence naming three things and two links between them is answered five times over,
+# plus the JSON around each item: the generated world's dense prose measures about 7 (a 1,400-token
+# part answered in 8,000 tokens); ordinary prose names fewer things per sentence. 0.5 (the figure
+# before) under-estimated that world's cost 7-fold (tests/extraction/test_estimate_cost.py).
+OUTPUT_RATIO = 4.0
+PAIRS_CHARS_PER_PART = 1500  # the duplicate question's data, per part asked (measured: ~1,200 on the world)
+VOCABULARY_CHARS = 2 * prompt.MAX_TYPES_OFFERED * 16  # the offered object and relation types, at most
 MAX_PAIRS = 200
 PRELOAD_LIMIT = 50_000  # objects: above this a session is searched per name instead of loaded whole
 LOOKUP_HITS = 10
@@ -218,11 +225,17 @@ class Extraction:
         cached = self.cache.has(keys)
         estimator = estimator_for(self.provider) if self.provider is not None else None
         per_token = estimator.chars_per_token if estimator is not None else 3.0
-        fixed = len(prompt.SYSTEM) + len(json.dumps(prompt.SCHEMA)) + 600
+        # what each call sends: the system prompt, the schema, the offered types and the part's own
+        # message (its passage, the previous part's tail and heading path as JSON, the guidance)
+        fixed = len(prompt.SYSTEM) + len(json.dumps(prompt.SCHEMA)) + VOCABULARY_CHARS
         todo = [c for c, k in zip(self.chunks, keys, strict=True) if k not in cached]
-        inp = sum(int((fixed + c.chars + len(c.context_tail)) / per_token) for c in todo)
+        inp = sum(int((fixed + len(prompt.user_message(c, [], [], self.guidance))) / per_token) for c in todo)
         out = sum(int(c.chars / per_token * OUTPUT_RATIO) for c in todo)
         calls = len(todo) + (1 if todo else 0)
+        if todo:  # the one duplicate question: its prompt and the pairs the new parts may raise
+            inp += int((len(prompt.PAIRS_SYSTEM) + len(json.dumps(prompt.PAIRS_SCHEMA))
+                        + PAIRS_CHARS_PER_PART * len(todo)) / per_token)
+            out += int(PAIRS_CHARS_PER_PART / 10 * len(todo) / per_token)
         config = getattr(self.provider, "config", None)
         price = price_for(str(getattr(config, "model", "")), self.prices)
         return Estimate(len(self.chunks), len(cached), calls, inp, out, cost_usd(price, inp, out), self.model)

@@ -195,6 +195,17 @@ class StreamAssembler:
         """The thinking blocks so far (also of a turn that failed or was stopped)."""
         return [item.part() for item in self._parts if isinstance(item, _Thinking)]
 
+    def cut(self) -> list[Reasoning]:
+        """The thinking blocks of a stream cut off (Stop, a timeout, a failure) before Finish.
+
+        When thinking was the last thing that streamed, the person watched "Thinking… N s"
+        until the cut, so that block ran until now, not to its last piece (a model that
+        stalls after its thinking would otherwise read "Thought for less than a second")."""
+        last = self._parts[-1] if self._parts else None
+        if isinstance(last, _Thinking) and self.finish_reason is None:
+            last.ended = max(last.ended, self._clock())
+        return self.reasoning
+
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None

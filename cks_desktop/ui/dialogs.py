@@ -69,9 +69,11 @@ async def choose(parent: QWidget | None, title: str, text: str, choices: Sequenc
     is ``<object_name>_<key>`` so tests (and screen readers) can find it. Closing the
     box or pressing Esc answers ``escape``. The text is shown as plain text: it may
     quote a file name or an error message."""
+    from cks_desktop.ui.labels import set_message_icon
+
     box = QMessageBox(parent)
     box.setObjectName(object_name)
-    box.setIcon(QMessageBox.Icon.Critical if critical else QMessageBox.Icon.Warning)
+    set_message_icon(box, QMessageBox.Icon.Critical if critical else QMessageBox.Icon.Warning)
     box.setWindowTitle(title)
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setText(text)

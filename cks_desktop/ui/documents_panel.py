@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Name", "Type", "Pages", "Size", "Added")
+HIDE_ORDER = (4, 2, 1, 3)  # the columns that give way to Name in a narrow panel, first to last
+NAME_CHARS = 22  # what Name keeps room for before another column hides
 _TYPES = {"text/plain": "Text", "text/markdown": "Markdown", "text/html": "HTML", "application/pdf": "PDF",
           "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word"}
 
@@ -159,6 +161,27 @@ class DocumentsPanel(QWidget):
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
         self._reload_if_shown()
+        self._fit_columns()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Name stretches and keeps room for about NAME_CHARS characters; the other columns fit
+        their contents, and the least telling hide first when the panel is narrower (Added, Pages,
+        Type, then Size: each row's tooltip still names them). At the chat dock's ~325 px all five
+        columns left Name "curie-…"."""
+        table, header = self.table, self.table.horizontalHeader()
+        room = table.viewport().width() - table.fontMetrics().averageCharWidth() * NAME_CHARS
+        needed = {col: max(header.sectionSizeHint(col), table.sizeHintForColumn(col)) for col in range(1, len(COLUMNS))}
+        shown = set(needed)
+        for col in HIDE_ORDER:
+            if sum(needed[c] for c in shown) <= room:
+                break
+            shown.discard(col)
+        for col in needed:
+            table.setColumnHidden(col, col not in shown)
 
     def _reload_if_shown(self) -> None:
         """A hidden panel reads nothing: it catches up when it is shown."""
@@ -223,6 +246,7 @@ class DocumentsPanel(QWidget):
             self.table.selectRow(0)
         self.empty.setVisible(not docs)
         self.table.setVisible(bool(docs))
+        self._fit_columns()
         self._update_buttons()
         self.reloaded.emit()
 

@@ -46,13 +46,37 @@ def rich_label(html: str = "", *, name: str = "") -> QLabel:
     return label
 
 
+# A message box's kind → the Phosphor glyph and colour role drawn for it (Qt's standard icons are the
+# style's own light-blue "?" and yellow "!", unthemed in both schemes: look.md).
+MESSAGE_ICONS: dict[QMessageBox.Icon, tuple[str, str]] = {
+    QMessageBox.Icon.Question: ("question", "accent"),
+    QMessageBox.Icon.Information: ("info", "accent"),
+    QMessageBox.Icon.Warning: ("warning", "warning"),
+    QMessageBox.Icon.Critical: ("warning-octagon", "danger"),
+}
+MESSAGE_ICON_PX = 40
+
+
+def set_message_icon(box: QMessageBox, icon: QMessageBox.Icon) -> None:
+    """Give ``box`` the theme's glyph for its kind (the standard icon when the icon font is missing);
+    ``NoIcon`` leaves it without one. The pixmap is made at the box's device pixel ratio."""
+    from cks_desktop.ui import theme  # late: the theme module is heavier than these helpers
+
+    glyph = MESSAGE_ICONS.get(icon)
+    themed = theme.icon(*glyph) if glyph is not None else None
+    if themed is None or themed.isNull():
+        box.setIcon(icon)
+        return
+    box.setIconPixmap(themed.pixmap(MESSAGE_ICON_PX, MESSAGE_ICON_PX))
+
+
 def plain_message_box(parent: QWidget | None, *, icon: QMessageBox.Icon = QMessageBox.Icon.NoIcon, title: str = "",
                       text: str = "", informative: str = "",
                       buttons: QMessageBox.StandardButton = QMessageBox.StandardButton.NoButton) -> QMessageBox:
     """A message box whose text and informative text are plain (the format is set before the text)."""
     box = QMessageBox(parent)
     box.setTextFormat(PLAIN)
-    box.setIcon(icon)
+    set_message_icon(box, icon)
     box.setWindowTitle(title)
     box.setText(text)
     if informative:

@@ -74,14 +74,15 @@ class GoldModel:
             if self.noise.rate_limit_once and not self._limited:
                 self._limited = True
                 return Turn(status=429, retry_after=0.01)
-        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "") \
+            or _content({"content": body.get("system")})  # Anthropic's wire: a top-level system (string or blocks)
         users = [m for m in messages if m.get("role") == "user"]
         first = _content(users[0]) if users else ""
         repair = len(users) > 1
         if "decide whether pairs" in str(system):
             with self.lock:
                 self.pair_calls += 1
-            return _json_turn(self.pairs(first))
+            return _json_turn(self.pairs(first), body)
         match = DATA_RE.search(first)
         if not match:
             return Turn(text=['{"objects": [], "relations": []}'])
@@ -95,8 +96,9 @@ class GoldModel:
             first_time = digest not in self.seen
             self.seen.add(digest)
         if not repair and first_time and rng.random() < self.noise.broken_json:
-            return Turn(text=['{"objects": [{"ref": "o1", "name": '])
-        return _json_turn(self.answer(passage, rng))
+            broken = '{"objects": [{"ref": "o1", "name": '
+            return Turn(text=[broken], input_tokens=_sent_tokens(body), output_tokens=len(broken) // 4)
+        return _json_turn(self.answer(passage, rng), body)
 
     # -- a chunk --------------------------------------------------------------------------------
     def locate(self, passage: str) -> tuple[Rendered, int]:
@@ -226,8 +228,17 @@ def _content(message: dict[str, Any]) -> str:
     return str(content or "")
 
 
-def _json_turn(value: Any) -> Turn:
+def _sent_tokens(body: Any) -> int:
+    """What a request bills as input: the whole request as sent, 4 characters a token."""
+    return len(json.dumps(body, ensure_ascii=False)) // 4
+
+
+def _json_turn(value: Any, body: Any) -> Turn:
+    """The answer in three pieces, with the usage a real provider would bill: the input is what was
+    sent (the whole request: messages and schema, 4 characters a token), the output what is answered.
+    (It used to derive the input from the answer's length, 5x what was sent: see
+    tests/extraction/test_estimate_cost.py.)"""
     text = json.dumps(value, ensure_ascii=False)
     third = max(1, len(text) // 3)
-    return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]], input_tokens=len(text) // 4 + 900,
+    return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]], input_tokens=_sent_tokens(body),
                 output_tokens=len(text) // 4)

@@ -250,7 +250,9 @@ class MessageWidget(QFrame):
         first = segments[0]
         if first.kind == "markdown":
             self.view.set_markdown(first.text)
-            self.view.show()
+            # An answer without words (only thinking, cut off before it answered) shows no empty
+            # text box: it would leave a blank gap between the thinking line and the row under it.
+            self.view.setVisible(bool(first.text.strip()))
             rest = segments[1:]
         else:
             self.view.set_markdown("")

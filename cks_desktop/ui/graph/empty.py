@@ -10,7 +10,7 @@ a file (File → Import graph…), or ask the assistant (focus the chat input).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
@@ -30,7 +30,7 @@ class EmptyState(QFrame):
         super().__init__(parent)
         self.setObjectName("graphEmptyState")
         theme.set_role(self, "card")
-        box = QVBoxLayout(self)
+        self._box = box = QVBoxLayout(self)
         box.setContentsMargins(24, 20, 24, 20)
         box.setSpacing(12)
         title = plain_label(TITLE)
@@ -42,7 +42,7 @@ class EmptyState(QFrame):
         hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         box.addWidget(title)
         box.addWidget(hint)
-        row = QHBoxLayout()
+        self.row = row = QHBoxLayout()
         row.setSpacing(8)
         self.add_button = self._button("Add an object (A)", "plus-circle", self.addRequested, "on_accent")
         theme.set_role(self.add_button, "primary")
@@ -64,8 +64,19 @@ class EmptyState(QFrame):
     def place(self, width: int, height: int, covered_right: int) -> None:
         """Centre the card in the part of the canvas (``width`` × ``height``) not under the sheet."""
         free = max(1, width - min(covered_right, width // 2))
+        self._stack_if_narrow(free - 24)
         hint = self.sizeHint()
         w = min(hint.width(), max(1, free - 24))
         h = self.heightForWidth(w) if self.hasHeightForWidth() else hint.height()
         h = max(h, hint.height())
         self.setGeometry((free - w) // 2, max(0, (height - h) // 2), w, h)
+
+    def _stack_if_narrow(self, room: int) -> None:
+        """The three buttons side by side when they fit in ``room``, one under the other when not:
+        squeezed in one row (a wide chat dock at 1024 px) Qt cut "Add an object (A)" to "(A"."""
+        self.row.setDirection(QBoxLayout.Direction.LeftToRight)
+        self._box.activate()
+        wide = self.sizeHint().width()
+        self.row.setDirection(QBoxLayout.Direction.LeftToRight if wide <= room
+                              else QBoxLayout.Direction.TopToBottom)
+        self._box.activate()

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QListWidget, QListWidgetItem, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialogButtonBox, QListWidget, QListWidgetItem, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget)
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
@@ -87,6 +87,14 @@ class DocumentViewer(QWidget):
         lay.addWidget(self.text, 1)
         lay.addWidget(self.facts_label)
         lay.addWidget(self.facts)
+        # A visible way out besides Esc and the window manager's title bar: the standard Close.
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.buttons.setObjectName("viewerButtons")
+        close = self.buttons.button(QDialogButtonBox.StandardButton.Close)
+        close.setToolTip(plain_tooltip("Close the document"))
+        close.setAutoDefault(False)
+        self.buttons.rejected.connect(self.close)
+        lay.addWidget(self.buttons)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(SELECTION_DELAY_MS)

@@ -168,6 +168,9 @@ class McpServerEditor(QDialog):
         self.stack.addWidget(stdio)
         self.stack.addWidget(http)
         layout.addWidget(self.stack)
+        self._label_forms = (top, stdio_form, http_form)
+        self.stack.currentChanged.connect(lambda _index: self._align_labels())
+        self._align_labels()
 
         rules = QGroupBox("Permissions")
         rules_form = QFormLayout(rules)
@@ -358,6 +361,26 @@ class McpServerEditor(QDialog):
         form.sampling = self.sampling_box.currentData()
         form.roots = self.roots()
         return form
+
+    def _align_labels(self) -> None:
+        """Name and Runs as sit in their own form above the transport's (a stacked page), so each
+        form had its own label column and their fields did not line up. Both get the same label
+        alignment and the label width of the widest label of the top form and the page shown
+        (hidden OAuth rows included, so the column stays put when they show)."""
+        top, *pages = self._label_forms
+        forms = (top, pages[self.stack.currentIndex()])
+        labels: list[QWidget] = []
+        for form in forms:
+            for row in range(form.rowCount()):
+                item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+                label = item.widget() if item is not None else None
+                if label is not None:
+                    labels.append(label)
+        for form in self._label_forms:
+            form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        width = max((label.sizeHint().width() for label in labels), default=0)
+        for label in labels:
+            label.setMinimumWidth(width)
 
     def _identity_provider_rows(self, http_form: QFormLayout) -> None:
         """The fields of an enterprise-managed server (SEP-990): the MCP server's authorization server,
