@@ -339,8 +339,9 @@ class Extraction:
             try:
                 answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage)
             except ProviderError as exc:
-                self._count(usage, loop.time() - started)
-                if exc.kind in ("rate_limited", "overloaded") and attempt < RATE_LIMIT_RETRIES:
+                refused = exc.kind in ("rate_limited", "overloaded")
+                self._count(usage, loop.time() - started, refused=refused)
+                if refused and attempt < RATE_LIMIT_RETRIES:
                     await asyncio.sleep(_retry_after(exc, attempt))
                     continue
                 self.progress.failed_chunks.append(f"{what}: {exc.message}")
@@ -353,11 +354,14 @@ class Extraction:
             return answer if isinstance(answer, dict) else None
         return None
 
-    def _count(self, usage: list["Usage"], seconds: float) -> None:
+    def _count(self, usage: list["Usage"], seconds: float, refused: bool = False) -> None:
+        """Add one ``respond_json`` exchange: each answered request (a repair turn is a second one)
+        is a call and adds its reported usage once. A request the provider refused (429/529) is
+        neither billed nor a call: counting it stopped a run at an exact call cap one part early."""
         from cks_desktop.llm.prices import cost_usd, price_for
 
         self.progress.model_seconds += seconds
-        self.progress.calls += max(1, len(usage))
+        self.progress.calls += len(usage) if refused else max(1, len(usage))
         config = getattr(self.provider, "config", None)
         price = price_for(str(getattr(config, "model", "")), self.prices)
         for u in usage:

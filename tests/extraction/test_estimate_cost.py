@@ -70,6 +70,7 @@ async def test_the_running_cost_bills_each_answered_request_once(tmp_path: Path)
     requests = fake.generation_requests
     billed = requests[1:]  # the first was answered 429
     assert len(billed) == 2 * len(ex.chunks) + gold.pair_calls  # each part: broken answer, repair
+    assert ex.progress.calls == len(billed)  # the repairs are calls; the 429 was not answered
     assert ex.progress.input_tokens == sum(len(json.dumps(r.body, ensure_ascii=False)) // 4 for r in billed)
     assert ex.progress.cost_usd == pytest.approx((ex.progress.input_tokens * 3.0 + ex.progress.output_tokens * 15.0)
                                                  / 1e6)
