@@ -200,12 +200,53 @@ def chunk_text(text: str, page_starts: Sequence[int] = (), *, target_tokens: int
     chunks: list[Chunk] = []
     for index, (group, rep) in enumerate(groups):
         start, end = group[0].start, group[-1].end
-        tail_from = max(0, start - CONTEXT_CHARS)
-        tail = text[tail_from:start]
-        if tail_from > 0 and " " in tail:
-            tail = tail[tail.index(" ") + 1:]
         chunks.append(Chunk(index=index, start=start, end=end, text=text[start:end],
-                            heading_path=group[0].headings, context_tail=tail.strip(),
+                            heading_path=group[0].headings, context_tail=_tail_before(text, start),
                             page=page_of(page_starts, start), last_page=page_of(page_starts, max(start, end - 1)),
                             overlap_chars=(group[rep - 1].end - start) if rep else 0))
     return chunks
+
+
+MIN_SPLIT_CHARS = 200  # a piece smaller than this is not halved again
+
+
+def _tail_before(text: str, start: int) -> str:
+    """The context tail before ``start``: up to ``CONTEXT_CHARS``, from a word start."""
+    tail_from = max(0, start - CONTEXT_CHARS)
+    tail = text[tail_from:start]
+    if tail_from > 0 and " " in tail:
+        tail = tail[tail.index(" ") + 1:]
+    return tail.strip()
+
+
+def split_chunk(chunk: Chunk, text: str, page_starts: Sequence[int] = ()) -> tuple[Chunk, Chunk] | None:
+    """``chunk`` in two near its middle — at a paragraph break if one is near, else a sentence end,
+    else a space — as exact slices of ``text`` (the document's stored text); None when it is too
+    small to halve. Why: an answer cut at the model's answer limit means the part asks for more
+    answer than the model may give; half the passage asks for about half the answer.
+
+    The halves keep the part's ``index`` (their sources belong to that part) and heading path; the
+    second half's context tail is the text just before it, as for any part."""
+    if chunk.chars < 2 * MIN_SPLIT_CHARS:
+        return None
+    body = chunk.text
+    mid = len(body) // 2
+    window = len(body) // 4  # a break within the middle half
+    candidates: list[int] = []
+    for pattern in (re.compile(r"\n\s*\n"), _SENTENCE_END, re.compile(r"\s+")):
+        candidates = [m.end() for m in pattern.finditer(body) if abs(m.end() - mid) <= window]
+        if candidates:
+            break
+    if not candidates:
+        return None
+    cut = min(candidates, key=lambda at: abs(at - mid))
+    first_end = chunk.start + len(body[:cut].rstrip())
+    second_start = chunk.start + cut
+    first = Chunk(index=chunk.index, start=chunk.start, end=first_end, text=text[chunk.start:first_end],
+                  heading_path=chunk.heading_path, context_tail=chunk.context_tail, page=chunk.page,
+                  last_page=page_of(page_starts, max(chunk.start, first_end - 1)),
+                  overlap_chars=min(chunk.overlap_chars, first_end - chunk.start))
+    second = Chunk(index=chunk.index, start=second_start, end=chunk.end, text=text[second_start:chunk.end],
+                   heading_path=chunk.heading_path, context_tail=_tail_before(text, second_start),
+                   page=page_of(page_starts, second_start), last_page=chunk.last_page)
+    return first, second

@@ -13,6 +13,12 @@ Cost: one call per uncached chunk, plus at most ONE batched call for the ambiguo
 whole document (its answer is cached too). A chunk whose answer stays malformed after
 ``respond_json``'s repair turn, or whose provider keeps failing, is skipped with a sentence (not
 cached, so the next run asks again); a rate limit is retried with backoff first.
+
+Answer budget: each call asks for ``extraction.budget.answer_budget`` answer tokens (16,384 where
+the model is known to allow it). An answer cut at the limit anyway is not repaired (the repair would
+be as long): the part is halved at a sentence (``chunking.split_chunk``, exact offsets) and each
+half asked — up to ``MAX_SPLITS`` deep; halves are cached under their own keys and the joined answer
+under the part's, and every answered request (the cut one too: it is billed) counts as a call.
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.extraction import prompt
+from cks_desktop.extraction.budget import answer_budget, effective_budget
 from cks_desktop.extraction.cache import ExtractionCache, Runs
-from cks_desktop.extraction.chunking import Chunk, chunk_text
+from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk
 from cks_desktop.extraction.plan import ChunkResult, Plan, collect_chunk, lay_out, resolve_mentions
 from cks_desktop.extraction.resolution import Existing, Resolver, name_key
 from cks_desktop.extraction.vocabulary import Vocabulary
@@ -43,6 +50,9 @@ if TYPE_CHECKING:
 # part answered in 8,000 tokens); ordinary prose names fewer things per sentence. 0.5 (the figure
 # before) under-estimated that world's cost 7-fold (tests/extraction/test_estimate_cost.py).
 OUTPUT_RATIO = 4.0
+# For foreseeing splits only: a part is expected to be halved when its answer at the DENSE ratio (the
+# world's measured 7) would pass the answer limit, so the calls stay an upper bound ("at most").
+DENSE_OUTPUT_RATIO = 7.0
 PAIRS_CHARS_PER_PART = 1500  # the duplicate question's data, per part asked (measured: ~1,200 on the world)
 VOCABULARY_CHARS = 2 * prompt.MAX_TYPES_OFFERED * 16  # the offered object and relation types, at most
 MAX_PAIRS = 200
@@ -52,6 +62,7 @@ RATE_LIMIT_RETRIES = 3
 RETRY_BASE_S = 1.0
 WRITE_STREAM_OVER = 5000  # ops: a bigger plan written with progress is streamed (graph/stream.py)
 WRITE_STEP = 2000  # ops planned and written at a time when streamed; progress after each
+MAX_SPLITS = 3  # a part whose answer is cut at the answer limit is halved, at most this deep
 
 
 class ExtractionStopped(Exception):
@@ -67,7 +78,7 @@ class ExtractionStopped(Exception):
 class Estimate:
     chunks: int
     cached: int
-    calls: int  # model calls at most (uncached chunks + one resolution call)
+    calls: int  # model calls at most (uncached chunks, their foreseen halves, + one resolution call)
     input_tokens: int
     output_tokens: int
     cost_usd: float | None  # None: the model has no known price
@@ -94,6 +105,7 @@ class Progress:
     model_seconds: float = 0.0  # time spent waiting for the model
     app_seconds: float = 0.0  # everything else of the run (cache, grounding, resolution)
     phases: dict[str, float] = field(default_factory=dict)  # app_seconds by phase (wall), for the bench
+    split_parts: int = 0  # parts halved because the answer was cut at the model's answer limit
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -229,9 +241,17 @@ class Extraction:
         # message (its passage, the previous part's tail and heading path as JSON, the guidance)
         fixed = len(prompt.SYSTEM) + len(json.dumps(prompt.SCHEMA)) + VOCABULARY_CHARS
         todo = [c for c, k in zip(self.chunks, keys, strict=True) if k not in cached]
-        inp = sum(int((fixed + len(prompt.user_message(c, [], [], self.guidance))) / per_token) for c in todo)
-        out = sum(int(c.chars / per_token * OUTPUT_RATIO) for c in todo)
-        calls = len(todo) + (1 if todo else 0)
+        inp = out = calls = 0
+        limit = self._limit()
+        for c in todo:
+            sent = int((fixed + len(prompt.user_message(c, [], [], self.guidance))) / per_token)
+            answered = int(c.chars / per_token * OUTPUT_RATIO)
+            pieces = _pieces(int(c.chars / per_token * DENSE_OUTPUT_RATIO), limit)
+            # a cut answer is a billed call (the limit's tokens out), then each half is asked: 2n-1 calls
+            calls += 2 * pieces - 1
+            inp += sent * (2 * pieces - 1) - int(c.chars / per_token) * (pieces - 1)
+            out += answered + (pieces - 1) * (limit or 0)
+        calls += 1 if todo else 0
         if todo:  # the one duplicate question: its prompt and the pairs the new parts may raise
             inp += int((len(prompt.PAIRS_SYSTEM) + len(json.dumps(prompt.PAIRS_SCHEMA))
                         + PAIRS_CHARS_PER_PART * len(todo)) / per_token)
@@ -239,6 +259,18 @@ class Extraction:
         config = getattr(self.provider, "config", None)
         price = price_for(str(getattr(config, "model", "")), self.prices)
         return Estimate(len(self.chunks), len(cached), calls, inp, out, cost_usd(price, inp, out), self.model)
+
+    def _config(self) -> tuple[str, str, int | None]:
+        config = getattr(self.provider, "config", None)
+        return (str(getattr(config, "name", "")), str(getattr(config, "model", "")),
+                getattr(config, "max_tokens", None))
+
+    def _budget(self) -> int | None:
+        """The answer budget asked for (None: the provider's setting): ``extraction.budget``."""
+        return answer_budget(*self._config()) if self.provider is not None else None
+
+    def _limit(self) -> int | None:
+        return effective_budget(*self._config()) if self.provider is not None else None
 
     def check_cap(self, estimate: Estimate) -> None:
         if self.max_calls is not None and estimate.calls > self.max_calls:
@@ -322,11 +354,40 @@ class Extraction:
         if self.provider is None:
             self.progress.failed_chunks.append(f"part {chunk.index + 1}: no AI provider is set up")
             return None
+        return await self._answer_piece(chunk, f"part {chunk.index + 1}", 0)
+
+    async def _answer_piece(self, chunk: Chunk, what: str, depth: int) -> dict[str, Any] | None:
+        """Ask for one piece; an answer cut at the model's answer limit is not repaired (the repair
+        would be as long) but the piece is halved at a sentence and each half asked (each cached
+        under its own key, so a killed run resumes there); their answers are joined into one."""
         assert self.context is not None
         message = prompt.user_message(chunk, self.context.vocab.types, self.context.relation_types, self.guidance)
-        return await self._ask(message, prompt.SCHEMA, prompt.SYSTEM, f"part {chunk.index + 1}")
+        cut: list[bool] = []
+        answer = await self._ask(message, prompt.SCHEMA, prompt.SYSTEM, what, cut_off=cut if depth < MAX_SPLITS else None)
+        if answer is not None or not cut:
+            return answer
+        halves = split_chunk(chunk, self.document.text, self.document.page_starts)
+        if halves is None:
+            self.progress.failed_chunks.append(f"{what}: the answer does not fit the model's answer limit "
+                                               "and the passage cannot be cut smaller")
+            return None
+        self.progress.split_parts += 1
+        answers = []
+        for n, half in enumerate(halves, start=1):
+            key = prompt.cache_key(half, self.model)
+            got = await asyncio.to_thread(self.cache.get, key)
+            if got is None:
+                got = await self._answer_piece(half, f"{what} (half {n})", depth + 1)
+                if got is None:
+                    return None
+                await asyncio.to_thread(self.cache.put, key, got)
+            answers.append(got)
+        return join_answers(answers)
 
-    async def _ask(self, message: str, schema: dict[str, Any], system: str, what: str) -> dict[str, Any] | None:
+    async def _ask(self, message: str, schema: dict[str, Any], system: str, what: str,
+                   cut_off: list[bool] | None = None) -> dict[str, Any] | None:
+        """The schema-valid answer, or None (the reason in ``failed_chunks``). With ``cut_off`` given,
+        an answer cut at the answer limit appends True there instead of failing the part."""
         from cks_desktop.llm.messages import Message
         from cks_desktop.llm.provider import ProviderError
         from cks_desktop.llm.structured import StructuredOutputError, respond_json
@@ -337,7 +398,8 @@ class Extraction:
             usage: list["Usage"] = []
             started = loop.time()
             try:
-                answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage)
+                answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage,
+                                            max_output_tokens=self._budget())
             except ProviderError as exc:
                 refused = exc.kind in ("rate_limited", "overloaded")
                 self._count(usage, loop.time() - started, refused=refused)
@@ -348,6 +410,9 @@ class Extraction:
                 return None
             except StructuredOutputError as exc:
                 self._count(usage, loop.time() - started)
+                if exc.cut_off and cut_off is not None:
+                    cut_off.append(True)
+                    return None
                 self.progress.failed_chunks.append(f"{what}: {exc.message}")
                 return None
             self._count(usage, loop.time() - started)
@@ -447,6 +512,31 @@ class _Phases:
         t = self.now()
         self.into[phase] = self.into.get(phase, 0.0) + max(0.0, t - self.last - minus)
         self.last = t
+
+
+def _pieces(answered: int, limit: int | None) -> int:
+    """How many pieces halving makes of a part whose answer is ``answered`` tokens (a power of two)."""
+    pieces = 1
+    while limit and answered / pieces > limit * 0.95 and pieces < 2 ** MAX_SPLITS:
+        pieces *= 2
+    return pieces
+
+
+def join_answers(answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answers of a part's pieces as one answer for the whole part: each piece's chunk-local refs
+    get the piece's prefix, so two pieces' "o1" stay two objects (resolution merges what is the same)."""
+    objects: list[Any] = []
+    relations: list[Any] = []
+    for n, answer in enumerate(answers):
+        prefix = f"p{n}."
+        for obj in answer.get("objects") or []:
+            if isinstance(obj, dict):
+                objects.append({**obj, "ref": prefix + str(obj.get("ref", ""))})
+        for rel in answer.get("relations") or []:
+            if isinstance(rel, dict):
+                relations.append({**rel, "source": prefix + str(rel.get("source", "")),
+                                  "target": prefix + str(rel.get("target", ""))})
+    return {"objects": objects, "relations": relations}
 
 
 def _side(ent: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 from cks_desktop.llm.assembler import collect
 from cks_desktop.llm.events import Usage
 from cks_desktop.llm.messages import Message, Text
-from cks_desktop.llm.provider import Provider
+from cks_desktop.llm.provider import GenerationParams, Provider
 
 MAX_ERRORS_SHOWN = 8
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
@@ -33,11 +33,15 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 class StructuredOutputError(Exception):
     """The model's answer did not conform to the schema, even after one repair turn."""
 
-    def __init__(self, message: str, errors: list[str], raw: str) -> None:
+    def __init__(self, message: str, errors: list[str], raw: str, *, cut_off: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.errors = errors
         self.raw = raw
+        # The model stopped at its answer limit (finish reason "length": Anthropic's max_tokens,
+        # OpenAI's length): no repair turn was tried, since the corrected answer is as long. A caller
+        # can ask for less at a time (document extraction splits the part).
+        self.cut_off = cut_off
 
 
 def _text_of(answer: str) -> str:
@@ -86,30 +90,39 @@ def _in_words(schema: dict[str, Any], system: str | None) -> str:
 
 
 async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None,
-               usage: list[Usage] | None = None) -> str:
+               usage: list[Usage] | None = None, max_output_tokens: int | None = None) -> tuple[str, bool]:
+    """(the answer's text, whether the model stopped at its answer limit)."""
+    params = GenerationParams(max_output_tokens=max_output_tokens) if max_output_tokens else None
     if enforced(provider):
-        stream = provider.stream(messages, [], system=system, response_schema=schema)
+        stream = provider.stream(messages, [], system=system, response_schema=schema, params=params)
     else:
-        stream = provider.stream(messages, [], system=_in_words(schema, system))
+        stream = provider.stream(messages, [], system=_in_words(schema, system), params=params)
     assembled = await collect(stream)
     if usage is not None and assembled.usage is not None:
         usage.append(assembled.usage)
-    return assembled.text
+    return assembled.text, assembled.finish_reason == "length"
 
 
 async def respond_json(provider: Provider, messages: list[Message], schema: dict[str, Any], *,
-                       system: str | None = None, usage: list[Usage] | None = None) -> Any:
+                       system: str | None = None, usage: list[Usage] | None = None,
+                       max_output_tokens: int | None = None) -> Any:
     """The parsed, schema-valid answer; ``ProviderError`` and ``StructuredOutputError`` propagate.
 
     ``usage``: when given, each model turn's reported token usage is appended to it (one entry,
-    or two after a repair turn), so a caller can count cost (document extraction does)."""
-    answer = await _ask(provider, messages, schema, system, usage)
+    or two after a repair turn), so a caller can count cost (document extraction does).
+    ``max_output_tokens``: the answer budget to ask for (None: the provider's setting). An answer
+    cut at the limit that does not conform raises at once with ``cut_off`` set (no repair turn)."""
+    answer, cut = await _ask(provider, messages, schema, system, usage, max_output_tokens)
     value, errors = check(answer, schema)
     if not errors:
         return value
+    if cut:
+        raise StructuredOutputError(
+            f"{provider.profile.display_name} stopped at its answer limit before the answer was complete "
+            f"({errors[0]}).", errors, answer, cut_off=True)
     repair = [*messages, Message("assistant", [Text(answer or "(empty answer)")]),
               Message.user(_repair_prompt(errors, schema))]
-    answer = await _ask(provider, repair, schema, system, usage)
+    answer, _cut = await _ask(provider, repair, schema, system, usage, max_output_tokens)
     value, errors = check(answer, schema)
     if not errors:
         return value

@@ -9,7 +9,11 @@ quote), every gold fact whose sentence lies inside as a relation. Then the noise
 passage so the same chunk gets the same answer: aliases instead of names, typos, type drift (to
 synonyms, and at high noise to types no synonym maps), missed and invented relations, paraphrased
 and invented quotes, broken JSON on the first try (respond_json's repair turn gets the real answer),
-and one HTTP 429. The batched duplicate question is answered from the gold too (with "unsure" as
+and one HTTP 429. Like the real APIs it honours the answer budget: an answer longer than the request's
+``max_tokens`` (Anthropic; OpenAI ``max_completion_tokens``/``max_tokens``; else ``default_max_output``,
+the model's own limit when nothing is sent) is cut there, 4 characters a token as its usage counts
+them, and finishes with "length" (the fakes send it as ``stop_reason: max_tokens`` /
+``finish_reason: length``). The batched duplicate question is answered from the gold too (with "unsure" as
 noise). A ``gold_id`` property rides along on each object so the bench can score clusters; the app
 never reads it.
 """
@@ -61,6 +65,11 @@ class GoldModel:
     seen: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _limited: bool = False
+    # The model's own answer limit when a request names none (OpenAI's default is the model's maximum;
+    # 16,384 is gpt-4o's). A test sets 4,096 to play a model, or a compatible server, with a small one.
+    default_max_output: int = 16384
+    cut_answers: int = 0  # answers stopped at the limit
+    budgets: list[int] = field(default_factory=list)  # the limit each chunk request had
     _mention_starts: dict[str, list[int]] = field(default_factory=dict)
     _sent_starts: dict[str, list[int]] = field(default_factory=dict)
 
@@ -82,7 +91,7 @@ class GoldModel:
         if "decide whether pairs" in str(system):
             with self.lock:
                 self.pair_calls += 1
-            return _json_turn(self.pairs(first), body)
+            return self._budgeted(_json_turn(self.pairs(first), body), body)
         match = DATA_RE.search(first)
         if not match:
             return Turn(text=['{"objects": [], "relations": []}'])
@@ -98,7 +107,30 @@ class GoldModel:
         if not repair and first_time and rng.random() < self.noise.broken_json:
             broken = '{"objects": [{"ref": "o1", "name": '
             return Turn(text=[broken], input_tokens=_sent_tokens(body), output_tokens=len(broken) // 4)
-        return _json_turn(self.answer(passage, rng), body)
+        with self.lock:
+            self.budgets.append(self.limit_of(body))
+        return self._budgeted(_json_turn(self.answer(passage, rng), body), body)
+
+    # -- the answer budget ----------------------------------------------------------------------
+    def limit_of(self, body: Any) -> int:
+        """The request's answer budget in tokens, as the API reads it."""
+        for key in ("max_tokens", "max_completion_tokens"):
+            value = body.get(key)
+            if isinstance(value, int) and value > 0:
+                return value
+        return self.default_max_output
+
+    def _budgeted(self, turn: Turn, body: Any) -> Turn:
+        """Cut the answer at the budget, as a real model stops: the text so far, "length"."""
+        limit = self.limit_of(body)
+        if turn.output_tokens <= limit:
+            return turn
+        with self.lock:
+            self.cut_answers += 1
+        text = "".join(turn.text)[:limit * 4]
+        third = max(1, len(text) // 3)
+        return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]], input_tokens=turn.input_tokens,
+                    output_tokens=limit, finish_reason="length")
 
     # -- a chunk --------------------------------------------------------------------------------
     def locate(self, passage: str) -> tuple[Rendered, int]:

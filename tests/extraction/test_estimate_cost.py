@@ -39,7 +39,10 @@ async def test_the_estimate_is_within_twice_the_real_cost_of_the_same_run(tmp_pa
             await provider.aclose()
             setup.store.close()
     real = ex.progress
-    assert real.calls == estimate.calls and not real.failed_chunks
+    assert not real.failed_chunks
+    # Anthropic's wire carries max_tokens 4,096 for this unknown model: dense parts are halved
+    # (tests/extraction/test_answer_budget.py), which the estimate foresees as an upper bound
+    assert real.calls == estimate.calls if not real.split_parts else real.calls <= estimate.calls
     # the fake reports input tokens of the size of what it was sent (4 characters a token)
     sent = sum(len(json.dumps(r.body["messages"], ensure_ascii=False)) for r in fake.generation_requests)
     assert sent / 4 / 2 <= real.input_tokens <= sent / 4 * 2
