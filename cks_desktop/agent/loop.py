@@ -364,10 +364,10 @@ async def ai_chat(
         chat.finish("error")
         return chat.messages
     if prompt is not None:
-        failed = chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
-        if isinstance(failed, Unreachable):  # a team database that is down: no answer to a message
-            chat.messages.pop()              # it could not keep; the window gives the text back
-            emit(ev.ErrorEvent(str(failed), NOT_SAVED))
+        not_kept = chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
+        if isinstance(not_kept, Unreachable):  # a team database that is down: no answer to a message
+            chat.messages.pop()                # it could not keep; the window gives the text back
+            emit(ev.ErrorEvent(str(not_kept), NOT_SAVED))
             chat.finish("error")
             return chat.messages
     meter = BudgetMeter(options.budget) if options.budget is not None and not options.budget.empty else None

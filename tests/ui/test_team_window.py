@@ -4,6 +4,7 @@ the fake LLM server speaking the real wire protocol, a real second process where
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,7 +167,10 @@ async def test_the_session_menu_makes_a_session_private_or_shared_on_a_team_data
         assert "private to you" in sidebar.last_problem
         assert actions()["sessionPrivate"].isChecked()  # type: ignore[attr-defined]
         actions()["sessionShared"].trigger()  # type: ignore[attr-defined]
-        qtbot.waitUntil(lambda: store.session_access(sid)[1] is True, timeout=10000)
+        running = [t for t in sidebar.tasks.pending if t.get_name() == "session-access"]
+        assert running
+        await wait(asyncio.gather(*running))
+        assert store.session_access(sid)[1] is True
 
 
 @pytest.mark.asyncio

@@ -131,7 +131,7 @@ class ViewActions:
         if stack and session is not None:  # others built upon it since: ask first (ui/revert_ask.py)
             from cks_desktop.ui.revert_ask import confirm_revert
 
-            if not await confirm_revert(self._as_widget(), self.store, session, stack[-1], own=stack):
+            if not await confirm_revert(self._as_widget(), self.store, session, stack[-1], own=self.editor.made):
                 return EditResult(False, "Nothing was undone.")
         result = await self.editor.undo()
         self._report(result)

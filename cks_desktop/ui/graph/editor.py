@@ -67,6 +67,9 @@ class GraphEditor:
         self.session_id = session_id
         self._undo: list[str] = []
         self._redo: list[str] = []  # ids of the changes undo made, newest last
+        # Every change this view made (edits, undos, redos): Undo asks first only when a change
+        # made elsewhere built upon the one it reverts (ui/revert_ask.py).
+        self.made: set[str] = set()
         self.on_stack_changed: Callable[[], None] | None = None  # the view's enabled states follow
         # Edits still running. The store announces a write (from its worker thread) before
         # the edit's change id reaches the undo stack, so undo first lets these land.
@@ -76,6 +79,7 @@ class GraphEditor:
         if session_id != self.session_id:
             self.session_id = session_id
             self._undo.clear()
+            self.made.clear()
             self._redo.clear()
             self._stack_changed()
 
@@ -91,6 +95,7 @@ class GraphEditor:
         """A change the person made elsewhere in the window (File → Import graph…) joins the
         undo stack like an edit of this view."""
         self._undo.append(change_id)
+        self.made.add(change_id)
         del self._undo[:-MAX_UNDO]
         self._redo.clear()
         self._stack_changed()
@@ -118,6 +123,8 @@ class GraphEditor:
         if result.is_error:
             return EditResult(False, _first_line(result.content), None, result.structured)
         change_id = result.change_id
+        if change_id:
+            self.made.add(change_id)
         if record and change_id:
             self.record(change_id)
         summary = data.get("summary") if isinstance(data.get("summary"), str) else ""

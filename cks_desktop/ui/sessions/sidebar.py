@@ -400,7 +400,7 @@ class SessionsSidebar(QWidget):
         if getattr(store, "backend", "sqlite") != "postgresql" or not session_id:
             return
         try:
-            owner, shared = store.session_access(session_id)  # type: ignore[attr-defined]
+            owner, shared = store.session_access(session_id)
         except StoreError as exc:  # the server is unreachable: the menu works without these
             log.info("reading who may see the session failed: %s", exc)
             return
@@ -423,7 +423,7 @@ class SessionsSidebar(QWidget):
         """The store call ``team private|shared`` makes (commands/team_cmd.py), off the loop."""
         store = self.presenter.store
         try:
-            await asyncio.to_thread(store.set_session_shared, session_id, shared)  # type: ignore[attr-defined]
+            await asyncio.to_thread(store.set_session_shared, session_id, shared)
         except StoreError as exc:
             self.say(f"Who may see the session was not changed: {exc}")
             return False
