@@ -10,7 +10,13 @@ notification and reads what is new:
 - changes with ``seq`` greater than the last one it emitted (``seq`` is an
   identity column assigned while the writer holds the database's write lock,
   so it grows in commit order: nothing committed later can have a smaller one);
-- the sessions it may see, diffed against its last snapshot.
+- the sessions it may see, diffed against its last snapshot;
+- a signature of each visible session's document ids (count + hash, as the SQLite
+  feed's ``document_signatures``), diffed against the last one →
+  ``SessionEvent("documents")``. ``documents add|remove`` record no change, so the
+  documents store's write sends ``NOTIFY cks_documents`` (empty payload) in its
+  transaction (``PgGraphStore.note_own_documents``): delivered at commit, it wakes
+  this scan.
 
 Both are read in ONE repeatable-read snapshot, so a session and its changes
 are seen together, under the member's row-level security. Own writes (noted by
@@ -23,6 +29,7 @@ notification missed while it was away costs nothing, the rows are still there.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from typing import Any, cast
@@ -31,7 +38,7 @@ import psycopg
 
 from cks_desktop.graph import rows
 from cks_desktop.graph.events import StoreEvent
-from cks_desktop.graph.feed import Emit, OwnWrites, session_events
+from cks_desktop.graph.feed import Emit, OwnWrites, document_events, session_events
 from cks_desktop.graph.model import Session
 from cks_desktop.graph.pg.conn import PgConnection
 from cks_desktop.graph.sqlite_feed import change_event
@@ -40,7 +47,8 @@ log = logging.getLogger(__name__)
 
 WAKE_S = 0.25  # how often the idle worker looks at its stop flag (a wait, not a poll of the database)
 BACKOFF_S = (0.1, 0.25, 0.5, 1.0, 2.0)  # reconnect delays; the last one repeats
-CHANNELS = ("cks_changes", "cks_sessions")
+CHANNELS = ("cks_changes", "cks_sessions", "cks_documents")
+DOCUMENTS_CHANNEL = "cks_documents"  # the documents store NOTIFYs it (no change row records a document)
 APPLICATION_NAME = "cks-desktop-feed"  # how an admin tells the feed's connections apart
 
 
@@ -57,6 +65,7 @@ class PgChangeFeed:
         self._stop = threading.Event()
         self._last_seq = 0
         self._sessions: dict[str, Session] = {}
+        self._documents: dict[str, str] = {}  # session id -> signature of its document ids
         self.scans = 0
         self.reconnects = 0
         self.connected = threading.Event()  # set while the worker has a live connection
@@ -78,6 +87,7 @@ class PgChangeFeed:
                 row = conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()
                 self._last_seq = int(row[0]) if row else 0
                 self._sessions = self._read_sessions(conn)
+                self._documents = document_signatures(conn)
         except BaseException:
             self.own.active = False
             raise
@@ -121,8 +131,9 @@ class PgChangeFeed:
                         log.info("the change feed of %s is connected again", self.place)
                         attempt = 0
                         self.scan(conn)  # resume: whatever was committed while away
-                    if any(True for _ in conn.notifies(timeout=WAKE_S, stop_after=1)):
-                        self.scan(conn)
+                    woke = {n.channel for n in conn.notifies(timeout=WAKE_S, stop_after=1)}
+                    if woke:
+                        self.scan(conn, woke)
                 except psycopg.Error as exc:
                     self.connected.clear()
                     if conn is None or conn.closed or conn.broken:  # lost, or reconnecting failed
@@ -149,15 +160,24 @@ class PgChangeFeed:
             except Exception:  # noqa: BLE001 - already gone
                 pass
 
-    def scan(self, conn: psycopg.Connection[Any]) -> None:
-        """Emit what others committed after the last change seen (and session edits)."""
+    def scan(self, conn: psycopg.Connection[Any], woke: set[str] | None = None) -> None:
+        """Emit what others committed after the last change seen (and session edits; and
+        documents when ``woke`` — the channels notified — names them, or is None: a resume
+        after a reconnect reads everything). Reading the document signatures only on their
+        own notification keeps them off the path of every graph change (7.5 ms at 11,000
+        documents)."""
         self.scans += 1
-        while any(True for _ in conn.notifies(timeout=0, stop_after=64)):
-            pass  # drained: this one scan covers every notification already queued
+        channels = set(woke) if woke is not None else set(CHANNELS)
+        while True:  # drained: this one scan covers every notification already queued
+            more = {n.channel for n in conn.notifies(timeout=0, stop_after=64)}
+            if not more:
+                break
+            channels |= more
         store_sql = cast(Any, PgConnection(conn, {}))
         with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             sessions = self._read_sessions(conn)
+            documents = document_signatures(conn) if DOCUMENTS_CHANNEL in channels else self._documents
             heads = conn.execute("SELECT seq, id, session_id, origin, reverts FROM changes WHERE seq > %s "
                                  "ORDER BY seq", (self._last_seq,)).fetchall()
             graph: list[StoreEvent] = []
@@ -173,7 +193,9 @@ class PgChangeFeed:
         if heads:
             self._last_seq = int(heads[-1][0])
         self._sessions = sessions
-        for out in (*first, *graph, *last):
+        docs = document_events(self._documents, documents, sessions, self.own)
+        self._documents = documents
+        for out in (*first, *graph, *docs, *last):
             if self._stop.is_set():
                 return
             self.emit(out)
@@ -181,3 +203,21 @@ class PgChangeFeed:
     @staticmethod
     def _read_sessions(conn: psycopg.Connection[Any]) -> dict[str, Session]:
         return {r[0]: rows.session(r) for r in conn.execute(f"SELECT {rows.SESSION_COLS} FROM sessions")}
+
+
+def document_signatures(conn: psycopg.Connection[Any], session_id: str | None = None) -> dict[str, str]:
+    """session id -> "count:hash of its document ids", for the sessions this member may see
+    (row-level security): equal exactly when the session has the same documents. The same
+    form as ``sqlite_feed.document_signatures``; ids in byte order (the columns are
+    ``COLLATE "C"``), so a signature noted by our own write matches the feed's."""
+    where = " WHERE session_id = %s" if session_id is not None else ""
+    params: tuple[str, ...] = (session_id,) if session_id is not None else ()
+    return {str(sid): f"{n}:{hashlib.blake2b(str(ids).encode(), digest_size=16).hexdigest()}"
+            for sid, n, ids in conn.execute("SELECT session_id, count(*), string_agg(id, ',' ORDER BY id) "
+                                            f"FROM documents{where} GROUP BY session_id", params)}
+
+
+def notify_documents(conn: psycopg.Connection[Any]) -> None:
+    """Inside a transaction that adds or removes documents: wake every feed at commit. The
+    payload is empty — a session id there would leak a private session to other members."""
+    conn.execute("SELECT pg_notify(%s, '')", (DOCUMENTS_CHANNEL,))

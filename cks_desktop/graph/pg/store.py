@@ -262,6 +262,17 @@ class PgGraphStore(GraphStore):
             self._feed = feed
             return feed
 
+    def note_own_documents(self, conn: sqlite3.Connection, session_id: str) -> None:
+        """Inside a documents add/remove, before commit: NOTIFY every feed (other members'
+        included; documents record no change row to wake them) and, when our own feed runs,
+        note the signature this write leaves so the feed does not emit it again."""
+        from cks_desktop.graph.pg.feed import PgChangeFeed, document_signatures, notify_documents
+
+        raw = cast(PgConnection, conn).raw
+        notify_documents(raw)
+        if self._own.active and isinstance(self._feed, PgChangeFeed):
+            self._own.note_documents(session_id, document_signatures(raw, session_id).get(session_id, ""))
+
     # -- queries that differ ----------------------------------------------------------------
 
     def search_objects(self, session_id: str, query: str, type: str | None = None,
