@@ -126,6 +126,7 @@ class ViewActions:
                                     f"{noun(n, 'it', 'them')} back.")
 
     async def undo(self) -> EditResult:
+        await self.editor.settle()  # an undo still running must be in the stack and in ``made`` first
         stack = self.editor.undo_stack
         session = self.session_id
         if stack and session is not None:  # others built upon it since: ask first (ui/revert_ask.py)

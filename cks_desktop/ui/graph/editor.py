@@ -189,9 +189,14 @@ class GraphEditor:
         return await self.invoke("evolve_knowledge", {"operations": ops})
 
     # -- undo -------------------------------------------------------------
-    async def undo(self) -> EditResult:
+    async def settle(self) -> None:
+        """Wait for the edits still running: their change ids join the undo stack and ``made``
+        only when the registry call returns, after the store has already announced the write."""
         while self._inflight:
             await asyncio.gather(*self._inflight)
+
+    async def undo(self) -> EditResult:
+        await self.settle()
         if not self._undo:
             return EditResult(False, "Nothing to undo.")
         # Taken off the stack before the revert runs, so a second Ctrl+Z pressed while this
@@ -211,8 +216,7 @@ class GraphEditor:
 
     async def redo(self) -> EditResult:
         """Revert the newest undo: the edit comes back and can be undone again."""
-        while self._inflight:
-            await asyncio.gather(*self._inflight)
+        await self.settle()
         if not self._redo:
             return EditResult(False, "Nothing to redo.")
         revert_id = self._redo.pop()
