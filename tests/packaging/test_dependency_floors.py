@@ -39,6 +39,8 @@ REPRESENTATIVE_TESTS = (
     # is the first whose client-credentials providers take `issuer`)
     "tests/mcp/test_oauth_grants.py::test_client_secret_signs_in_without_a_browser_and_a_restart_reuses_the_token",
     "tests/mcp/test_oauth_grants.py::test_enterprise_managed_authorization_exchanges_the_id_token_for_an_id_jag",
+    "tests/llm/test_openai_responses.py",   # openai's floor 1.82: the Responses API's reasoning events
+    "tests/pg/test_pg_feed.py",             # psycopg + psycopg-pool: the pool, LISTEN/NOTIFY, reconnects
     "tests/graph/test_database.py",         # the store round trip (jsonschema validates properties)
     "tests/graph/test_schemas.py",          # jsonschema
     "tests/core/test_paths_settings_secrets.py",  # platformdirs, keyring
