@@ -149,3 +149,28 @@ def test_the_cap_is_set_in_chat_and_agent_settings(qtbot, tmp_path: Path) -> Non
     page2.extraction_cap.calls.setText("")
     page2.save(again)
     assert "max_calls" not in again.data.get("extraction", {}) and not cap_from(again.data).is_set
+
+
+def test_the_review_size_and_part_by_part_writing_are_set_in_chat_and_agent_settings(qtbot, tmp_path: Path) -> None:
+    """Review before writing is the default above a size the person sets (issue 17): a field, not a hidden key."""
+    from cks_desktop.settings import Settings
+    from cks_desktop.tools.builtin import build_registry
+    from cks_desktop.ui.extraction.controller import REVIEW_OVER_CHARS, per_chunk, review_threshold
+    from cks_desktop.ui.settings.agent_page import AgentPage
+
+    settings = Settings.load(tmp_path / "settings.json")
+    page = AgentPage(settings, build_registry(None))
+    qtbot.addWidget(page)
+    box = page.extraction_cap
+    assert box.review_over.value() == REVIEW_OVER_CHARS and not box.per_chunk.isChecked()
+    assert box.review_over.toolTip() and box.per_chunk.toolTip()
+    box.review_over.setValue(5_000)
+    box.per_chunk.setChecked(True)
+    assert page.errors() == []
+    page.save(settings)
+    settings.save()
+    again = Settings.load(tmp_path / "settings.json")
+    assert review_threshold(again.data) == 5_000 and per_chunk(again.data)
+    page2 = AgentPage(again, build_registry(None))
+    qtbot.addWidget(page2)
+    assert page2.extraction_cap.review_over.value() == 5_000 and page2.extraction_cap.per_chunk.isChecked()

@@ -6,7 +6,7 @@ shows and validates them (``errors()`` before Save, one sentence each)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QWidget
 
 from cks_desktop.extraction.caps import Cap, cap_from, parse_calls, parse_cost, store_cap
 from cks_desktop.settings import Settings
@@ -35,6 +35,25 @@ class ExtractionCapBox(QGroupBox):
         form.addRow(note_label("Under both, Extract knowledge starts without asking and stops if its real cost "
                                "crosses the cap. `cks-desktop documents extract` refuses a run over it unless "
                                "--max-calls/--max-cost say otherwise."))
+        from cks_desktop.ui.extraction.controller import per_chunk, review_threshold
+
+        # Issue 17: review before writing is the default above a size the person sets.
+        self.review_over = QSpinBox()
+        self.review_over.setObjectName("extractionReviewOver")
+        self.review_over.setRange(0, 100_000_000)
+        self.review_over.setSingleStep(5_000)
+        self.review_over.setGroupSeparatorShown(True)
+        self.review_over.setSuffix(" characters")
+        self.review_over.setValue(review_threshold(settings.data))
+        self.review_over.setToolTip(plain_tooltip("A document longer than this opens the review panel before "
+                                                  "anything is written; 0: always review. Whatever needs a look "
+                                                  "(a quote not found) is always reviewed."))
+        form.addRow("Review before writing documents over:", self.review_over)
+        self.per_chunk = QCheckBox("Write a document that skips review part by part (one change per part)")
+        self.per_chunk.setObjectName("extractionPerChunk")
+        self.per_chunk.setChecked(per_chunk(settings.data))
+        self.per_chunk.setToolTip(plain_tooltip("Off: the whole document is one change, undone at once"))
+        form.addRow(self.per_chunk)
 
     def cap(self) -> Cap:
         """The typed cap (ValueError with one sentence when a field is not valid)."""
@@ -54,3 +73,8 @@ class ExtractionCapBox(QGroupBox):
             store_cap(settings.data, self.cap())
         except ValueError:
             pass  # errors() said so before Save; an invalid field keeps the stored value
+        section = settings.data.get("extraction")
+        if not isinstance(section, dict):
+            section = settings.data["extraction"] = {}
+        section["review_over_chars"] = self.review_over.value()
+        section["write_per_chunk"] = self.per_chunk.isChecked()
