@@ -35,19 +35,17 @@ from urllib.parse import urlsplit
 import openai
 
 from cks_desktop.llm.assembler import done_from_raw
-from cks_desktop.llm.errors import map_openai
 from cks_desktop.llm.events import Finish, ReasoningDelta, StreamEvent, TextDelta
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.providers import image_wire
 from cks_desktop.llm.providers.compat_stream import CallTracker, UsageReader
-from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderProfile
 from cks_desktop.llm.profiles import OPENAI
+from cks_desktop.llm.providers.openai_client import OpenAIClientAdapter
 from cks_desktop.llm.providers.base import (
-    Adapter,
     StreamState,
     normalize_finish,
     result_text,
-    shared_tls,
     synth_id,
     system_text,
 )
@@ -137,17 +135,12 @@ def _echo_reasoning(entry: dict[str, Any], message: Message, origin: str) -> Non
         entry[parts[0].wire_field or REASONING_FIELDS[0]] = "".join(p.text for p in parts)
 
 
-class OpenAICompatProvider(Adapter):
+class OpenAICompatProvider(OpenAIClientAdapter):
     image_encoding = "data_url"  # vision.images_ready encodes off the loop before request() (image_wire)
 
     def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
         super().__init__(config, profile)
-        self._client_obj: openai.AsyncOpenAI | None = None
         self._usage_refused = False  # the server refused ``stream_options`` once: never sent again
-
-    @property
-    def base_url(self) -> str:
-        return self.config.base_url or self.profile.default_base_url
 
     @property
     def display(self) -> str:
@@ -178,19 +171,6 @@ class OpenAICompatProvider(Adapter):
             kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **extra}
         if host.endswith("openai.com"):
             kwargs.pop("temperature", None)
-
-    def _client(self) -> openai.AsyncOpenAI:
-        if self._closed:
-            raise RuntimeError("this provider was closed")
-        if self._client_obj is None:
-            self._client_obj = openai.AsyncOpenAI(
-                api_key=self.config.api_key or "not-needed", base_url=self.base_url,
-                timeout=self.config.timeout, max_retries=self.config.max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
-        return self._client_obj
-
-    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
-        return map_openai(exc, self.error_context(), started=started)
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                 response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
@@ -282,10 +262,3 @@ class OpenAICompatProvider(Adapter):
                 return reported_in_listing(model.model_dump())
         return None
 
-    async def _list_models(self) -> list[str]:
-        return [model.id async for model in self._client().models.list()]
-
-    async def _aclose(self) -> None:
-        if self._client_obj is not None:
-            await self._client_obj.close()
-            self._client_obj = None

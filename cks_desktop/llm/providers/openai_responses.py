@@ -36,16 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import openai
 
 from cks_desktop.llm.assembler import done_from_raw
-from cks_desktop.llm.errors import from_status, map_openai
+from cks_desktop.llm.errors import from_status
 from cks_desktop.llm.events import Finish, ReasoningDelta, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, Reasoning, ToolCallPart, ToolDef
-from cks_desktop.llm.profiles import OPENAI
-from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.provider import GenerationParams, ProviderError
 from cks_desktop.llm.providers import image_wire
-from cks_desktop.llm.providers.base import Adapter, StreamState, current_exchange, result_text, shared_tls, system_text
+from cks_desktop.llm.providers.openai_client import OpenAIClientAdapter
+from cks_desktop.llm.providers.base import StreamState, current_exchange, result_text, system_text
 from cks_desktop.llm.providers.openai_compat import strict_compatible
 from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
@@ -160,16 +159,8 @@ class _Call:
     done: bool = False
 
 
-class OpenAIResponsesProvider(Adapter):
+class OpenAIResponsesProvider(OpenAIClientAdapter):
     image_encoding = "data_url"  # vision.images_ready encodes off the loop before request() (image_wire)
-
-    def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
-        super().__init__(config, profile)
-        self._client_obj: openai.AsyncOpenAI | None = None
-
-    @property
-    def base_url(self) -> str:
-        return self.config.base_url or self.profile.default_base_url
 
     @property
     def display(self) -> str:
@@ -181,19 +172,6 @@ class OpenAIResponsesProvider(Adapter):
         """Reasoning items and call ids go back only to the server that issued them (and never to
         the Chat Completions adapter, whose origin is ``openai@<host>``)."""
         return f"openai-responses@{urlsplit(self.base_url).netloc}"
-
-    def _client(self) -> openai.AsyncOpenAI:
-        if self._closed:
-            raise RuntimeError("this provider was closed")
-        if self._client_obj is None:
-            self._client_obj = openai.AsyncOpenAI(
-                api_key=self.config.api_key or "not-needed", base_url=self.base_url,
-                timeout=self.config.timeout, max_retries=self.config.max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
-        return self._client_obj
-
-    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
-        return map_openai(exc, self.error_context(), started=started)
 
     def stream_error(self, code: str | None, message: str | None) -> ProviderError:
         """An error object inside a 200 stream (``response.failed``, an ``error`` event)."""
@@ -312,11 +290,4 @@ class OpenAIResponsesProvider(Adapter):
             return _INCOMPLETE.get(reason, reason)
         return "tool_calls" if has_calls else "stop"
 
-    async def _list_models(self) -> list[str]:
-        return [model.id async for model in self._client().models.list()]
-
-    async def _aclose(self) -> None:
-        if self._client_obj is not None:
-            await self._client_obj.close()
-            self._client_obj = None
 

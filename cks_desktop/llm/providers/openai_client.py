@@ -1,0 +1,46 @@
+"""What both OpenAI adapters share: one ``AsyncOpenAI`` client per provider object, made on first use.
+
+Chat Completions (``openai_compat``) and the Responses API (``openai_responses``) are two wire APIs
+of the same SDK and server: the same key, base URL, timeout, retries, TLS trust, error mapping,
+model list and close. Only the request and the stream differ, so only those live in each adapter.
+"""
+
+from __future__ import annotations
+
+import openai
+
+from cks_desktop.llm.errors import map_openai
+from cks_desktop.llm.profiles import OPENAI
+from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.providers.base import Adapter, shared_tls
+
+
+class OpenAIClientAdapter(Adapter):
+    def __init__(self, config: ProviderConfig, profile: ProviderProfile = OPENAI) -> None:
+        super().__init__(config, profile)
+        self._client_obj: openai.AsyncOpenAI | None = None
+
+    @property
+    def base_url(self) -> str:
+        return self.config.base_url or self.profile.default_base_url
+
+    def _client(self) -> openai.AsyncOpenAI:
+        if self._closed:
+            raise RuntimeError("this provider was closed")
+        if self._client_obj is None:
+            self._client_obj = openai.AsyncOpenAI(
+                api_key=self.config.api_key or "not-needed", base_url=self.base_url,
+                timeout=self.config.timeout, max_retries=self.config.max_retries,
+                http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
+        return self._client_obj
+
+    def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
+        return map_openai(exc, self.error_context(), started=started)
+
+    async def _list_models(self) -> list[str]:
+        return [model.id async for model in self._client().models.list()]
+
+    async def _aclose(self) -> None:
+        if self._client_obj is not None:
+            await self._client_obj.close()
+            self._client_obj = None
