@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TYPE_CHECKING
 
+from cks_desktop.llm.structured import KEY_VALUE_LIST, key_values
 from cks_desktop.tools.builtin.refs import apply_ops, blocking
 from cks_desktop.tools.context import ToolContext
 from cks_desktop.tools.types import Policy, Scope, ToolError, ToolSpec
@@ -41,11 +42,7 @@ CHUNK_CHARS = 6000
 MAX_TEXT_CHARS = 200_000
 MAX_EXISTING_SHOWN = 300
 
-_PROPS: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "object", "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
-              "required": ["key", "value"], "additionalProperties": False},
-}
+_PROPS = KEY_VALUE_LIST
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -124,12 +121,7 @@ def split_text(text: str, limit: int = CHUNK_CHARS) -> list[str]:
 
 
 def _props(items: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key = str(item.get("key", "")).strip()
-        if key:
-            out[key] = item.get("value", "")
-    return out
+    return key_values(items)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from cks_desktop.extraction.chunking import Chunk
 from cks_desktop.extraction.grounding import Normalised, ground
 from cks_desktop.extraction.resolution import Entity, Existing, Mention, Pair, Resolver
 from cks_desktop.extraction.vocabulary import EXTRACTED_TYPE, NEW_TYPES_WARNING, Vocabulary
+from cks_desktop.llm.structured import key_values
 
 ALIASES = "aliases"
 DESCRIPTION = "description"
@@ -64,14 +65,11 @@ class ChunkResult:
     skipped: list[str] = field(default_factory=list)
 
 
+_RESERVED = frozenset((ALIASES, DESCRIPTION, EXTRACTED_TYPE, CONFLICTS))  # the app writes these itself
+
+
 def _props(items: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if isinstance(item, dict):
-            key = str(item.get("key", "")).strip()
-            if key and key not in (ALIASES, DESCRIPTION, EXTRACTED_TYPE, CONFLICTS):
-                out[key] = str(item.get("value", ""))
-    return out
+    return {key: str(value) for key, value in key_values(items, skip=_RESERVED).items()}
 
 
 def _evidence(quote: str, chunk: Chunk, document_id: str, page_starts: tuple[int, ...], norm: Normalised,

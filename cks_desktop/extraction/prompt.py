@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from cks_desktop.extraction.chunking import Chunk
+from cks_desktop.llm.structured import KEY_VALUE_LIST
 
 PROMPT_VERSION = "extract-1"
 DATA_BEGIN = "<<<DOCUMENT DATA (JSON)"
@@ -30,11 +31,7 @@ DATA_END = "DOCUMENT DATA>>>"
 MAX_TYPES_OFFERED = 40
 MAX_GUIDANCE_CHARS = 2000
 
-_PROPS: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "object", "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
-              "required": ["key", "value"], "additionalProperties": False},
-}
+_PROPS = KEY_VALUE_LIST
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -27,6 +27,25 @@ from cks_desktop.llm.messages import Message, Text
 from cks_desktop.llm.provider import GenerationParams, Provider
 
 MAX_ERRORS_SHOWN = 8
+
+# Properties asked of a model as a list of key/value strings, not a free-form object: strict
+# structured-output modes (OpenAI ``strict``, Gemini) refuse objects with open keys.
+KEY_VALUE_LIST: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
+              "required": ["key", "value"], "additionalProperties": False},
+}
+
+
+def key_values(items: Any, *, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A ``KEY_VALUE_LIST`` answer as a dict: blank keys and the keys in ``skip`` left out."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if isinstance(item, dict):
+            key = str(item.get("key", "")).strip()
+            if key and key not in skip:
+                out[key] = item.get("value", "")
+    return out
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
