@@ -8,20 +8,19 @@ import io
 from pathlib import Path
 
 
-def _escape(text: str) -> str:
+def pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def pdf_bytes(pages: list[str]) -> bytes:
-    """A valid PDF 1.4 with one Helvetica text line per page (correct xref offsets)."""
-    n = len(pages)
+def pdf_from_content(streams: list[bytes]) -> bytes:
+    """A valid PDF 1.4, one page per content stream, Helvetica as F1 (correct xref offsets)."""
+    n = len(streams)
     objects: list[bytes] = []
     kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
     font = 3 + 2 * n
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
-    for i, text in enumerate(pages):
-        stream = f"BT /F1 12 Tf 72 720 Td ({_escape(text)}) Tj ET".encode("latin-1")
+    for i, stream in enumerate(streams):
         objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
                        f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode())
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
@@ -38,6 +37,12 @@ def pdf_bytes(pages: list[str]) -> bytes:
         out.write(b"%010d 00000 n \n" % offset)
     out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
     return out.getvalue()
+
+
+def pdf_bytes(pages: list[str]) -> bytes:
+    """A valid PDF 1.4 with one Helvetica text line per page."""
+    return pdf_from_content([f"BT /F1 12 Tf 72 720 Td ({pdf_escape(text)}) Tj ET".encode("latin-1")
+                             for text in pages])
 
 
 def encrypted_pdf(path: Path, password: str = "secret") -> Path:

@@ -18,11 +18,12 @@ Used by tests/extraction and by bench/extraction_quality.py and bench/documents.
 
 from __future__ import annotations
 
-import io
 import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.documents.files import pdf_escape, pdf_from_content
 
 MARK = re.compile(r"\[\[([A-Za-z0-9_]+)(?:\|([^\]]+))?\]\]")
 
@@ -426,38 +427,15 @@ def _record_pdf(w: _Writer, text: str, base: int, para: list[Sentence], para_tex
         offset = end
 
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-
-
 def pdf_bytes(pages: list[list[str]]) -> bytes:
-    """A small PDF 1.4 writer: Helvetica lines, ``T*`` between them, correct xref offsets."""
-    n = len(pages)
-    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
-    font = 3 + 2 * n
-    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
-    for i, lines in enumerate(pages):
+    """A small PDF: Helvetica lines, ``T*`` between them (tests/documents/files.py writes the file)."""
+    streams = []
+    for lines in pages:
         body = ["BT /F1 10 Tf 14 TL 48 760 Td"]
-        body += [("T* " if j else "") + f"({_escape(line)}) Tj" for j, line in enumerate(lines)]
+        body += [("T* " if j else "") + f"({pdf_escape(line)}) Tj" for j, line in enumerate(lines)]
         body.append("ET")
-        stream = "\n".join(body).encode("latin-1")
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
-                       f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode())
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body_bytes in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body_bytes + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+        streams.append("\n".join(body).encode("latin-1"))
+    return pdf_from_content(streams)
 
 
 def check_against_reader(rendered: Rendered) -> None:
