@@ -48,6 +48,17 @@ def error_body(status: int, model: str) -> dict[str, Any]:
     return {"error": {"message": message.format(model=model), "type": etype, "param": None, "code": code}}
 
 
+def answered_with_status(out: Responder, turn: Turn, model: str) -> bool:
+    """A scripted error turn (429 with retry-after, 500, …) answered as OpenAI does; False otherwise."""
+    if turn.status is None:
+        return False
+    headers = {"x-request-id": "req_fake"}
+    if turn.retry_after is not None:
+        headers["retry-after"] = f"{turn.retry_after:g}"
+    out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
+    return True
+
+
 class FakeOpenAI(FakeServer):
     name = "openai"
     default_model = "gpt-test"
@@ -114,11 +125,7 @@ class FakeOpenAI(FakeServer):
         if turn is None:
             self.out_of_turns(out)
             return
-        if turn.status is not None:
-            headers = {"x-request-id": "req_fake"}
-            if turn.retry_after is not None:
-                headers["retry-after"] = f"{turn.retry_after:g}"
-            out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
+        if answered_with_status(out, turn, model):
             return
         self._stream(turn, body, model, out)
 

@@ -30,7 +30,7 @@ import secrets
 import time
 from typing import Any
 
-from tests.fakes.openai_fake import error_body
+from tests.fakes.openai_fake import answered_with_status
 from tests.fakes.script import Turn
 from tests.fakes.server import FakeServer, RecordedRequest, Responder, split_text
 
@@ -136,11 +136,7 @@ class FakeOpenAIResponses(FakeServer):
         if turn is None:
             self.out_of_turns(out)
             return
-        if turn.status is not None:
-            headers = {"x-request-id": "req_fake"}
-            if turn.retry_after is not None:
-                headers["retry-after"] = f"{turn.retry_after:g}"
-            out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
+        if answered_with_status(out, turn, model):
             return
         _Stream(self, turn, body, model, out).play()
 
