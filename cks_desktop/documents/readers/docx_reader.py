@@ -16,6 +16,7 @@ import zipfile
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.readers.registry import DocumentFormat
 from cks_desktop.documents.readers.text import normalise_newlines
 
 MAX_INFLATED = 1024 * 1024 * 1024  # 1 GB of XML is far past any real document
@@ -65,3 +66,7 @@ def read(data: bytes, name: str) -> Extracted:
         raise UnreadableDocument(f"{name} is not a Word document that can be read (it may be damaged: "
                                  f"{type(exc).__name__}).") from None
     return Extracted(normalise_newlines("\n".join(lines)))
+
+
+FORMATS = (DocumentFormat("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "Word",
+                          (".docx",), read, reader_name, magic=(b"PK\x03\x04",), magic_needs_suffix=True, order=50),)

@@ -14,6 +14,7 @@ import re
 from html.parser import HTMLParser
 
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.readers.registry import DocumentFormat
 from cks_desktop.documents.readers.text import decode, normalise_newlines
 
 _SKIP = frozenset({"script", "style", "template", "noscript", "head", "svg", "math", "iframe", "object",
@@ -110,3 +111,10 @@ def html_text(markup: str) -> str:
 
 def read(data: bytes, name: str) -> Extracted:
     return Extracted(html_text(normalise_newlines(_decode_html(data, name))))
+
+
+def _reader_name() -> str:
+    return "html.parser (stdlib)"
+
+
+FORMATS = (DocumentFormat("text/html", "HTML", (".html", ".htm", ".xhtml"), read, _reader_name, order=30),)

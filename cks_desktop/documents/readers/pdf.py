@@ -19,6 +19,7 @@ import warnings
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.readers.registry import DocumentFormat
 from cks_desktop.documents.readers.text import normalise_newlines
 
 PAGE_SEPARATOR = "\n\n"
@@ -69,3 +70,6 @@ def read(data: bytes, name: str) -> Extracted:
         parts.append(page)
         offset += len(page)
     return Extracted("".join(parts), tuple(starts))
+
+
+FORMATS = (DocumentFormat("application/pdf", "PDF", (".pdf",), read, reader_name, magic=(b"%PDF-",), order=40),)

@@ -11,6 +11,7 @@ import codecs
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.readers.registry import DocumentFormat
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -42,3 +43,14 @@ def normalise_newlines(text: str) -> str:
 
 def read(data: bytes, name: str) -> Extracted:
     return Extracted(normalise_newlines(decode(data, name)))
+
+
+def _reader_name() -> str:
+    return "text"
+
+
+FORMATS = (
+    DocumentFormat("text/plain", "Text", (".txt", ".text", ".log", ".csv"), read, _reader_name, fallback=True,
+                   order=10),
+    DocumentFormat("text/markdown", "Markdown", (".md", ".markdown"), read, _reader_name, order=20),
+)
