@@ -101,6 +101,15 @@ EFFECT_DEFAULT_POLICIES: dict[str, Policy] = {
 }
 
 
+# Effects that are a rule, not a tool: the registry asks about them with this policy (a person's
+# override under the same name wins). ``change_existing``: the call renames or retypes an object,
+# changes or removes a property, or defines a type, where what it changes was written by a person,
+# a document or an import, not added by the model itself earlier in the same run (effects.py).
+CHANGE_EXISTING = "change_existing"
+RULE_POLICIES: dict[str, Policy] = {CHANGE_EXISTING: Policy.ALWAYS}
+RULE_TITLES: dict[str, str] = {CHANGE_EXISTING: "Change what a person or a document wrote"}
+
+
 def _policy_words(policy: Policy) -> str:
     return {Policy.ONCE: "once per chat turn", Policy.ALWAYS: "before every distinct call"}.get(policy, "never")
 
@@ -110,6 +119,12 @@ def effect_reason(tool: ToolSpec, own: Policy, asking: Mapping[str, tuple[int, s
     call does: 3 remove_object operations (asks like Remove object, once per chat turn)."."""
     parts = []
     for name, (count, title, policy) in sorted(asking.items()):
+        if name == CHANGE_EXISTING:
+            noun = "change" if count == 1 else "changes"
+            parts.append(f"{count} {noun} to what a person or a document wrote (a rename, a new type, a "
+                         f"changed or removed property, or a type schema existing objects fail; asks "
+                         f"{_policy_words(policy)})")
+            continue
         noun = "operation" if count == 1 else "operations"
         parts.append(f"{count} {name} {noun} (asks like {title}, {_policy_words(policy)})")
     text = f"{tool.display_name} asks because of what this call does: {'; '.join(parts)}."

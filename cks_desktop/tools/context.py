@@ -42,6 +42,10 @@ class Run:
     allowed_for_run: set[str] = field(default_factory=set)
     once_answers: dict[str, bool] = field(default_factory=dict)
     fingerprint_answers: dict[str, bool] = field(default_factory=dict)
+    # What a model caller added itself in this run (object and relation ids, "type:<kind>:<name>"):
+    # editing those does not ask, as changing what a person or a document wrote does
+    # (tools/builtin/effects.py, ``overwrite_count``).
+    own_additions: set[str] = field(default_factory=set)
 
     def grants_for(self, source: str) -> frozenset[Scope]:
         """The scopes a tool of ``source`` may use in this run."""

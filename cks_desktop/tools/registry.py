@@ -22,6 +22,8 @@ from cks_desktop.callbacks import Callbacks
 from cks_desktop.tools.approval import (
     ApprovalRequest,
     EFFECT_DEFAULT_POLICIES,
+    RULE_POLICIES,
+    RULE_TITLES,
     CallPolicy,
     Decision,
     effect_reason,
@@ -276,7 +278,8 @@ class ToolRegistry:
         declared a policy for is never run silently)."""
         spec = self._tools.get(name)
         if spec is None:
-            return self._policy_overrides.get(name, EFFECT_DEFAULT_POLICIES.get(name, Policy.ALWAYS)), name
+            default = EFFECT_DEFAULT_POLICIES.get(name, RULE_POLICIES.get(name, Policy.ALWAYS))
+            return self._policy_overrides.get(name, default), RULE_TITLES.get(name, name)
         return self.effective_policy(spec), spec.display_name
 
     async def call_policy(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> CallPolicy:

@@ -86,7 +86,12 @@ async def apply_ops(ctx: "ToolContext", ops: list[dict[str, Any]], *, dry_run: b
             result = await asyncio.to_thread(ctx.store.apply, ctx.session_id, ops, ctx.run.origin, dry_run)
         else:
             result = ctx.store.apply(ctx.session_id, ops, ctx.run.origin, dry_run=dry_run)
-    return result if dry_run else recorded(ctx, result)
+    if dry_run:
+        return result
+    from cks_desktop.tools.builtin.effects import note_own_additions
+
+    note_own_additions(ctx, result)  # the model may edit what it added itself without asking
+    return recorded(ctx, result)
 
 
 def recorded(ctx: "ToolContext", result: "ApplyResult") -> "ApplyResult":

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from cks_desktop.tools.builtin import schemas as S
-from cks_desktop.tools.builtin.effects import add_object_effects, merge_effects, revert_effects
+from cks_desktop.tools.builtin.effects import (
+    add_object_effects, merge_effects, overwrite_count, revert_effects, with_overwrites,
+)
 from cks_desktop.tools.builtin.merge import build_merge, finish_merge
 from cks_desktop.tools.builtin.refs import (
     Ends, apply_ops, blocking, full, preview_ops, recorded, resolve, store_errors, write_result,
@@ -93,6 +95,15 @@ def _finish_update_object(args: dict[str, Any], ctx: ToolContext, result: "Apply
     return {"object": full(ctx.store.get_object(ctx.session_id, obj.id)), **write_result(result)}
 
 
+async def _update_object_effects(args: dict[str, Any], ctx: ToolContext) -> dict[str, int]:
+    """A rename, retype, or changed/removed property of what a person or a document wrote asks."""
+    try:
+        ops, _ = await _build_update_object(args, ctx)
+    except ToolError:
+        return {}  # the handler fails the same way, writing nothing
+    return with_overwrites({}, await overwrite_count(ops, ctx))
+
+
 # -- remove_object ------------------------------------------------------------
 async def _build_remove_object(args: dict[str, Any], ctx: ToolContext) -> tuple[Ops, Any]:
     obj = resolve(ctx, args["ref"])
@@ -162,6 +173,44 @@ def _finish_define_type(args: dict[str, Any], ctx: ToolContext, result: "ApplyRe
     return {"type": shown, **write_result(result)}
 
 
+async def _define_type_effects(args: dict[str, Any], ctx: ToolContext) -> dict[str, int]:
+    """Replacing a person's type definition, or a schema objects already there fail, asks."""
+    try:
+        ops, _ = await _build_define_type(args, ctx)
+    except ToolError:
+        return {}
+    return with_overwrites({}, await overwrite_count(ops, ctx))
+
+
+async def _preview_define_type(args: dict[str, Any], ctx: ToolContext) -> str:
+    """The dry run's summary, and which objects already there the schema would refuse."""
+    import asyncio
+
+    try:
+        ops, _ = await _build_define_type(args, ctx)
+    except ToolError as exc:
+        return f"This call would fail: {exc.message}"
+    text = await preview_ops(ctx, ops)
+    schema = args.get("properties_schema")
+    if not schema:
+        return text
+
+    def failing() -> list[str]:
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+        items = (ctx.store.all_objects(ctx.session_id) if args["kind"] == "object"
+                 else ctx.store.all_relations(ctx.session_id))
+        key = str(args["name"]).strip().casefold()
+        return [getattr(i, "name", i.id) for i in items
+                if i.type.casefold() == key and not validator.is_valid(i.properties)]
+
+    bad = await asyncio.to_thread(failing)
+    if not bad:
+        return text
+    shown = ", ".join(repr(n) for n in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    return (f"{text}. {len(bad)} existing {args['kind']}{'s' if len(bad) != 1 else ''} of this type would "
+            f"fail the schema ({shown}): their next edit, and every new {args['name']}, must fit it.")
+
+
 # -- revert_change ------------------------------------------------------------
 async def revert_change(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     result = recorded(ctx, await blocking(ctx.store.revert, ctx.session_id, args["change_id"], ctx.run.origin))
@@ -183,9 +232,9 @@ def write_tools() -> list[ToolSpec]:
     req = ("session_id",)
     mutate: dict[str, Any] = {"scopes": S.MUTATE}
 
-    def spec(name: str, build: Build, finish: Finish, **kw: Any) -> ToolSpec:
+    def spec(name: str, build: Build, finish: Finish, preview_fn: Any = None, **kw: Any) -> ToolSpec:
         handler, preview = batch_tool(build, finish)
-        return S.make_tool(name, handler=handler, preview=preview, **mutate, **kw)
+        return S.make_tool(name, handler=handler, preview=preview_fn or preview, **mutate, **kw)
 
     return [
         spec("add_object", _build_add_object, _finish_add_object, title="Add object", policy=Policy.AUTO,
@@ -197,7 +246,7 @@ def write_tools() -> list[ToolSpec]:
                          "Search first to avoid duplicates; to add several objects and relations at once use "
                          "evolve_knowledge."),
         spec("update_object", _build_update_object, _finish_update_object, title="Update object",
-             policy=Policy.AUTO, annotations=S.ADDITIVE, required=(*req, "ref"),
+             policy=Policy.AUTO, annotations=S.ADDITIVE, effects=_update_object_effects, required=(*req, "ref"),
              properties={**sid, "ref": S.REF,
                          "name": {**S.OBJECT_NAME, "description": "A new name (optional)."},
                          "type": {**S.TYPE_NAME, "description": "A new type (optional)."},
@@ -243,7 +292,8 @@ def write_tools() -> list[ToolSpec]:
                          "to keep's 'aliases' list, and merge is removed. Returns {kept, removed, "
                          "relations_repointed, relations_dropped, conflicts, change_id, summary}."),
         spec("define_type", _build_define_type, _finish_define_type, title="Define type",
-             policy=Policy.AUTO, annotations=S.ADDITIVE, required=(*req, "kind", "name"),
+             policy=Policy.AUTO, annotations=S.ADDITIVE, effects=_define_type_effects,
+             preview_fn=_preview_define_type, required=(*req, "kind", "name"),
              properties={**sid,
                          "kind": {"type": "string", "enum": ["object", "relation"],
                                   "description": "Whether this is an object type or a relation type."},
