@@ -14,10 +14,15 @@ single-purpose tool performs map to the nearest one that does the same harm:
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import jsonschema
+
+from cks_desktop.graph.errors import NotFound, StoreError
+from cks_desktop.tools.approval import CHANGE_EXISTING, canonical_json
 from cks_desktop.tools.context import ToolContext
 
 OP_TOOL: dict[str, str] = {
@@ -131,8 +136,6 @@ def note_own_additions(ctx: ToolContext, result: Any) -> None:
 
 
 def _differs(a: Any, b: Any) -> bool:
-    from cks_desktop.tools.approval import canonical_json
-
     return canonical_json(a) != canonical_json(b)
 
 
@@ -154,8 +157,6 @@ def _object_overwritten(before: Any, op: Mapping[str, Any]) -> bool:
 def _type_overwritten(ctx: ToolContext, op: Mapping[str, Any], own: set[str]) -> bool:
     """Does this resolved define/undefine replace a definition a person wrote, or set a schema
     that objects (or relations) already there, not the model's own, would fail?"""
-    import jsonschema
-
     kind, name = str(op.get("kind")), str(op.get("name"))
     key = type_key(kind, name)
     old = next((t for t in ctx.store.type_defs(ctx.session_id)
@@ -169,18 +170,25 @@ def _type_overwritten(ctx: ToolContext, op: Mapping[str, Any], own: set[str]) ->
     schema = op.get("properties_schema") if op.get("op") == "define_type" else None
     if not schema:
         return False
-    items = ctx.store.all_objects(ctx.session_id) if kind == "object" else ctx.store.all_relations(ctx.session_id)
     try:
-        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
-        return any(item.type.casefold() == name.casefold() and item.id not in own
-                   and not validator.is_valid(item.properties) for item in items)
+        return bool(failing_items(ctx, kind, name, schema, own))
     except (jsonschema.SchemaError, RecursionError):
         return True  # cannot tell: ask
 
 
-def _count_overwrites(ctx: ToolContext, ops: list[dict[str, Any]]) -> int:
-    from cks_desktop.graph.errors import NotFound, StoreError
+def failing_items(ctx: ToolContext, kind: str, name: str, schema: Any,
+                  exempt: set[str] | frozenset[str] = frozenset()) -> list[Any]:
+    """The objects (or relations) of type ``name`` already in the graph, other than ``exempt``
+    ids, whose properties ``schema`` would refuse. Raises ``jsonschema.SchemaError`` or
+    ``RecursionError`` for a schema that cannot be checked."""
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    items = ctx.store.all_objects(ctx.session_id) if kind == "object" else ctx.store.all_relations(ctx.session_id)
+    key = name.strip().casefold()
+    return [item for item in items
+            if item.type.casefold() == key and item.id not in exempt and not validator.is_valid(item.properties)]
 
+
+def _count_overwrites(ctx: ToolContext, ops: list[dict[str, Any]]) -> int:
     try:
         result = ctx.store.apply(ctx.session_id, [dict(op) for op in ops], ctx.run.origin, dry_run=True)
     except StoreError:
@@ -217,8 +225,6 @@ async def overwrite_count(ops: list[dict[str, Any]], ctx: ToolContext) -> int:
 
 
 def with_overwrites(counts: Mapping[str, int], overwrites: int) -> dict[str, int]:
-    from cks_desktop.tools.approval import CHANGE_EXISTING
-
     out = dict(counts)
     if overwrites:
         out[CHANGE_EXISTING] = overwrites

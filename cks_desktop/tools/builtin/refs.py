@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cks_desktop.graph.errors import AmbiguousRef, NotFound, StoreError, ValidationFailed
+from cks_desktop.tools.builtin.effects import note_own_additions
 from cks_desktop.tools.registry import is_big
 from cks_desktop.tools.types import ToolError
 
@@ -88,8 +89,6 @@ async def apply_ops(ctx: "ToolContext", ops: list[dict[str, Any]], *, dry_run: b
             result = ctx.store.apply(ctx.session_id, ops, ctx.run.origin, dry_run=dry_run)
     if dry_run:
         return result
-    from cks_desktop.tools.builtin.effects import note_own_additions
-
     note_own_additions(ctx, result)  # the model may edit what it added itself without asking
     return recorded(ctx, result)
 

@@ -16,7 +16,7 @@ import jsonschema
 
 from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.effects import (
-    add_object_effects, merge_effects, overwrite_count, revert_effects, with_overwrites,
+    add_object_effects, failing_items, merge_effects, overwrite_count, revert_effects, with_overwrites,
 )
 from cks_desktop.tools.builtin.merge import build_merge, finish_merge
 from cks_desktop.tools.builtin.refs import (
@@ -196,12 +196,7 @@ async def _preview_define_type(args: dict[str, Any], ctx: ToolContext) -> str:
         return text
 
     def failing() -> list[str]:
-        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
-        items = (ctx.store.all_objects(ctx.session_id) if args["kind"] == "object"
-                 else ctx.store.all_relations(ctx.session_id))
-        key = str(args["name"]).strip().casefold()
-        return [getattr(i, "name", i.id) for i in items
-                if i.type.casefold() == key and not validator.is_valid(i.properties)]
+        return [getattr(i, "name", i.id) for i in failing_items(ctx, args["kind"], str(args["name"]), schema)]
 
     bad = await asyncio.to_thread(failing)
     if not bad:
