@@ -2,9 +2,10 @@
 
 Each reader module in this package declares ``FORMATS`` (a tuple of records: its suffixes, the first
 bytes that identify it, its media type, a short name for people and its read function). The registry
-finds them by walking the package, so a new format is one new module here and nothing else: the
-reading (``readers.read_bytes``), the window's file filter (``file_filter``), the CLI's help
-(``format_names``) and the documents list's Type column (``short_name``) all read this registry.
+finds them by walking the package. The reading (``readers.read_bytes``: detection and the reader)
+goes through it. ``file_filter``, ``format_names`` and ``short_name`` are here for the window's file
+dialog, the CLI's help and the documents list; those still name the formats themselves
+(``ui/documents.py`` ``FILTER``), so a new format is a new module here plus that filter string.
 """
 
 from __future__ import annotations
