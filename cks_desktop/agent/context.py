@@ -34,6 +34,17 @@ Where the provider has a token counting endpoint (``TokenCounter``: Anthropic's
 estimate), ``check_count`` asks it once for the request about to go out: the exact number
 decides whether to compact and sets the estimator's ratio. A short chat never asks; a count
 that fails or takes longer than ``COUNT_TIMEOUT_S`` is logged and the estimate stands.
+
+**Images** go with the exchange that brought them (the person's message that attached them and
+the model turns answering it, where a tool's screenshot is looked at) and not again: before
+anything else, ``budget_images`` replaces every image of an earlier exchange by a one-line
+placeholder (``[image not sent again: image/png, 1024×768, 1.0 MB, attached by the person in turn
+3 …]``), and within the current exchange keeps at most ``IMAGE_COUNT_BUDGET`` images and
+``IMAGE_BYTES_BUDGET`` bytes of image data per request, the newest first (older ones get the same
+placeholder). So a plain turn after forty 1 MB screenshots sends none of them, and no request
+carries more than 16 images / 8 MB of image data (about 11 MB as base64), well inside the vendors'
+request limits (Anthropic 32 MB and 100 images, OpenAI 50 MB, Gemini 20 MB inline). The transcript keeps every image;
+only the request leaves them out.
 """
 
 from __future__ import annotations
@@ -199,6 +210,107 @@ def fixed_chars(system: str | None, tools: Sequence[ToolDef]) -> int:
     return size
 
 
+# -- images ------------------------------------------------------------------------------------
+
+IMAGE_COUNT_BUDGET = 16  # images one request carries at most (the newest of the current exchange)
+IMAGE_BYTES_BUDGET = 8 * 1024 * 1024  # bytes of image data one request carries at most (before base64)
+
+_PLACED: dict[int, tuple[Any, int, Message, int]] = {}  # id(message) -> (weak reference, turn, placeholder copy)
+
+
+def _size_text(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MB" if size >= 100 * 1024 else f"{max(1, size // 1024)} KB"
+
+
+def image_placeholder(part: ImagePart, turn: int, source: str) -> str:
+    """What the model reads in place of an image a request no longer sends."""
+    return (f"[image not sent again: {part.media_type}, {part.width}×{part.height}, {_size_text(part.size)}, "
+            f"{source} in turn {turn}. It is kept in the chat; ask the person to attach it again if you "
+            "need to see it.]")
+
+
+def _placeholdered(message: Message, turn: int, keep: set[int] | None) -> tuple[Message, int]:
+    """``message`` with its images outside ``keep`` (ids of the image objects; None: none kept)
+    replaced by placeholders; (message, images replaced). The same object when nothing changes."""
+    parts: list[Part] = []
+    replaced = 0
+    for part in message.parts:
+        if isinstance(part, ImagePart) and (keep is None or (part.data and id(part) not in keep)):
+            parts.append(Text(image_placeholder(part, turn, "attached by the person")))
+            replaced += 1
+        elif isinstance(part, ToolResultPart) and part.images:
+            gone = [i for i in part.images if keep is None or (i.data and id(i) not in keep)]
+            kept = tuple(i for i in part.images if all(i is not g for g in gone))
+            if not gone:
+                parts.append(part)
+                continue
+            wire = to_wire(part.name) if part.name else "a tool"
+            notes = "\n".join(image_placeholder(i, turn, f"returned by {wire}") for i in gone)
+            parts.append(ToolResultPart(part.call_id, part.name, f"{part.content}\n{notes}".lstrip("\n"),
+                                        part.is_error, images=kept))
+            replaced += len(gone)
+        else:
+            parts.append(part)
+    return (Message(message.role, parts), replaced) if replaced else (message, 0)
+
+
+def budget_images(messages: Sequence[Message], *, max_images: int = IMAGE_COUNT_BUDGET,
+                  max_bytes: int = IMAGE_BYTES_BUDGET) -> tuple[list[Message], int]:
+    """``messages`` as a request sends their images (see the module docstring): earlier exchanges'
+    images as placeholders, the current exchange's newest first within ``max_images`` and
+    ``max_bytes``; (messages, images left out). Messages without images pass as the same objects,
+    and an earlier message's placeholder copy is cached, so a long chat pays one scan."""
+    current = _last_user(messages)
+    start = current if current is not None else len(messages)
+    keep: set[int] = set()
+    count = used = 0
+    for message in reversed(messages[start:]):  # the newest first
+        for part in reversed(message.parts):
+            images = [part] if isinstance(part, ImagePart) else (
+                list(reversed(part.images)) if isinstance(part, ToolResultPart) else [])
+            for image in images:
+                if not image.data:
+                    continue
+                if count < max_images and used + len(image.data) <= max_bytes:
+                    keep.add(id(image))
+                    count += 1
+                    used += len(image.data)
+    out: list[Message] = []
+    left_out = 0
+    turn = 0
+    for i, message in enumerate(messages):
+        if message.role == "user":
+            turn += 1
+        if not (message.role in ("user", "tool") and _carries_images(message, i >= start)):
+            out.append(message)
+            continue
+        if i < start:  # an earlier exchange: never again (cached per message object)
+            hit = _PLACED.get(id(message))
+            if hit is not None and hit[0]() is message and hit[1] == turn:
+                out.append(hit[2])
+                left_out += hit[3]
+                continue
+            placed, n = _placeholdered(message, turn, None)
+            if len(_PLACED) >= _SIZES_LIMIT:
+                _PLACED.clear()
+            _PLACED[id(message)] = (weakref.ref(message), turn, placed, n)
+        else:
+            placed, n = _placeholdered(message, turn, keep)
+        out.append(placed)
+        left_out += n
+    return out, left_out
+
+
+def _carries_images(message: Message, loaded_only: bool) -> bool:
+    """Whether ``message`` has an image (``loaded_only``: one with its bytes filled in)."""
+    for part in message.parts:
+        if isinstance(part, ImagePart) and (part.data or not loaded_only):
+            return True
+        if isinstance(part, ToolResultPart) and any(i.data or not loaded_only for i in part.images):
+            return True
+    return False
+
+
 # -- fitting -----------------------------------------------------------------------------------
 
 @dataclass
@@ -215,6 +327,7 @@ class Fitted:
     dropped: int = 0  # earlier messages left out entirely (only when nothing else fits)
     summarised: int = 0  # messages the summary in this request stands for
     summary_needed: bool = False
+    images_left_out: int = 0  # images sent as placeholders (an earlier exchange's, or over the image budget)
     older: list[Message] = field(default_factory=list)  # what a summary would cover
     counted: int | None = None  # the provider's exact count of this request, when it was asked
 
@@ -258,6 +371,7 @@ def fit(messages: Sequence[Message], *, system: str | None, tools: Sequence[Tool
         answer_tokens: int, estimator: Estimator, allow_summary: bool = True,
         budget: int | None = None) -> Fitted:
     """The request for ``messages`` within ``window`` (see the module docstring for the order)."""
+    messages, images_left_out = budget_images(messages)
     view, covered = _view(messages)
     view = request_messages(view)
     fixed = fixed_chars(system, tools)
@@ -265,7 +379,8 @@ def fit(messages: Sequence[Message], *, system: str | None, tools: Sequence[Tool
     total = fixed + sum(sizes)
     limit = budget if budget is not None else budget_for(window, answer_tokens)
     est = estimator.tokens
-    result = Fitted(view, total, est(total, len(view)), limit, window, summarised=covered)
+    result = Fitted(view, total, est(total, len(view)), limit, window, summarised=covered,
+                    images_left_out=images_left_out)
     if result.fits:
         return result
 

@@ -102,8 +102,16 @@ class ImageStore:
         return [str(r[0]) for r in rows]
 
     async def hydrate_async(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
-        """``hydrate`` from a worker thread: a long chat's images are megabytes of reads."""
-        return await asyncio.to_thread(self.hydrate, session_id, messages)
+        """The bytes a request can still send, read from a worker thread: only the newest exchange's
+        images (from the last person's message on). A request sends an earlier exchange's images as
+        placeholders (``agent/context.budget_images``), so a long chat's forty screenshots are not
+        forty megabytes read again for every turn; their references (type, size) are enough."""
+        messages = list(messages)
+        start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), len(messages))
+        if not _has_refs(p for m in messages[start:] for p in m.parts):
+            return messages
+        recent = await asyncio.to_thread(self.hydrate, session_id, messages[start:])
+        return messages[:start] + recent
 
     def hydrate(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
         """``messages`` with every image reference's bytes filled in (the same objects when none is

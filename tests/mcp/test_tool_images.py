@@ -185,7 +185,7 @@ async def test_a_tool_image_is_stored_once_and_sent_to_a_vision_model(name: str,
 
 
 @pytest.mark.asyncio
-async def test_a_model_without_images_gets_the_note_and_a_reloaded_chat_sends_the_stored_image(
+async def test_a_model_without_images_gets_the_note_and_a_later_turn_names_the_image_without_resending_it(
         graph: Any, tmp_path: Path, watched_url: tuple[str, list[str]], asyncgen_hooks: None) -> None:
     url, hits = watched_url
     registry = ToolRegistry(graph)
@@ -204,7 +204,8 @@ async def test_a_model_without_images_gets_the_note_and_a_reloaded_chat_sends_th
             body = json.dumps(fake.generation_requests[-1].body, ensure_ascii=False)
             assert "data:image/png;base64" not in body, body[body.find("data:image") - 300:][:600]
             assert "[image: image/png, 8×5" in body
-            # the same saved chat, continued with a vision model: the reference is filled from the store
+            # the same saved chat, continued with a vision model: the image went with the turn that
+            # brought it; a later turn names it (type, size, where it came from) and sends no bytes
             vision = provider_for(fake, options={"images": "yes"})
             try:
                 await ai_chat(sid, transcript.load(sid), "And now?", ChatDeps(vision, registry, graph, transcript),
@@ -214,7 +215,8 @@ async def test_a_model_without_images_gets_the_note_and_a_reloaded_chat_sends_th
             body = json.dumps(fake.generation_requests[-1].body, ensure_ascii=False)
     finally:
         await conn.stop()
-    assert "data:image/png;base64," in body
+    assert "data:image/png;base64," not in body
+    assert "[image not sent again: image/png, 8×5" in body and "returned by mcp__painter__draw in turn 1" in body
     assert hits == []
 
 
