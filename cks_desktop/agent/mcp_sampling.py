@@ -37,7 +37,7 @@ from cks_desktop.tools.images import ImageRefused, from_base64
 log = logging.getLogger(__name__)
 
 SAMPLING_TIMEOUT = 180.0
-_WIRE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_WIRE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 _STOPS = {"stop": "endTurn", "tool_calls": "toolUse", "length": "maxTokens"}
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from cks_desktop.graph.errors import DatabaseError, StoreError
 
 # Ids made by cks_desktop.ids.new_id: a one-letter prefix, "_", 26 Crockford base32 characters.
-_ID_RE = re.compile(r"^[a-z]_[0-9A-HJKMNP-TV-Z]{26}$")
+_ID_RE = re.compile(r"^[a-z]_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 
 def is_id(value: str, prefix: str) -> bool:

@@ -28,7 +28,7 @@ MAX_OPTIONS = 500
 MAX_TEXT = 200  # characters of a title/description shown from a server's schema
 FieldKind = Literal["string", "number", "integer", "boolean", "enum", "multi"]
 Value = str | int | float | bool | list[str] | None
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 
 
 class FormSchemaError(ValueError):

@@ -19,7 +19,7 @@ import hashlib
 import re
 
 MAX_LEN = 64
-_VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 

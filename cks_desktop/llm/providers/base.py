@@ -26,7 +26,7 @@ from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.sdk_import import import_sdk
 
-_SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}$")
+_SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 
 @functools.cache
