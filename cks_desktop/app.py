@@ -83,6 +83,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
         from cks_desktop.ui import selftest
         from cks_desktop.ui.main_window import MainWindow
         from cks_desktop.runtime import AppServices
+        from cks_desktop.settings import Ui
 
         asyncio.get_running_loop().set_exception_handler(crash.loop_exception_handler)
         services = await open_services(
@@ -93,7 +94,7 @@ def _run(data_dir: str | None, *, self_test: bool) -> int:
             return 2 if not self_test else 1
         if services.settings.problem:
             print(f"{APP_ID}: {services.settings.problem}", file=sys.stderr)
-        theme.install(app, theme.normal_mode(services.settings.data["ui"].get("theme")))
+        theme.install(app, theme.normal_mode(services.settings.section(Ui).theme))
 
         window = await build_window(services, interactive=not self_test)
         if window is None:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
-SETTINGS_KEY = "storage"
 SSL_MODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
 
 
@@ -78,11 +77,12 @@ class PgSettings:
 
 def chosen(settings: "Settings") -> PgSettings | None:
     """The PostgreSQL connection the settings choose, or None for the embedded file."""
-    section = settings.data.get(SETTINGS_KEY)
-    if not isinstance(section, dict) or section.get("backend") != "postgresql":
+    from cks_desktop.settings import Storage
+
+    section = settings.section(Storage)
+    if section.backend != "postgresql":
         return None
-    pg = section.get("postgresql") if isinstance(section.get("postgresql"), dict) else {}
-    fields = {k: v for k, v in (pg or {}).items() if k in PgSettings.__dataclass_fields__}
+    fields = {k: v for k, v in (section.postgresql or {}).items() if k in PgSettings.__dataclass_fields__}
     try:
         return PgSettings(**fields)
     except TypeError:
@@ -91,10 +91,13 @@ def chosen(settings: "Settings") -> PgSettings | None:
 
 def choose(settings: "Settings", pg: PgSettings | None) -> None:
     """Record the choice (the caller saves the settings)."""
-    section = settings.data.setdefault(SETTINGS_KEY, {})
-    section["backend"] = "postgresql" if pg is not None else "file"
-    if pg is not None:
-        section["postgresql"] = asdict(pg)
+    from dataclasses import replace
+
+    from cks_desktop.settings import Storage
+
+    section = settings.section(Storage)
+    settings.set_section(replace(section, backend="postgresql" if pg is not None else "file",
+                                 postgresql=asdict(pg) if pg is not None else section.postgresql))
 
 
 def secret_ref(url: str) -> str:

@@ -1,4 +1,4 @@
-"""A per-answer budget: at most so many tokens, or so many US dollars, for one answer (issue 16).
+"""A per-answer budget: at most so many tokens, or so many US dollars, for one answer.
 
 An answer is one ``ai_chat`` call (a prompt, a Retry or a Continue). Its tokens are the sum,
 over its model turns, of input and output tokens: each model turn resends the conversation,
@@ -23,18 +23,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.llm.events import Usage
 from cks_desktop.llm.prices import cost_usd, price_for
+from cks_desktop.settings.sections import MAX_BUDGET_COST, MAX_BUDGET_TOKENS, Agent
 
 if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
-SESSION_BUDGETS_KEY = "session_budgets"  # under "agent" in the settings file
-MAX_BUDGET_TOKENS = 1_000_000_000
-MAX_BUDGET_COST = 100_000.0
 
 
 class BudgetError(ValueError):
@@ -91,39 +89,22 @@ def check_cost(value: Any) -> float | None:
 
 
 def session_budget(settings: "Settings", session_id: str) -> AnswerBudget:
-    """The session's budget from the settings file (a hand-edited bad value counts as not set)."""
-    from cks_desktop.llm.prices import overrides_in
-
-    agent = settings.data.get("agent") or {}
-    section = agent.get(SESSION_BUDGETS_KEY)
-    entry = section.get(session_id) if isinstance(section, Mapping) else None
-    tokens: int | None = None
-    cost: float | None = None
-    if isinstance(entry, Mapping):
-        try:
-            tokens = check_tokens(entry.get("tokens"))
-        except BudgetError:
-            tokens = None
-        try:
-            cost = check_cost(entry.get("cost_usd"))
-        except BudgetError:
-            cost = None
-    return AnswerBudget(tokens, cost, overrides_in(settings.data))
+    """The session's budget from the settings file (a hand-edited bad entry was dropped on reading)."""
+    agent = settings.section(Agent)
+    entry = agent.session_budgets.get(session_id) or {}
+    return AnswerBudget(entry.get("tokens"), entry.get("cost_usd"), agent.prices)
 
 
 def set_session_budget(settings: "Settings", session_id: str, tokens: Any, cost_usd: Any) -> AnswerBudget:
     """Check both values, then store them (both empty removes the entry). The caller saves the settings."""
     checked = AnswerBudget(check_tokens(tokens), check_cost(cost_usd))
-    agent = settings.data["agent"]
-    section = agent.get(SESSION_BUDGETS_KEY)
-    if not isinstance(section, dict):
-        section = agent[SESSION_BUDGETS_KEY] = {}
+    agent = settings.section(Agent)
+    budgets = dict(agent.session_budgets)
     if checked.empty:
-        section.pop(session_id, None)
-        if not section:
-            agent.pop(SESSION_BUDGETS_KEY, None)
+        budgets.pop(session_id, None)
     else:
-        section[session_id] = checked.to_json()
+        budgets[session_id] = checked.to_json()
+    settings.set_section(replace(agent, session_budgets=budgets))
     return checked
 
 

@@ -1,16 +1,16 @@
 """A session's own chat settings: its instructions (system prompt) and model parameters.
 
-Issue 13, section 3. Each session may have its own instructions (the ``sessions.instructions``
+Each session may have its own instructions (the ``sessions.instructions``
 column, read by ``agent/prompt.py`` for every turn) and its own temperature and max output
 tokens (the ``session_params`` table). A parameter the session leaves empty falls back to the
 app's default from Settings → Chat & agent (``agent.temperature``,
 ``agent.max_output_tokens`` in the settings file), and one left empty there too is not sent
 at all, so the provider's own default applies (``llm.provider.GenerationParams``).
 
-Reasoning (issue 16, section 2): a per-session switch "think before answering" and a thinking
+Reasoning: a per-session switch "think before answering" and a thinking
 budget in tokens (``GenerationParams.reasoning``/``reasoning_budget``), default off. The
-``session_params`` table has no column for them and this step adds no migration, so they are
-kept the way per-session scopes are, in the settings file: ``agent.session_reasoning.<session
+``session_params`` table has no column for them, so they are kept the way per-session scopes
+are, in the settings file (the typed ``settings.Agent`` section): ``agent.session_reasoning.<session
 id> = {"enabled": bool, "budget": int}``, with the app's default in ``agent.reasoning`` (Settings
 → Chat & agent). A session without a choice of its own follows the default.
 
@@ -22,21 +22,17 @@ first write, so the panel's Save never stores half its values.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.llm.provider import GenerationParams
+from cks_desktop.settings.sections import MAX_TOKENS_RANGE, REASONING_BUDGET_RANGE, TEMPERATURE_RANGE, Agent
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.settings import Settings
 
-TEMPERATURE_RANGE = (0.0, 2.0)  # every provider accepts this range (Anthropic's own ends at 1.0)
-MAX_TOKENS_RANGE = (1, 1_000_000)
 MAX_INSTRUCTIONS = 8000  # agent/prompt.py keeps this many characters
-# Thinking budget in tokens: Anthropic's minimum is 1,024 (smaller budgets are raised to it);
-# Gemini's cap is lower on some models (24,576 on Flash): the provider's sentence says so.
-REASONING_BUDGET_RANGE = (1, 128_000)
 
 
 class SessionSettingsError(ValueError):
@@ -114,54 +110,46 @@ def _reasoning_entry(value: Any) -> tuple[bool | None, int | None]:
     return (enabled if isinstance(enabled, bool) else None), budget
 
 
+def _reasoning_choice(enabled: bool | None, budget: int | None) -> dict[str, Any] | None:
+    """The stored form of a thinking choice (None: no choice of its own)."""
+    if enabled is None and budget is None:
+        return None
+    entry: dict[str, Any] = {} if enabled is None else {"enabled": enabled}
+    if budget is not None:
+        entry["budget"] = budget
+    return entry
+
+
 def default_reasoning(settings: "Settings") -> tuple[bool, int | None]:
     """Settings → Chat & agent's thinking default: (on, budget); off when not set."""
-    enabled, budget = _reasoning_entry((settings.data.get("agent") or {}).get("reasoning"))
+    enabled, budget = _reasoning_entry(settings.section(Agent).reasoning)
     return bool(enabled), budget
 
 
 def set_default_reasoning(settings: "Settings", enabled: bool, budget: Any = None) -> None:
     """Store the app's thinking default (the budget checked first). The caller saves the settings."""
     checked = check_reasoning_budget(budget)
-    if not enabled and checked is None:  # the built-in default: stored as no choice
-        settings.data["agent"].pop("reasoning", None)
-        return
-    entry: dict[str, Any] = {"enabled": bool(enabled)}
-    if checked is not None:
-        entry["budget"] = checked
-    settings.data["agent"]["reasoning"] = entry
+    # off without a budget is the built-in default: stored as no choice
+    entry = None if not enabled and checked is None else _reasoning_choice(bool(enabled), checked)
+    settings.set_section(replace(settings.section(Agent), reasoning=entry))
 
 
 def session_reasoning(settings: "Settings", session_id: str) -> tuple[bool | None, int | None]:
     """The session's own thinking choice (None: the default)."""
-    section = (settings.data.get("agent") or {}).get("session_reasoning")
-    return _reasoning_entry(section.get(session_id) if isinstance(section, dict) else None)
+    return _reasoning_entry(settings.section(Agent).session_reasoning.get(session_id))
 
 
 def default_params(settings: "Settings") -> GenerationParams:
-    """Settings → Chat & agent's defaults; a value that is not valid there counts as not set."""
-    agent = settings.data.get("agent") or {}
-    try:
-        temperature = check_temperature(agent.get("temperature"))
-    except SessionSettingsError:
-        temperature = None
-    try:
-        max_tokens = check_max_tokens(agent.get("max_output_tokens"))
-    except SessionSettingsError:
-        max_tokens = None
+    """Settings → Chat & agent's defaults (a value that is not valid there was read as not set)."""
+    agent = settings.section(Agent)
     reasoning, budget = default_reasoning(settings)
-    return GenerationParams(temperature, max_tokens, reasoning, budget)
+    return GenerationParams(agent.temperature, agent.max_output_tokens, reasoning, budget)
 
 
 def set_default_params(settings: "Settings", temperature: Any, max_output_tokens: Any) -> None:
     """Store the app's defaults (checked first; None removes one). The caller saves the settings."""
-    checked = (check_temperature(temperature), check_max_tokens(max_output_tokens))
-    agent = settings.data["agent"]
-    for key, value in zip(("temperature", "max_output_tokens"), checked):
-        if value is None:
-            agent.pop(key, None)
-        else:
-            agent[key] = value
+    settings.set_section(replace(settings.section(Agent), temperature=check_temperature(temperature),
+                                 max_output_tokens=check_max_tokens(max_output_tokens)))
 
 
 def effective_params(own: SessionSettings, settings: "Settings") -> GenerationParams:
@@ -218,16 +206,12 @@ class SessionSettingsStore:
         if instructions != (current.instructions or ""):
             self.store.set_session_instructions(session_id, instructions)  # emits the session's "updated" event
         if self.settings is not None:
-            section = self.settings.data["agent"].get("session_reasoning")
-            if not isinstance(section, dict):
-                section = self.settings.data["agent"]["session_reasoning"] = {}
-            if checked.reasoning is None and checked.reasoning_budget is None:
-                section.pop(session_id, None)
+            agent = self.settings.section(Agent)
+            choices = dict(agent.session_reasoning)
+            entry = _reasoning_choice(checked.reasoning, checked.reasoning_budget)
+            if entry is None:
+                choices.pop(session_id, None)
             else:
-                entry: dict[str, Any] = {}
-                if checked.reasoning is not None:
-                    entry["enabled"] = checked.reasoning
-                if checked.reasoning_budget is not None:
-                    entry["budget"] = checked.reasoning_budget
-                section[session_id] = entry
+                choices[session_id] = entry
+            self.settings.set_section(replace(agent, session_reasoning=choices))
         return checked

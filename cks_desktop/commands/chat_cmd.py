@@ -208,9 +208,10 @@ def _with_prices(args: argparse.Namespace, services: "AppServices") -> "AnswerBu
     from dataclasses import replace
 
     from cks_desktop.agent.budget import session_budget
-    from cks_desktop.llm.prices import overrides_in, price_for
+    from cks_desktop.llm.prices import price_for
+    from cks_desktop.settings import Agent
 
-    prices = overrides_in(services.settings.data)
+    prices = services.settings.section(Agent).prices
     budget = replace(args.budget, prices=prices) if args.budget is not None else None
     wanted = budget if budget is not None else session_budget(services.settings, args.session)
     model, name = args.model or services.providers.model, services.providers.name
@@ -225,10 +226,10 @@ def _print_usage(store: "GraphStore", session_id: str, settings: "Settings", *, 
     """--usage: each answer's tokens and cost, its model turns, and the session's total."""
     from cks_desktop.agent import usage
     from cks_desktop.agent.transcript import TranscriptStore
-    from cks_desktop.llm.prices import overrides_in
+    from cks_desktop.settings import Agent
 
     transcript = TranscriptStore.for_store(store)
-    items = usage.answers(transcript, session_id, overrides_in(settings.data))
+    items = usage.answers(transcript, session_id, settings.section(Agent).prices)
     numbers = usage.exchanges(items, transcript.history(session_id))
     total = usage.session_total(items)
     out = sys.stdout

@@ -1,5 +1,6 @@
 """`cks-desktop documents add|list|show|remove --session S`: the documents of a session.
 
+Each action calls the documents use case (``runtime/documents.py``) and prints its result.
 ``add`` reads every file first (size cap from Settings key ``documents.max_file_mb``, checked
 before a byte is read), then stores the readable ones in one transaction. Each file that
 cannot be read gets one line on stderr naming it and why; it is not added at all. Exit codes:
@@ -11,17 +12,24 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, add_json_flag, print_json
 from cks_desktop.plural import counted
 
+if TYPE_CHECKING:
+    from cks_desktop.runtime.documents import DocumentsUseCase
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from cks_desktop.runtime.documents import DocumentsUseCase
+
+    formats = DocumentsUseCase.format_names()
     p = sub.add_parser("documents", help="add, list, show and remove the documents of a session",
-                       description="Documents in a session: text, Markdown, HTML, PDF and DOCX files whose "
-                                   "text is kept for extraction and for citing sources.")
+                       description=f"Documents in a session: files ({formats}) whose text is kept for "
+                                   "extraction and for citing sources.")
     dsub = p.add_subparsers(dest="documents_command", metavar="ACTION", required=True)
 
     def leaf(name: str, help_text: str, fn: Any) -> argparse.ArgumentParser:
@@ -38,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         leaf_parser.set_defaults(handler=run)
         return leaf_parser
 
-    leaf("add", "add files to a session (text, Markdown, HTML, PDF, DOCX)", _add) \
+    leaf("add", f"add files to a session ({formats})", _add) \
         .add_argument("files", nargs="+", metavar="FILE")
     leaf("list", "list a session's documents", _list)
     show = leaf("show", "show one document's details (and, with --text, its text)", _show)
@@ -54,18 +62,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_arguments(leaf("extract", "extract objects and relations from a document, with their sources", run_extract))
 
 
-def _max_bytes(args: argparse.Namespace) -> int:
+@contextmanager
+def _documents(args: argparse.Namespace) -> Iterator["DocumentsUseCase"]:
+    """The documents use case on the store the command opened (and the settings' size cap)."""
     from cks_desktop.commands.common import app_paths
-    from cks_desktop.documents.readers import max_file_bytes
+    from cks_desktop.commands.sessions_cmd import store_for
+    from cks_desktop.runtime.cases import UseCases
     from cks_desktop.settings import Settings
 
-    return max_file_bytes(Settings.load(app_paths(args).settings_file).data)
-
-
-def _documents(store: Any) -> Any:
-    from cks_desktop.documents.store import DocumentStore
-
-    return DocumentStore(store)
+    settings = Settings.load(app_paths(args).settings_file)
+    with store_for(args) as store:
+        yield UseCases(store, settings).documents
 
 
 def _doc_errors(fn: Any) -> Any:
@@ -82,33 +89,22 @@ def _doc_errors(fn: Any) -> Any:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-    from cks_desktop.documents.errors import UnreadableDocument
-    from cks_desktop.documents.readers import read_path
-
-    limit = _max_bytes(args)
-    with store_for(args) as store:
-        store.get_session(args.session)  # an unknown session is refused before any file is read
-        read, refused = [], []
-        for name in args.files:
-            try:
-                read.append(read_path(Path(name).expanduser(), limit))
-            except UnreadableDocument as exc:
-                refused.append({"file": name, "error": str(exc)})
-        result = _documents(store).add(args.session, read)
+    with _documents(args) as documents:
+        outcome = documents.add_files(args.session, args.files)
     if args.json:
-        print_json({"session_id": args.session, "added": [d.to_json() for d in result.added],
-                    "already": [d.to_json() for d in result.already], "refused": refused})
+        print_json({"session_id": args.session, "added": [d.to_json() for d in outcome.added],
+                    "already": [d.to_json() for d in outcome.already],
+                    "refused": [r.to_json() for r in outcome.refused]})
     else:
-        for doc in result.added:
+        for doc in outcome.added:
             print(f"Added {doc.name} ({_describe(doc)}) [{doc.id[:12]}]")
-        for doc in result.already:
+        for doc in outcome.already:
             print(f"Already in the session: {doc.name} [{doc.id[:12]}]")
-    for item in refused:
-        print(f"cks-desktop: {item['error']}", file=sys.stderr)
-    if refused and not (result.added or result.already):
+    for item in outcome.refused:
+        print(f"cks-desktop: {item.error}", file=sys.stderr)
+    if outcome.refused and outcome.nothing_added:
         return EXIT_USAGE
-    return EXIT_TOOL_ERROR if refused else EXIT_OK
+    return EXIT_TOOL_ERROR if outcome.refused else EXIT_OK
 
 
 def _describe(doc: Any) -> str:
@@ -119,10 +115,8 @@ def _describe(doc: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-
-    with store_for(args) as store:
-        docs = _documents(store).list_documents(args.session)
+    with _documents(args) as documents:
+        docs = documents.list(args.session)
     if args.json:
         print_json({"session_id": args.session, "documents": [d.to_json() for d in docs]})
     elif not docs:
@@ -135,10 +129,8 @@ def _list(args: argparse.Namespace) -> int:
 
 @_doc_errors
 def _show(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-
-    with store_for(args) as store:
-        doc = _documents(store).get(args.session, args.ref)
+    with _documents(args) as documents:
+        doc = documents.open(args.session, args.ref)
     if args.json:
         print_json(doc.to_json(with_text=args.text))
         return EXIT_OK
@@ -152,13 +144,10 @@ def _show(args: argparse.Namespace) -> int:
 
 @_doc_errors
 def _remove(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-
     from cks_desktop.commands.sessions_cmd import CLI_ORIGIN
-    from cks_desktop.provenance.documents import remove_document
 
-    with store_for(args) as store:
-        removal = remove_document(store, args.session, args.ref, args.orphans, CLI_ORIGIN)
+    with _documents(args) as documents:
+        removal = documents.remove(args.session, args.ref, args.orphans, CLI_ORIGIN)
     if args.json:
         print_json({"session_id": args.session, **removal.to_json()})
     else:

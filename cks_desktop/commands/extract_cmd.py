@@ -34,8 +34,9 @@ from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.extraction.plan import Plan
-    from cks_desktop.extraction.runner import Context, Extraction, Progress
+    from cks_desktop.extraction.runner import Extraction, Progress
     from cks_desktop.graph.store import GraphStore
+    from cks_desktop.runtime.extraction import ExtractionUseCase
 
 ORIGIN = "extraction"
 SHOWN = 40
@@ -102,12 +103,12 @@ def _holder(args: argparse.Namespace) -> Any:
 
 
 async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
-    from cks_desktop.extraction.caps import cap_from
-    from cks_desktop.extraction.runner import Extraction, ExtractionStopped
-    from cks_desktop.llm.prices import PRICES_KEY
+    from cks_desktop.extraction.runner import ExtractionStopped
     from cks_desktop.llm.provider import ProviderError
+    from cks_desktop.runtime.cases import UseCases
 
     holder, settings = _holder(args)
+    extraction = UseCases(store, settings).extraction
     provider = None
     unready = "" if holder.configured else "no AI provider is chosen"  # why the cost is unknown (--estimate)
     try:
@@ -119,13 +120,9 @@ async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
                 if not args.estimate:
                     raise CliError(message) from None
                 unready = message  # an estimate still counts the parts and calls
-        prices = settings.data.get(PRICES_KEY) if isinstance(settings.data.get(PRICES_KEY), dict) else None
-        cap = cap_from(settings.data)  # Settings → Chat & agent → Extracting documents, unless given here
-        max_calls = args.max_calls if args.max_calls is not None else cap.max_calls
-        max_cost = args.max_cost if args.max_cost is not None else cap.max_cost_usd
-        ex = Extraction(store, args.session, doc, provider, guidance=args.guidance, max_calls=max_calls,
-                        max_cost_usd=max_cost, prices=prices,
-                        on_progress=None if args.json else _progress_printer())
+        # the person's prices, and the cap of Settings → Chat & agent → Extracting documents unless given here
+        ex = extraction.start(args.session, doc, provider, guidance=args.guidance, max_calls=args.max_calls,
+                              max_cost_usd=args.max_cost, on_progress=None if args.json else _progress_printer())
         estimate = await asyncio.to_thread(ex.estimate)
         if args.estimate:
             return _print_estimate(args, doc, estimate, unready)
@@ -143,7 +140,7 @@ async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
         finally:
             if not args.json and sys.stderr.isatty():
                 sys.stderr.write("\n" if ex.progress.chunks_done else "")
-        return await _finish(store, args, ex, plan)
+        return await _finish(extraction, args, ex, plan)
     finally:
         await holder.aclose()
 
@@ -224,7 +221,7 @@ def _confirm(args: argparse.Namespace, what: str) -> None:
         raise CliError("Nothing was written.", EXIT_TOOL_ERROR)
 
 
-async def _finish(store: "GraphStore", args: argparse.Namespace, ex: "Extraction", plan: "Plan") -> int:
+async def _finish(extraction: "ExtractionUseCase", args: argparse.Namespace, ex: "Extraction", plan: "Plan") -> int:
     failed = bool(ex.progress.failed_chunks)
     if args.review_file:
         Path(args.review_file).expanduser().write_text(json.dumps(plan.to_json(), ensure_ascii=False, indent=1),
@@ -242,16 +239,9 @@ async def _finish(store: "GraphStore", args: argparse.Namespace, ex: "Extraction
     if not args.json:
         _print_plan(plan)
     _confirm(args, _describe(plan))
-    assert ex.context is not None
-    results = await asyncio.to_thread(_apply, store, plan, ex.context, args.per_chunk)
+    results = await asyncio.to_thread(extraction.apply, ex, plan, ORIGIN, per_part=args.per_chunk)
     _report(args, plan, results, ex.progress.to_json())
     return EXIT_TOOL_ERROR if failed else EXIT_OK
-
-
-def _apply(store: "GraphStore", plan: "Plan", context: "Context", per_chunk: bool) -> list[Any]:
-    from cks_desktop.extraction.runner import apply_plan
-
-    return apply_plan(store, plan, context, ORIGIN, per_chunk=per_chunk)
 
 
 def _report(args: argparse.Namespace, plan: "Plan", results: list[Any], progress: dict[str, Any] | None) -> None:
@@ -285,7 +275,8 @@ def _splits(plan: "Plan") -> list[tuple[str, str]]:
 
 def _apply_review(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
     from cks_desktop.extraction.plan import Plan
-    from cks_desktop.extraction.runner import load_context
+    from cks_desktop.runtime.cases import UseCases
+    from cks_desktop.settings import Settings
 
     path = Path(args.apply_review).expanduser()
     try:
@@ -300,19 +291,15 @@ def _apply_review(store: "GraphStore", args: argparse.Namespace, doc: Any) -> in
         raise CliError(f"The review file {path} {exc}.", EXIT_USAGE) from None
     if plan.session_id != args.session or plan.document_id != doc.id:
         raise CliError(f"The review file {path} is for another session or document.", EXIT_USAGE)
+    extraction = UseCases(store, Settings.load(app_paths(args).settings_file)).extraction
     splits = _splits(plan)
     if splits:
-        from cks_desktop.extraction.cache import ExtractionCache
-
-        cache = ExtractionCache(store, args.session)
-        for a, b in splits:
-            cache.mark_distinct(a, b)
+        extraction.mark_distinct(args.session, splits)
         print(f"Recorded {counted(len(splits), 'pair')} as different things; nothing was written. Plan again "
               f"(free, from the cache): cks-desktop documents extract --session {args.session} {args.ref} "
               f"--review-file {args.apply_review}")
         return EXIT_OK
     _confirm(args, _describe(plan))
-    context = load_context(store, args.session)
-    results = _apply(store, plan, context, False)
+    results = extraction.apply_reviewed(plan, ORIGIN)
     _report(args, plan, results, None)
     return EXIT_OK

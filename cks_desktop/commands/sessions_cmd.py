@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import CliError, EXIT_USAGE, add_json_flag, open_store, print_json
 from cks_desktop.plural import counted, noun
+from cks_desktop.runtime.graph_io import EXPORT_FORMATS, IMPORT_FORMATS
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
 
-EXPORT_FORMATS = ("json", "graphml", "markdown", "mermaid", "memory-jsonl")
-IMPORT_FORMATS = ("json", "graphml", "memory-jsonl")
 ON_CONFLICT = ("skip", "merge", "rename", "error")  # the same as graph/formats/conflicts.py (a test checks)
 CLI_ORIGIN = "cli"
 LATEST = 10
@@ -193,14 +192,13 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _spent(args: argparse.Namespace, store: Any, session_id: str) -> tuple[Any, int]:
-    """The session's chat tokens and cost (issue 16): its summed usage rows, priced with the settings'."""
+    """The session's chat tokens and cost its summed usage rows, priced with the settings'."""
     from cks_desktop.agent import usage
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.commands.common import app_paths
-    from cks_desktop.llm.prices import overrides_in
-    from cks_desktop.settings import Settings
+    from cks_desktop.settings import Agent, Settings
 
-    prices = overrides_in(Settings.load(app_paths(args).settings_file).data)
+    prices = Settings.load(app_paths(args).settings_file).section(Agent).prices
     items = usage.answers(TranscriptStore.for_store(store), session_id, prices)
     return usage.session_total(items), len(items)
 
@@ -238,25 +236,23 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from cks_desktop.settings import atomic_write_text
+    from cks_desktop.runtime.graph_io import GraphIOUseCase
 
+    target = Path(args.output).expanduser() if args.output else None
     with store_for(args) as store:
-        if args.format == "json":  # the session's documents travel with its graph (documents/exchange.py)
-            from cks_desktop.documents.exchange import export_json
-
-            data = export_json(store, args.session_id)
+        graph_io = GraphIOUseCase(store)  # json carries the documents (runtime/graph_io.py)
+        if target is None:
+            data = graph_io.export_text(args.session_id, args.format)
         else:
-            data = store.export(args.session_id, args.format)
-    if args.output:
-        target = Path(args.output).expanduser()
-        try:
-            atomic_write_text(target, data)
-        except OSError as exc:
-            from cks_desktop.diskfull import disk_full_sentence, is_disk_full
+            try:
+                data = graph_io.export_file(args.session_id, args.format, target)
+            except OSError as exc:
+                from cks_desktop.diskfull import disk_full_sentence, is_disk_full
 
-            if is_disk_full(exc, target):
-                raise CliError(disk_full_sentence(target)) from None
-            raise CliError(f"Cannot write {target}: {exc.strerror or exc}.") from None
+                if is_disk_full(exc, target):
+                    raise CliError(disk_full_sentence(target)) from None
+                raise CliError(f"Cannot write {target}: {exc.strerror or exc}.") from None
+    if target is not None:
         if args.json:
             print_json({"session_id": args.session_id, "format": args.format, "output": str(target),
                         "characters": len(data)})
@@ -283,16 +279,12 @@ def _read_input(name: str) -> str:
 
 def _import(args: argparse.Namespace) -> int:
     text = _read_input(args.file)
-    with store_for(args) as store:
-        store.get_session(args.session_id)
-        documents = 0
-        if args.format == "json":  # with the documents section, if any (documents/exchange.py)
-            from cks_desktop.documents.exchange import import_json
+    from cks_desktop.runtime.graph_io import GraphIOUseCase
 
-            result, documents = import_json(store, args.session_id, text, CLI_ORIGIN, on_conflict=args.on_conflict)
-        else:
-            result = store.import_data(args.session_id, args.format, text, CLI_ORIGIN,
-                                       on_conflict=args.on_conflict)
+    with store_for(args) as store:  # json brings its documents back too (runtime/graph_io.py)
+        imported = GraphIOUseCase(store).import_text(args.session_id, args.format, text, CLI_ORIGIN,
+                                                     on_conflict=args.on_conflict)
+    result, documents = imported.result, imported.documents_added
     change_id = result.change.id if result.change else None
     if args.json:
         print_json({"session_id": args.session_id, "change_id": change_id, "summary": result.summary,

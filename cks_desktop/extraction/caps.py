@@ -9,17 +9,17 @@ each absent or null for "no cap":
 - ``cks-desktop documents extract`` uses them when ``--max-calls``/``--max-cost`` are not given:
   a run whose estimate is over is refused before any call, one whose real cost crosses is stopped.
 
-Kept Qt-free and tiny so both sides read the same keys the same way."""
+Kept Qt-free and tiny so both sides read the same section the same way (``runtime.extraction``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-SECTION = "extraction"
-CALLS_KEY = "max_calls"
-COST_KEY = "max_cost_usd"
-MAX_CALLS_LIMIT = 1_000_000
+from cks_desktop.settings.sections import MAX_CALLS_LIMIT, MAX_COST_CAP
+
+if TYPE_CHECKING:
+    from cks_desktop.settings import Extraction as ExtractionSettings
 
 
 @dataclass(frozen=True)
@@ -42,17 +42,14 @@ class Cap:
         return out
 
 
-def cap_from(settings_data: dict[str, Any] | None) -> Cap:
-    """The cap in the settings (a malformed value counts as no cap: the page validates on Save)."""
-    section = (settings_data or {}).get(SECTION)
-    if not isinstance(section, dict):
-        return Cap()
-    calls, cost = section.get(CALLS_KEY), section.get(COST_KEY)
-    max_calls = calls if isinstance(calls, int) and not isinstance(calls, bool) and \
-        0 <= calls <= MAX_CALLS_LIMIT else None
-    max_cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and \
-        0 <= cost < 1e9 else None
-    return Cap(max_calls, max_cost)
+def cap_of(section: "ExtractionSettings") -> Cap:
+    """The cap the settings' ``extraction`` section holds (its values were checked on reading)."""
+    return Cap(section.max_calls, section.max_cost_usd)
+
+
+def with_cap(section: "ExtractionSettings", cap: Cap) -> "ExtractionSettings":
+    """``section`` holding ``cap`` (an unset part is removed from the file, not stored as null)."""
+    return replace(section, max_calls=cap.max_calls, max_cost_usd=cap.max_cost_usd)
 
 
 def parse_calls(text: str) -> int | None:
@@ -74,18 +71,6 @@ def parse_cost(text: str) -> float | None:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not (0 <= value < 1e9):
+    if not (0 <= value < MAX_COST_CAP):
         raise ValueError("The cost cap must be an amount in US dollars such as 0.50, or empty for none.")
     return value
-
-
-def store_cap(settings_data: dict[str, Any], cap: Cap) -> None:
-    """Write ``cap`` into the settings (an unset part is removed, not stored as null)."""
-    section = settings_data.get(SECTION)
-    if not isinstance(section, dict):
-        section = settings_data[SECTION] = {}
-    for key, value in ((CALLS_KEY, cap.max_calls), (COST_KEY, cap.max_cost_usd)):
-        if value is None:
-            section.pop(key, None)
-        else:
-            section[key] = value

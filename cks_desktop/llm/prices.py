@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PRICES_KEY = "agent.prices"
-MAX_PRICE = 10_000.0  # USD per million tokens; anything above is a typo, not a price
+from cks_desktop.settings.sections import MAX_PRICE
+
 _FIELDS = ("input", "output", "cached_input", "cache_write")
 
 
@@ -105,23 +105,6 @@ def _price_from(key: str, value: Any) -> Price | None:
         return check_price(key, value)
     except PriceError:
         return None
-
-
-def overrides_in(settings_data: Mapping[str, Any]) -> dict[str, Any]:
-    """``agent.prices`` of a settings file's data (``Settings.data``), or {} when absent or not a table."""
-    agent = settings_data.get("agent")
-    prices = agent.get("prices") if isinstance(agent, Mapping) else None
-    return dict(prices) if isinstance(prices, Mapping) else {}
-
-
-def valid_overrides(settings_data: Mapping[str, Any]) -> dict[str, Price]:
-    """The valid entries of ``agent.prices`` (an invalid one is left out, so the table's price applies)."""
-    out: dict[str, Price] = {}
-    for key, value in overrides_in(settings_data).items():
-        price = _price_from(str(key), value)
-        if price is not None:
-            out[str(key)] = price
-    return out
 
 
 def price_for(model: str, overrides: Mapping[str, Any] | None = None, provider: str = "") -> Price | None:

@@ -4,6 +4,8 @@ Reading runs on a worker thread (a PDF of hundreds of pages takes seconds; the e
 waits on it); the store writes all readable files of one request in one transaction. Each file
 that cannot be read is named with its one sentence in a message box opened with ``open()``
 (never ``exec()``); the others are added. The file dialog is window-modal, also ``open()``ed.
+The flow itself is the documents use case (``runtime/documents.py``); its filter lists the formats
+the reader registry has.
 """
 
 from __future__ import annotations
@@ -23,17 +25,15 @@ from cks_desktop.ui.text import plain_tooltip
 from cks_desktop.ui.dialogs import run_dialog
 
 if TYPE_CHECKING:
-    from cks_desktop.documents.store import AddResult
+    from cks_desktop.runtime.documents import AddOutcome
     from cks_desktop.ui.main_window import MainWindow
-
-FILTER = "Documents (*.txt *.md *.markdown *.html *.htm *.pdf *.docx)"
 
 
 class DocumentIntake(QObject):
     """The window's way in for documents; one per window."""
 
     dialogOpened = Signal(object)  # the file dialog or the problems box, once open
-    added = Signal(object, object)  # (AddResult, list of refusal sentences)
+    added = Signal(object, object)  # (AddOutcome, list of refusal sentences)
     failed = Signal(str)
 
     def __init__(self, window: "MainWindow") -> None:
@@ -82,7 +82,7 @@ class DocumentIntake(QObject):
     async def _run(self, dialog: QDialog) -> int:
         return await run_dialog(dialog, self.dialogOpened.emit)
 
-    async def add_via_dialog(self) -> "AddResult | None":
+    async def add_via_dialog(self) -> "AddOutcome | None":
         if not self.window.current_session:
             self._fail("Open a session first.")
             return None
@@ -90,7 +90,7 @@ class DocumentIntake(QObject):
         dialog.setObjectName("addDocumentsFileDialog")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
-        dialog.setNameFilters([FILTER, "All files (*)"])
+        dialog.setNameFilters([self.window.services.documents.file_filter(), "All files (*)"])
         try:
             if not await self._run(dialog) or not dialog.selectedFiles():
                 return None
@@ -99,35 +99,22 @@ class DocumentIntake(QObject):
             dialog.deleteLater()
         return await self.add_paths(paths)
 
-    async def add_paths(self, paths: list[Path]) -> "AddResult | None":
+    async def add_paths(self, paths: list[Path]) -> "AddOutcome | None":
         """Read ``paths`` on a worker, add the readable ones (one transaction), report the rest."""
-        from cks_desktop.documents.errors import UnreadableDocument
-        from cks_desktop.documents.readers import max_file_bytes, read_path
-        from cks_desktop.documents.store import DocumentStore
         from cks_desktop.graph.errors import StoreError
 
         sid = self.window.current_session
         if not sid:
             self._fail("Open a session first.")
             return None
-        store = self.window.services.store
-        limit = max_file_bytes(self.window.services.settings.data)
-
-        def work() -> tuple["AddResult", list[str]]:
-            read, refused = [], []
-            for path in paths:
-                try:
-                    read.append(read_path(path, limit))
-                except UnreadableDocument as exc:
-                    refused.append(str(exc))
-            return DocumentStore(store).add(sid, read), refused
-
+        documents = self.window.services.documents
         self._say(f"Reading {counted(len(paths), 'file')}…")
         try:
-            result, refused = await asyncio.to_thread(work)
+            result = await asyncio.to_thread(documents.add_files, sid, paths)
         except StoreError as exc:
             self._fail(f"Nothing was added: {exc}")
             return None
+        refused = [r.error for r in result.refused]
         parts = []
         if result.added:
             parts.append(f"Added {counted(len(result.added), 'document')}")

@@ -35,13 +35,12 @@ from cks_desktop.ui.text import plain_tooltip
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
     from cks_desktop.provenance.documents import OrphanChoice, Removal
+    from cks_desktop.runtime.documents import DocumentsUseCase
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Name", "Type", "Pages", "Size", "Added")
 HIDE_ORDER = (4, 2, 1, 3)  # the columns that give way to Name in a narrow panel, first to last
 NAME_CHARS = 22  # what Name keeps room for before another column hides
-_TYPES = {"text/plain": "Text", "text/markdown": "Markdown", "text/html": "HTML", "application/pdf": "PDF",
-          "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word"}
 
 
 def size_text(size: int) -> str:
@@ -69,11 +68,12 @@ class DocumentsPanel(QWidget):
     reloaded = Signal()  # the list was read again
     _documents_changed = Signal(str)  # from the documents store's listener, on any thread
 
-    def __init__(self, store: Any, spawn: Any, add_action: QAction | None = None,
+    def __init__(self, documents: "DocumentsUseCase", spawn: Any, add_action: QAction | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("documentsPanel")
-        self.store = store
+        self.documents_use = documents  # runtime/documents.py: list, remove (the window's one add flow is ui/documents.py)
+        self.store = documents.store
         self.spawn = spawn
         self.session_id = ""
         self.documents: list["Document"] = []
@@ -129,10 +129,8 @@ class DocumentsPanel(QWidget):
         lay.addLayout(second)
         lay.addWidget(self.status)
         self._documents_changed.connect(self._store_changed)
-        from cks_desktop.documents.store import subscribe
-
-        self._unsubscribe = subscribe(self._heard)
-        self._unsubscribe_feed = store.subscribe(self._heard_store)  # other processes (graph/feed.py)
+        self._unsubscribe = documents.subscribe(self._heard)
+        self._unsubscribe_feed = self.store.subscribe(self._heard_store)  # other processes (graph/feed.py)
         self.destroyed.connect(lambda *_: (self._unsubscribe(), self._unsubscribe_feed()))
         self._update_buttons()
 
@@ -213,7 +211,6 @@ class DocumentsPanel(QWidget):
 
     async def reload(self) -> None:
         """Read the session's documents on a worker thread and show them."""
-        from cks_desktop.documents.store import DocumentStore
         from cks_desktop.graph.errors import StoreError
 
         self._gen += 1
@@ -221,7 +218,7 @@ class DocumentsPanel(QWidget):
         docs: list["Document"] = []
         if sid:
             try:
-                docs = await asyncio.to_thread(DocumentStore(self.store).list_documents, sid)
+                docs = await asyncio.to_thread(self.documents_use.list, sid)
             except StoreError as exc:  # the session went meanwhile
                 self.status.setText(str(exc))
         if gen != self._gen:
@@ -232,7 +229,7 @@ class DocumentsPanel(QWidget):
         for doc in docs:
             row = self.table.rowCount()
             self.table.insertRow(row)
-            values = (doc.name, _TYPES.get(doc.media_type, doc.media_type), str(doc.pages) if doc.pages else "—",
+            values = (doc.name, self.documents_use.type_name(doc.media_type), str(doc.pages) if doc.pages else "—",
                       size_text(doc.size), added_text(doc.added_at))
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
@@ -297,13 +294,13 @@ class DocumentsPanel(QWidget):
         """Ask (naming what would lose its last source), then remove the selected document."""
         from cks_desktop.documents.errors import DocumentError
         from cks_desktop.graph.errors import StoreError
-        from cks_desktop.provenance.documents import orphan_words, preview_removal, remove_document
+        from cks_desktop.provenance.documents import orphan_words
 
         doc, sid = self.selected(), self.session_id
         if doc is None or not sid:
             return None
         try:
-            _doc, orphans = await asyncio.to_thread(preview_removal, self.store, sid, doc.id)
+            _doc, orphans = await asyncio.to_thread(self.documents_use.preview_removal, sid, doc.id)
         except (DocumentError, StoreError) as exc:
             self.status.setText(str(exc))
             return None
@@ -336,7 +333,7 @@ class DocumentsPanel(QWidget):
             return None
         choice: "OrphanChoice" = "remove" if (clicked is remove and keep is not None) else "keep"
         try:
-            removal = await asyncio.to_thread(remove_document, self.store, sid, doc.id, choice, "user")
+            removal = await asyncio.to_thread(self.documents_use.remove, sid, doc.id, choice, "user")
         except (DocumentError, StoreError) as exc:
             self.status.setText(f"Nothing was removed: {exc}")
             return None

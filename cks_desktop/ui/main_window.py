@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QUrl, Qt, Signal
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
 from cks_desktop import APP_NAME, __version__
 from cks_desktop.runtime import AppServices
+from cks_desktop.settings import Ui
 from cks_desktop.ui import theme
 from cks_desktop.ui.approval.approver import GuiApprover
 from cks_desktop.ui.approval.dialog import dialog_presenter
@@ -102,7 +104,7 @@ class MainWindow(QMainWindow):
         # right, a tab beside the chat (hidden until View → Documents): the session's documents (issue 17)
         from cks_desktop.ui.documents_panel import DocumentsPanel
 
-        self.documents_panel = DocumentsPanel(services.store, self.tasks.spawn)
+        self.documents_panel = DocumentsPanel(services.documents, self.tasks.spawn)
         self.documents_dock = self._dock("Documents", "documentsDock", self.documents_panel,
                                          Qt.DockWidgetArea.RightDockWidgetArea)
         self.tabifyDockWidget(self.chat_dock, self.documents_dock)
@@ -300,7 +302,7 @@ class MainWindow(QMainWindow):
     def _open_initial_session(self) -> None:
         if not self.sessions.sessions:  # a first start: a session to work in right away
             self.sessions.create(FIRST_SESSION)
-        last = str(self.services.settings.data["ui"].get("last_session") or "")
+        last = self._ui().last_session
         self.sidebar.select(last if self.sessions.get(last) else self.sessions.sessions[0].id)
 
     def controller_for(self, session_id: str) -> ChatController:
@@ -317,7 +319,7 @@ class MainWindow(QMainWindow):
         self.documents_panel.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
         if session_id:
-            self.services.settings.data["ui"]["last_session"] = session_id
+            self._set_ui(last_session=session_id)
         if self.sidebar.current_id != session_id and session_id:
             self.sidebar.select(session_id)
         self._update_title()
@@ -521,18 +523,24 @@ class MainWindow(QMainWindow):
         if dialog is not None:
             dialog.mcp_page.refresh()
 
+    def _ui(self) -> Ui:
+        return self.services.settings.section(Ui)
+
+    def _set_ui(self, **choices: Any) -> None:
+        """Keep the window's choices in the settings (saved with the layout, or by the caller)."""
+        self.services.settings.set_section(replace(self._ui(), **choices))
+
     def _apply_ui_settings(self) -> None:
-        ui = self.services.settings.data["ui"]
-        self.chat_panel.composer.input.set_enter_sends(bool(ui.get("enter_sends", True)))
+        self.chat_panel.composer.input.set_enter_sends(self._ui().enter_sends)
         self.theme_menu.sync_from_settings()
 
     # -- layout memory ------------------------------------------------------------
     def _restore_layout(self) -> None:
-        ui = self.services.settings.data["ui"]
+        ui = self._ui()
         restored = False
-        for key, restore in (("geometry", self.restoreGeometry), ("window_state", self.restoreState)):
-            value = ui.get(key)
-            if isinstance(value, str) and value:
+        for key, value, restore in (("geometry", ui.geometry, self.restoreGeometry),
+                                    ("window_state", ui.window_state, self.restoreState)):
+            if value:
                 try:
                     restored = bool(restore(QByteArray(base64.b64decode(value)))) or restored
                 except (ValueError, TypeError):
@@ -540,7 +548,7 @@ class MainWindow(QMainWindow):
         if not restored:
             self.resize(1280, 800)
         self.apply_dock_split(force=not restored)
-        if ui.get("sessions_folded"):
+        if ui.sessions_folded:
             self.sidebar.set_folded(True)
 
     def apply_dock_split(self, *, force: bool = False) -> bool:
@@ -577,7 +585,7 @@ class MainWindow(QMainWindow):
 
     def _sessions_folded(self, folded: bool) -> None:
         """Fold the sessions dock to the rail (no title bar: it would not fit) or give it its width back."""
-        self.services.settings.data["ui"]["sessions_folded"] = folded
+        self._set_ui(sessions_folded=folded)
         if folded:
             self._unfolded_width = self.sessions_dock.width()
             self.sessions_dock.setTitleBarWidget(QWidget())
@@ -593,9 +601,8 @@ class MainWindow(QMainWindow):
                              Qt.Orientation.Horizontal)
 
     def save_layout(self) -> None:
-        ui = self.services.settings.data["ui"]
-        ui["geometry"] = base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii")
-        ui["window_state"] = base64.b64encode(bytes(self.saveState().data())).decode("ascii")
+        self._set_ui(geometry=base64.b64encode(bytes(self.saveGeometry().data())).decode("ascii"),
+                     window_state=base64.b64encode(bytes(self.saveState().data())).decode("ascii"))
         try:
             self.services.settings.save()
         except OSError as exc:

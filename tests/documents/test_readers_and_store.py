@@ -13,7 +13,8 @@ import pytest
 
 from cks_desktop.documents.errors import DocumentError, UnreadableDocument
 from cks_desktop.documents.exchange import export_json, import_json
-from cks_desktop.documents.readers import DOCX, HTML, MARKDOWN, PDF, TEXT, max_file_bytes, read_path
+from cks_desktop.documents.readers import DOCX, HTML, MARKDOWN, PDF, TEXT, read_path
+from cks_desktop.settings import Documents, Settings
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.schema import schema_version
@@ -121,10 +122,11 @@ def test_the_size_cap_is_checked_before_reading(tmp_path: Path) -> None:
         handle.truncate(500 * MB)
     started = time.perf_counter()
     with pytest.raises(UnreadableDocument, match=r"huge.txt is 500.0 MB, larger than the 100.0 MB"):
-        read_path(sparse, max_file_bytes({}))
+        read_path(sparse, Documents().max_file_bytes)
     assert time.perf_counter() - started < 1.0
-    assert max_file_bytes({"documents": {"max_file_mb": 2}}) == 2 * MB
-    assert max_file_bytes({"documents": {"max_file_mb": "lots"}}) == 100 * MB
+    assert Settings(tmp_path / "s.json", {"documents": {"max_file_mb": 2}}).section(Documents).max_file_bytes == 2 * MB
+    odd = Settings(tmp_path / "s.json", {"documents": {"max_file_mb": "lots"}})
+    assert odd.section(Documents).max_file_bytes == 100 * MB and "documents.max_file_mb" in (odd.problem or "")
 
 
 def test_store_dedups_by_content_and_adds_in_one_transaction(store: GraphStore, tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
-from cks_desktop.extraction.caps import cap_from
+from cks_desktop.extraction.caps import cap_of
+from cks_desktop.settings import Extraction as ExtractionSettings
 from cks_desktop.ui.extraction.review import ReviewDialog
 from tests.extraction.gold_fake import GoldModel, Noise
 from tests.extraction.world import make_world, render_world
@@ -141,21 +142,22 @@ def test_the_cap_is_set_in_chat_and_agent_settings(qtbot, tmp_path: Path) -> Non
     page.save(settings)
     settings.save()
     again = Settings.load(tmp_path / "settings.json")
-    assert cap_from(again.data).max_calls == 200 and cap_from(again.data).max_cost_usd == 0.5
+    cap = cap_of(again.section(ExtractionSettings))
+    assert cap.max_calls == 200 and cap.max_cost_usd == 0.5
     page2 = AgentPage(again, build_registry(None))
     qtbot.addWidget(page2)
     assert page2.extraction_cap.cost.text() == "0.5" and page2.extraction_cap.calls.text() == "200"
     page2.extraction_cap.cost.setText("")
     page2.extraction_cap.calls.setText("")
     page2.save(again)
-    assert "max_calls" not in again.data.get("extraction", {}) and not cap_from(again.data).is_set
+    assert "max_calls" not in again.data.get("extraction", {}) and not cap_of(again.section(ExtractionSettings)).is_set
 
 
 def test_the_review_size_and_part_by_part_writing_are_set_in_chat_and_agent_settings(qtbot, tmp_path: Path) -> None:
-    """Review before writing is the default above a size the person sets (issue 17): a field, not a hidden key."""
+    """Review before writing is the default above a size the person sets: a field, not a hidden key."""
     from cks_desktop.settings import Settings
     from cks_desktop.tools.builtin import build_registry
-    from cks_desktop.ui.extraction.controller import REVIEW_OVER_CHARS, per_chunk, review_threshold
+    from cks_desktop.settings.sections import REVIEW_OVER_CHARS
     from cks_desktop.ui.settings.agent_page import AgentPage
 
     settings = Settings.load(tmp_path / "settings.json")
@@ -170,7 +172,8 @@ def test_the_review_size_and_part_by_part_writing_are_set_in_chat_and_agent_sett
     page.save(settings)
     settings.save()
     again = Settings.load(tmp_path / "settings.json")
-    assert review_threshold(again.data) == 5_000 and per_chunk(again.data)
+    section = again.section(ExtractionSettings)
+    assert section.review_over_chars == 5_000 and section.write_per_chunk
     page2 = AgentPage(again, build_registry(None))
     qtbot.addWidget(page2)
     assert page2.extraction_cap.review_over.value() == 5_000 and page2.extraction_cap.per_chunk.isChecked()

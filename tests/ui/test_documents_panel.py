@@ -125,7 +125,7 @@ async def test_extract_knowledge_is_a_hook_for_the_extraction_pipeline(qtbot, ho
     async with open_window(home) as window:
         window.sidebar.create_session()
         sid = window.current_session
-        panel = DocumentsPanel(window.services.store, window.tasks.spawn)  # one nothing is connected to yet
+        panel = DocumentsPanel(window.services.documents, window.tasks.spawn)  # one nothing is connected to yet
         qtbot.addWidget(panel)
         panel.set_session(sid)
         doc = DocumentStore(window.services.store).add(sid, [read_path(tmp_path / "notes.txt", 10**6)]).added[0]

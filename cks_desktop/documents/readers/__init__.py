@@ -7,7 +7,7 @@ extension; an unknown extension is read as plain text only if it decodes as text
 an ``UnreadableDocument`` whose message is one sentence naming the file: nothing the person sees is
 a traceback.
 
-The size cap (Settings key ``documents.max_file_mb``, default 100) is checked on the file's
+The size cap (``settings.Documents.max_file_bytes``, the caller passes it) is checked on the file's
 size BEFORE any byte is read, and again on what was read (a file growing while read).
 """
 
@@ -16,25 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import ReadDocument
 from cks_desktop.documents.readers import registry
 
-DEFAULT_MAX_FILE_MB = 100
-
 TEXT, MARKDOWN, HTML = "text/plain", "text/markdown", "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-
-def max_file_bytes(settings_data: dict[str, Any] | None) -> int:
-    """The size cap from the settings' ``documents.max_file_mb`` (a positive number), else 100 MB."""
-    section = (settings_data or {}).get("documents")
-    value = section.get("max_file_mb") if isinstance(section, dict) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return int(value * 1024 * 1024)
-    return DEFAULT_MAX_FILE_MB * 1024 * 1024
 
 
 def _megabytes(n: int) -> str:

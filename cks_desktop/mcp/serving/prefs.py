@@ -5,45 +5,34 @@
         "approval": "host" | "app"        # who asks before a call the app would ask about
     }
 
-The section is read and written through these functions only, so the window, the CLI and
-a running server agree on what "shared" means. The settings file is merged key by key on
-save (``settings.py``), so two processes sharing different sessions at once both win.
+The section (``settings.Sharing``) is read and written through these functions only, so the
+window, the CLI and a running server agree on what "shared" means. The settings file is merged
+key by key on save, so two processes sharing different sessions at once both win.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal, cast
+
+from cks_desktop.settings import Sharing
+from cks_desktop.settings.sections import SHARE_APPROVALS
 
 if TYPE_CHECKING:
     from cks_desktop.settings import Settings
 
-SECTION = "mcp_serve"
 ApprovalMode = Literal["host", "app"]
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("host", "app")
+APPROVAL_MODES = cast("tuple[ApprovalMode, ...]", SHARE_APPROVALS)
 DEFAULT_APPROVAL: ApprovalMode = "host"
-
-
-def _section(settings: "Settings", *, create: bool = False) -> dict[str, Any]:
-    section = settings.data.get(SECTION)
-    if isinstance(section, dict):
-        return section
-    if not create:
-        return {}
-    fresh: dict[str, Any] = {}
-    settings.data[SECTION] = fresh
-    return fresh
 
 
 def shared_sessions(settings: "Settings") -> list[str]:
     """The ids of the sessions the person shared with other apps, in the order they shared them."""
-    value = _section(settings).get("shared_sessions")
-    if not isinstance(value, list):
-        return []
-    seen: list[str] = []
-    for item in value:
-        if isinstance(item, str) and item and item not in seen:
-            seen.append(item)
-    return seen
+    return list(dict.fromkeys(s for s in settings.section(Sharing).shared_sessions if s))
+
+
+def _set_shared(settings: "Settings", sessions: list[str]) -> None:
+    settings.set_section(replace(settings.section(Sharing), shared_sessions=tuple(sessions)))
 
 
 def share(settings: "Settings", session_id: str) -> bool:
@@ -51,7 +40,7 @@ def share(settings: "Settings", session_id: str) -> bool:
     current = shared_sessions(settings)
     if session_id in current:
         return False
-    _section(settings, create=True)["shared_sessions"] = [*current, session_id]
+    _set_shared(settings, [*current, session_id])
     return True
 
 
@@ -60,17 +49,16 @@ def unshare(settings: "Settings", session_id: str) -> bool:
     current = shared_sessions(settings)
     if session_id not in current:
         return False
-    _section(settings, create=True)["shared_sessions"] = [s for s in current if s != session_id]
+    _set_shared(settings, [s for s in current if s != session_id])
     return True
 
 
 def approval_mode(settings: "Settings") -> ApprovalMode:
     """``host``: the MCP host asks its user (the default); ``app``: this app asks too."""
-    value = _section(settings).get("approval")
-    return value if value in APPROVAL_MODES else DEFAULT_APPROVAL
+    return "app" if settings.section(Sharing).approval == "app" else DEFAULT_APPROVAL
 
 
 def set_approval_mode(settings: "Settings", mode: ApprovalMode) -> None:
     if mode not in APPROVAL_MODES:
         raise ValueError(f"approval must be one of {', '.join(APPROVAL_MODES)}")
-    _section(settings, create=True)["approval"] = mode
+    settings.set_section(replace(settings.section(Sharing), approval=mode))

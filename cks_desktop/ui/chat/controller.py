@@ -100,12 +100,12 @@ class ChatController:
         """Tokens and cost on each exchange's answer and for the session, from the saved usage rows
         (a small read of one session's rows); a failure leaves the chat without the numbers."""
         from cks_desktop.agent import usage
-        from cks_desktop.llm.prices import overrides_in
+        from cks_desktop.settings import Agent
         from cks_desktop.ui.chat import usage_marks
 
         try:
             transcripts = self.assistant.transcripts
-            answers = usage.answers(transcripts, self.session_id, overrides_in(self.assistant.settings.data))
+            answers = usage.answers(transcripts, self.session_id, self.assistant.settings.section(Agent).prices)
             rows = history if history is not None else transcripts.history(self.session_id)
             usage_marks.apply(self.model, answers, usage.exchanges(answers, rows))
         except Exception:

@@ -19,8 +19,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit,
                                QVBoxLayout, QWidget)
 
-from cks_desktop.agent.session_settings import (MAX_TOKENS_RANGE, REASONING_BUDGET_RANGE, TEMPERATURE_RANGE,
-                                                SessionSettingsError, SessionSettingsStore, default_params)
+from cks_desktop.agent.session_settings import SessionSettingsError, SessionSettingsStore, default_params
+from cks_desktop.settings.sections import MAX_TOKENS_RANGE, REASONING_BUDGET_RANGE, TEMPERATURE_RANGE
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 

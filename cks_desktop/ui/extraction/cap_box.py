@@ -6,10 +6,12 @@ shows and validates them (``errors()`` before Save, one sentence each)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit, QSpinBox, QWidget
 
-from cks_desktop.extraction.caps import Cap, cap_from, parse_calls, parse_cost, store_cap
-from cks_desktop.settings import Settings
+from cks_desktop.extraction.caps import Cap, cap_of, parse_calls, parse_cost, with_cap
+from cks_desktop.settings import Extraction, Settings
 from cks_desktop.ui.settings.widgets import note_label
 from cks_desktop.ui.text import plain_tooltip
 
@@ -19,7 +21,8 @@ class ExtractionCapBox(QGroupBox):
         super().__init__("Extracting documents", parent)
         self.setObjectName("extractionCapBox")
         form = QFormLayout(self)
-        cap = cap_from(settings.data)
+        section = settings.section(Extraction)
+        cap = cap_of(section)
         self.cost = QLineEdit("" if cap.max_cost_usd is None else f"{cap.max_cost_usd:g}")
         self.cost.setObjectName("extractionMaxCost")
         self.cost.setPlaceholderText("no cap")
@@ -35,23 +38,21 @@ class ExtractionCapBox(QGroupBox):
         form.addRow(note_label("Under both, Extract knowledge starts without asking and stops if its real cost "
                                "crosses the cap. `cks-desktop documents extract` refuses a run over it unless "
                                "--max-calls/--max-cost say otherwise."))
-        from cks_desktop.ui.extraction.controller import per_chunk, review_threshold
-
-        # Issue 17: review before writing is the default above a size the person sets.
+        # review before writing is the default above a size the person sets
         self.review_over = QSpinBox()
         self.review_over.setObjectName("extractionReviewOver")
         self.review_over.setRange(0, 100_000_000)
         self.review_over.setSingleStep(5_000)
         self.review_over.setGroupSeparatorShown(True)
         self.review_over.setSuffix(" characters")
-        self.review_over.setValue(review_threshold(settings.data))
+        self.review_over.setValue(section.review_over_chars)
         self.review_over.setToolTip(plain_tooltip("A document longer than this opens the review panel before "
                                                   "anything is written; 0: always review. Whatever needs a look "
                                                   "(a quote not found) is always reviewed."))
         form.addRow("Review before writing documents over:", self.review_over)
         self.per_chunk = QCheckBox("Write a document that skips review part by part (one change per part)")
         self.per_chunk.setObjectName("extractionPerChunk")
-        self.per_chunk.setChecked(per_chunk(settings.data))
+        self.per_chunk.setChecked(section.write_per_chunk)
         self.per_chunk.setToolTip(plain_tooltip("Off: the whole document is one change, undone at once"))
         form.addRow(self.per_chunk)
 
@@ -69,12 +70,10 @@ class ExtractionCapBox(QGroupBox):
         return problems
 
     def save(self, settings: Settings) -> None:
+        section = replace(settings.section(Extraction), review_over_chars=self.review_over.value(),
+                          write_per_chunk=self.per_chunk.isChecked())
         try:
-            store_cap(settings.data, self.cap())
+            section = with_cap(section, self.cap())
         except ValueError:
             pass  # errors() said so before Save; an invalid field keeps the stored value
-        section = settings.data.get("extraction")
-        if not isinstance(section, dict):
-            section = settings.data["extraction"] = {}
-        section["review_over_chars"] = self.review_over.value()
-        section["write_per_chunk"] = self.per_chunk.isChecked()
+        settings.set_section(section)

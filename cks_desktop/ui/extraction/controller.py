@@ -4,15 +4,17 @@ The flow, for the Documents panel's "Extract knowledge":
 1. the document is read from the store on a worker thread; the chat's provider is used;
 2. the estimate (calls and cost, cached parts) is shown and the person says go (skipped when every
    part is already cached: it costs nothing, and when the estimate is within the cap of Settings →
-   Chat & agent → "Extracting documents", ``extraction.caps``: the run then stops if its real cost
+   Chat & agent → "Extracting documents": the run then stops if its real cost
    crosses the cap; an estimate over the cap says so, and going on runs it without the cap);
 3. the run goes on in the background (``asyncio``; the store's work is on worker threads), the
    status area shows its progress with Pause and Cancel;
-4. the review panel opens before writing when the document is longer than the Settings key
+4. the review panel opens before writing when the document is longer than the setting
    ``extraction.review_over_chars`` (default 20,000 characters) or something needs review (a
    quote not found); otherwise the plan is written directly. The write is ONE change (the history
    reverts it), applied on a worker thread — or, for a document written without review when the
-   Settings key ``extraction.write_per_chunk`` is true, one change per part.
+   setting ``extraction.write_per_chunk`` is true, one change per part.
+What the settings decide (prices, cap, review, per part) is the use case's
+(``runtime.extraction.ExtractionUseCase``), the same one ``documents extract`` calls.
 Only one extraction runs at a time per window. Every dialog is ``open()``ed, never ``exec()``ed.
 """
 
@@ -24,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from cks_desktop.extraction.caps import cap_from
 from cks_desktop.plural import counted
 from cks_desktop.ui.dialogs import run_dialog
 from cks_desktop.ui.extraction.progress import ExtractionProgress
@@ -34,23 +35,7 @@ if TYPE_CHECKING:
     from cks_desktop.extraction.plan import Plan
     from cks_desktop.ui.main_window import MainWindow
 
-REVIEW_OVER_CHARS = 20_000
 ORIGIN = "extraction"
-
-
-def per_chunk(settings_data: dict[str, Any] | None) -> bool:
-    """Settings key ``extraction.write_per_chunk``: write each part as its own change (small documents
-    that are not reviewed); the default is one change for the whole document."""
-    section = (settings_data or {}).get("extraction")
-    return bool(section.get("write_per_chunk")) if isinstance(section, dict) else False
-
-
-def review_threshold(settings_data: dict[str, Any] | None) -> int:
-    section = (settings_data or {}).get("extraction")
-    value = section.get("review_over_chars") if isinstance(section, dict) else None
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return REVIEW_OVER_CHARS
 
 
 class ExtractionController(QObject):
@@ -73,8 +58,7 @@ class ExtractionController(QObject):
 
     async def run(self, session_id: str, document_id: str) -> None:
         from cks_desktop.documents.errors import DocumentError
-        from cks_desktop.documents.store import DocumentStore
-        from cks_desktop.extraction.runner import Extraction, ExtractionStopped
+        from cks_desktop.extraction.runner import ExtractionStopped
         from cks_desktop.graph.errors import StoreError
         from cks_desktop.llm.provider import ProviderError
 
@@ -82,15 +66,15 @@ class ExtractionController(QObject):
             self._say("An extraction is already running; wait for it or cancel it first.")
             return
         self.running = True
-        store = self.window.services.store
+        extraction = self.window.services.extraction
         try:
-            doc = await asyncio.to_thread(DocumentStore(store).get, session_id, document_id)
+            doc = await asyncio.to_thread(extraction.document, session_id, document_id)
             async with self.window.services.providers.use() as provider:
                 # chunking a 300-page document takes about half a second: not on the event loop
-                ex = await asyncio.to_thread(Extraction, store, session_id, doc, provider,
-                                             on_progress=self.progress.update_progress)
+                ex = await asyncio.to_thread(lambda: extraction.start(
+                    session_id, doc, provider, use_cap=False, on_progress=self.progress.update_progress))
                 estimate = await asyncio.to_thread(ex.estimate)
-                cap = cap_from(getattr(self.window.services.settings, "data", None))
+                cap = extraction.cap()
                 over = cap.over(estimate.calls, estimate.cost_usd)
                 if estimate.calls and (over or not cap.is_set):
                     if not await self._confirm(doc.name, estimate, over):
@@ -102,7 +86,7 @@ class ExtractionController(QObject):
                     plan = await ex.run()
                 finally:
                     self.progress.finish()
-            await self._write(store, ex, plan, doc)
+            await self._write(ex, plan, doc)
         except ExtractionStopped as exc:
             self._say(exc.message)
             self.failed.emit(exc.message)
@@ -124,12 +108,10 @@ class ExtractionController(QObject):
         code = await run_dialog(box, self.dialogOpened.emit)
         return code == QMessageBox.StandardButton.Ok
 
-    async def _write(self, store: Any, ex: Any, plan: "Plan", doc: Any) -> None:
-        from cks_desktop.extraction.runner import apply_plan
-
-        data = getattr(self.window.services.settings, "data", None)
-        big = len(doc.text) > review_threshold(data)
-        each = per_chunk(data) and not big and not plan.needs_review()
+    async def _write(self, ex: Any, plan: "Plan", doc: Any) -> None:
+        extraction = self.window.services.extraction
+        big = len(doc.text) > extraction.review_over_chars()
+        each = extraction.writes_per_part(doc, plan)
         while big or plan.needs_review():
             reviewed = await self._review(plan, doc.text, ex)
             if reviewed is None:
@@ -146,8 +128,8 @@ class ExtractionController(QObject):
 
         self.progress.show_writing(doc.name, 0, 0)
         try:
-            results = await asyncio.to_thread(lambda: apply_plan(store, plan, ex.context, ORIGIN, per_chunk=each,
-                                                                 on_write=on_write))
+            results = await asyncio.to_thread(lambda: extraction.apply(ex, plan, ORIGIN, per_part=each,
+                                                                       on_write=on_write))
         finally:
             loop.call_soon(self.progress.finish)  # after the last progress callbacks
         written = [r for r in results if r.change is not None]
@@ -164,10 +146,8 @@ class ExtractionController(QObject):
         dialog.splitRequested.connect(split.append)
         code = await run_dialog(dialog, self.dialogOpened.emit)
         if code == 2 and split:
-            from cks_desktop.extraction.runner import Extraction
-
             pairs = merged_identities(split[0])
             await asyncio.to_thread(lambda: [ex.cache.mark_distinct(a, b) for a, b in pairs])
-            again = await asyncio.to_thread(Extraction, ex.store, ex.session_id, ex.document, ex.provider)
+            again = await asyncio.to_thread(self.window.services.extraction.again, ex)
             return await again.run(), again
         return (plan, ex) if code == 1 else None

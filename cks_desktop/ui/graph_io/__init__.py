@@ -149,18 +149,18 @@ class GraphIO(QObject):
     async def import_file(self, path: Path, fmt: str | None = None, *, chosen_filter: str = "") -> "ApplyResult | None":
         """Preview ``path`` (on a worker), ask, import with the chosen conflict handling."""
         from cks_desktop.graph.errors import StoreError
-        from cks_desktop.graph.formats.common import ImportRefused
+        from cks_desktop.runtime.graph_io import ImportRefused
         from cks_desktop.ui.graph_io.dialog import ImportPreviewDialog
 
         sid = self._session()
         if sid is None:
             return None
-        store = self.window.services.store
+        graph_io = self.window.services.graph_io
 
         def read_and_preview() -> tuple[str, str, Any]:
             text = path.read_text(encoding="utf-8-sig")
             chosen = fmt or guess_import_format(path, text, chosen_filter)
-            return text, chosen, store.preview_import(sid, chosen, text)
+            return text, chosen, graph_io.preview(sid, chosen, text)
 
         self._say(f"Reading {path.name}…")
         try:
@@ -184,12 +184,8 @@ class GraphIO(QObject):
             box.deleteLater()
         self._say(f"Importing {path.name}…")
         try:
-            if chosen == "json":  # the documents and their sources travel with the graph (documents/exchange.py)
-                from cks_desktop.documents.exchange import import_json
-
-                result, _added = await asyncio.to_thread(import_json, store, sid, text, IMPORT_ORIGIN, choice)
-            else:
-                result = await asyncio.to_thread(store.import_data, sid, chosen, text, IMPORT_ORIGIN, choice)
+            # json brings its documents and their sources back too (runtime/graph_io.py)
+            result = (await asyncio.to_thread(graph_io.import_text, sid, chosen, text, IMPORT_ORIGIN, choice)).result
         except ImportRefused as exc:  # e.g. the graph changed since the preview
             await self._show_problems(path, exc.problems, exc.hint)
             return None
@@ -238,7 +234,6 @@ class GraphIO(QObject):
     async def export_file(self, path: Path, fmt: str) -> Path | None:
         """Write the session's graph as ``fmt`` to ``path``; json & co on a worker, atomically."""
         from cks_desktop.graph.errors import StoreError
-        from cks_desktop.settings import atomic_write_text
 
         sid = self._session()
         if sid is None:
@@ -248,19 +243,10 @@ class GraphIO(QObject):
             if written is not None:
                 self.exported.emit(written)
             return written
-        store = self.window.services.store
-
-        def write() -> None:
-            if fmt == "json":  # with the session's documents (cks-graph v2 carries their sources)
-                from cks_desktop.documents.exchange import export_json
-
-                atomic_write_text(path, export_json(store, sid))
-            else:
-                atomic_write_text(path, store.export(sid, fmt))
-
+        graph_io = self.window.services.graph_io  # json carries the session's documents (runtime/graph_io.py)
         self._say(f"Exporting to {path.name}…")
         try:
-            await asyncio.to_thread(write)
+            await asyncio.to_thread(graph_io.export_file, sid, fmt, path)
         except (OSError, StoreError) as exc:
             self._fail(_sentence(exc, path))
             return None

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QDialog, QDialogButtonBox, QLabel, QListWidget,
                                QRadioButton, QVBoxLayout, QWidget)
 
-from cks_desktop.graph.formats.conflicts import Conflict, ImportPreview
+from cks_desktop.runtime.graph_io import Conflict, ImportPreview
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip

@@ -9,6 +9,7 @@ default.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
                                QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.settings import Settings
+from cks_desktop.settings import Agent, Settings, Ui
 from cks_desktop.tools.scopes import DEFAULT_GRANT, parse_scopes
 from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.widgets import note_label
@@ -47,20 +48,19 @@ class AgentPage(QWidget):
         self.cap.setValue(settings.max_iterations)
         self.cap.setToolTip("How many model turns one reply may use before it stops and offers Continue.")
         chat_form.addRow("Model turns per reply:", self.cap)
-        # The defaults every session uses unless its own Chat settings… set one (issue 13).
-        agent = settings.data["agent"]
-        self.temperature = QLineEdit("" if agent.get("temperature") is None else str(agent.get("temperature")))
+        # the defaults every session uses unless its own Chat settings… set one
+        agent = settings.section(Agent)
+        self.temperature = QLineEdit("" if agent.temperature is None else f"{agent.temperature:g}")
         self.temperature.setObjectName("defaultTemperature")
         self.temperature.setPlaceholderText("the provider's default")
         self.temperature.setToolTip("0 to 2; empty: not sent, the provider's own default applies")
         chat_form.addRow("Temperature:", self.temperature)
-        self.max_tokens = QLineEdit("" if agent.get("max_output_tokens") is None
-                                    else str(agent.get("max_output_tokens")))
+        self.max_tokens = QLineEdit("" if agent.max_output_tokens is None else str(agent.max_output_tokens))
         self.max_tokens.setObjectName("defaultMaxTokens")
         self.max_tokens.setPlaceholderText("the provider's default")
         self.max_tokens.setToolTip("Max output tokens per model turn; empty: the provider's own default")
         chat_form.addRow("Max output tokens:", self.max_tokens)
-        # Issue 16: the thinking default of sessions without their own choice (agent.reasoning).
+        # the thinking default of sessions without their own choice (agent.reasoning)
         from cks_desktop.agent.session_settings import default_reasoning
 
         thinks, budget = default_reasoning(settings)
@@ -76,12 +76,12 @@ class AgentPage(QWidget):
         chat_form.addRow("Thinking budget (tokens):", self.reasoning_budget)
         self.enter_sends = QCheckBox("Enter sends the message (Shift+Enter starts a new line)")
         self.enter_sends.setObjectName("enterSends")
-        self.enter_sends.setChecked(bool(settings.data["ui"].get("enter_sends", True)))
+        self.enter_sends.setChecked(settings.section(Ui).enter_sends)
         chat_form.addRow(self.enter_sends)
         layout.addWidget(chat)
         from cks_desktop.ui.extraction.cap_box import ExtractionCapBox
 
-        self.extraction_cap = ExtractionCapBox(settings)  # issue 17: ask before a costly extraction
+        self.extraction_cap = ExtractionCapBox(settings)  # ask before a costly extraction
         layout.addWidget(self.extraction_cap)
 
         tools = QGroupBox("When to ask before a tool runs")
@@ -150,8 +150,8 @@ class AgentPage(QWidget):
         self.folders = QListWidget()
         self.folders.setObjectName("allowedFolders")
         self.folders.setMaximumHeight(self.folders.fontMetrics().lineSpacing() * 5 + 8)
-        for folder in settings.data["agent"]["allowed_folders"]:
-            if isinstance(folder, str) and folder:
+        for folder in agent.allowed_folders:
+            if folder:
                 self.folders.addItem(folder)
         folders_layout.addWidget(self.folders)
         buttons = QHBoxLayout()
@@ -166,14 +166,13 @@ class AgentPage(QWidget):
         folders_layout.addWidget(note_label("Files outside these folders are refused, symbolic links included."))
         layout.addWidget(folders)
 
-        # Issue 16: what tokens cost (agent.prices); a model in neither table shows tokens only.
-        from cks_desktop.llm.prices import overrides_in
+        # what tokens cost (agent.prices); a model in neither table shows tokens only
         from cks_desktop.ui.settings.prices_table import PricesTable
 
         prices = QGroupBox("Prices (US dollars per million tokens)")
         prices_layout = QVBoxLayout(prices)
         self.prices = PricesTable()
-        self.prices.set_prices(overrides_in(settings.data))
+        self.prices.set_prices(settings.section(Agent).prices)
         self.prices.changed.connect(self.changed.emit)
         prices_layout.addWidget(self.prices)
         prices_layout.addWidget(note_label(
@@ -243,19 +242,15 @@ class AgentPage(QWidget):
             set_default_reasoning(settings, self.reasoning.isChecked(), self.reasoning_budget.text())
         except SessionSettingsError:
             pass
-        settings.data["ui"]["enter_sends"] = self.enter_sends.isChecked()
+        settings.set_section(replace(settings.section(Ui), enter_sends=self.enter_sends.isChecked()))
         self.extraction_cap.save(settings)
         policies = dict(self._other_overrides)
         for name, box in self.policy_boxes.items():
             if box.currentData():
                 policies[name] = box.currentData()
-        settings.data["agent"]["tool_policies"] = policies
-        settings.data["agent"]["allowed_folders"] = [self.folders.item(i).text() for i in range(self.folders.count())]
-        chosen_prices = self.prices.prices()
-        if chosen_prices:
-            settings.data["agent"]["prices"] = chosen_prices
-        else:
-            settings.data["agent"].pop("prices", None)
+        folders = tuple(self.folders.item(i).text() for i in range(self.folders.count()))
+        settings.set_section(replace(settings.section(Agent), tool_policies=policies, allowed_folders=folders,
+                                     prices=self.prices.prices()))
         ticked = frozenset(s for s, box in self.scope_boxes.items() if box.isChecked())
         # The built-in defaults are stored as "no choice", so a later version's defaults still apply.
         settings.set_default_scopes(None if ticked == DEFAULT_GRANT else sorted(s.value for s in ticked))

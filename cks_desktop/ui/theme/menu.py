@@ -9,11 +9,13 @@ sees the change, it only will not survive a restart.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QWidget
 
+from cks_desktop.settings import Ui
 from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip
 
@@ -46,7 +48,7 @@ class ThemeMenu(QMenu):
         self.sync_from_settings()
 
     def current(self) -> str:
-        return theme.normal_mode(self.settings.data["ui"].get("theme"))
+        return theme.normal_mode(self.settings.section(Ui).theme)
 
     def sync_from_settings(self) -> None:
         """Check the stored choice and apply it (also after another process changed the file)."""
@@ -61,9 +63,10 @@ class ThemeMenu(QMenu):
         manager = theme.manager()
         if manager is not None:
             manager.set_mode(mode)
-        if self.settings.data["ui"].get("theme") == mode:
+        ui = self.settings.section(Ui)
+        if ui.theme == mode:
             return
-        self.settings.data["ui"]["theme"] = mode
+        self.settings.set_section(replace(ui, theme=mode))
         try:
             self.settings.save()
         except OSError as exc:

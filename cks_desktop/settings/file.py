@@ -1,4 +1,4 @@
-"""Settings: one JSON file, written atomically, unknown keys preserved.
+"""The settings file: one JSON file, written atomically, unknown keys preserved.
 
 The file's raw dict is the source of truth; typed accessors read and write
 sections of it, so keys this version does not know (written by a newer
@@ -17,6 +17,14 @@ atomically and adopts the merged result. Callers keep mutating ``data`` and
 the typed accessors as before: the change set is computed, not declared, so
 none of them can forget to declare one. ``reload`` brings in what others
 saved while keeping this object's unsaved changes.
+
+Code outside this package reads and writes the file through its typed sections
+(``section(Extraction)`` / ``set_section(value)``, ``sections.py``), never through
+``data``: a test walks the code for it. Reading a section replaces each bad value by its
+default and says so in ``problem`` (the file keeps the value: a newer version may know
+it); setting one checks every value first and raises ``SettingsError`` (one sentence
+naming the key) without writing anything. The shapes older versions wrote are migrated
+when the file is read (``schema.migrate``), and written in today's shape on the next save.
 """
 
 from __future__ import annotations
@@ -30,14 +38,18 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.diskfull import disk_full_sentence, is_disk_full
 from cks_desktop.filelock import LockTimeout, file_lock
+from cks_desktop.settings import schema
+from cks_desktop.settings.schema import SettingsError
+from cks_desktop.settings.sections import DEFAULT_MAX_ITERATIONS, PROVIDERS
 
-DEFAULT_MAX_ITERATIONS = 8
-PROVIDERS = ("anthropic", "ollama", "openai", "gemini")
+__all__ = ["DEFAULTS", "DEFAULT_MAX_ITERATIONS", "LOCK_TIMEOUT", "PROVIDERS", "Settings", "SettingsError",
+           "SettingsSaveError", "apply_changes", "atomic_write_text", "changes_between"]
+S = TypeVar("S", bound=schema.SectionValue)
 
 DEFAULTS: dict[str, Any] = {
     "providers": {
@@ -61,10 +73,6 @@ LOCK_TIMEOUT = 10.0
 _ATOMIC_CHILDREN: frozenset[tuple[str, ...]] = frozenset({("mcpServers",)})
 _DELETED = object()
 Change = tuple[tuple[str, ...], Any]  # (key path, new value or _DELETED)
-
-
-class SettingsError(Exception):
-    pass
 
 
 class SettingsSaveError(SettingsError, OSError):
@@ -215,8 +223,11 @@ class Settings:
             if not isinstance(agent.get(key), kind):
                 self._note(f"agent.{key} had the wrong type and was reset.")
                 agent[key] = kind()
+        schema.migrate(self.data)
 
     def _note(self, text: str) -> None:
+        if self.problem and text in self.problem:  # a section read twice says it once
+            return
         self.problem = f"{self.problem} {text}".strip() if self.problem else text
 
     def _fresh(self) -> tuple["Settings", bool]:
@@ -296,6 +307,24 @@ class Settings:
         if changed:
             self._adopted.emit(changed)
         return changed
+
+    # -- typed sections (sections.py) ---------------------------------------------------------------
+    def section(self, kind: type[S]) -> S:
+        """The section's typed value: defaults filled in; a bad value is replaced by its default
+        and ``problem`` says so (the file keeps it until that section is set)."""
+        value, notes = schema.read(kind, self.data.get(kind.KEY))
+        for note in notes:
+            self._note(note)
+        return value
+
+    def set_section(self, value: schema.SectionValue) -> None:
+        """Check every value, then write the ones that changed (the caller saves). A bad value
+        raises ``SettingsError`` with one sentence naming its key, and nothing is written."""
+        checked = schema.validated(value)
+        raw = self.data.get(checked.KEY)
+        if not isinstance(raw, dict):
+            raw = self.data[checked.KEY] = {}
+        schema.write(checked, raw)
 
     # -- typed accessors ------------------------------------------------------
     def provider(self, name: str) -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """The app's core objects in one place (Qt-free): the composition root.
 
+``AppServices`` holds the window's ``UseCases`` (``runtime/cases.py``: documents, extraction,
+graph import/export on its store and settings); a headless command builds its own on the store it
+opened (``UseCases(store, settings)``).
+
 ``AppServices.open`` builds what the window needs and nothing slow: the
 settings, the keychain door, the store, the tool registry, the transcript
 store and the ``Assistant`` that answers chat turns. The MCP manager (which
@@ -24,11 +28,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from cks_desktop.agent.assistant import Assistant
 from cks_desktop.agent.providers import Factory, ProviderHolder
 from cks_desktop.paths import AppPaths
+from cks_desktop.runtime.cases import UseCases
 from cks_desktop.secrets import SecretStore
 from cks_desktop.settings import Settings
 
@@ -40,6 +46,9 @@ if TYPE_CHECKING:
     from cks_desktop.mcp.manager import McpManager
     from cks_desktop.mcp.server import Serving
     from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.runtime.documents import DocumentsUseCase
+    from cks_desktop.runtime.extraction import ExtractionUseCase
+    from cks_desktop.runtime.graph_io import GraphIOUseCase
     from cks_desktop.tools.approval import Approver
     from cks_desktop.tools.context import Run
     from cks_desktop.tools.registry import ToolRegistry
@@ -58,6 +67,23 @@ class AppServices:
     assistant: Assistant
     mcp: "McpManager | None" = None
     mcp_start: "asyncio.Task[None] | None" = None
+
+    @cached_property
+    def cases(self) -> UseCases:
+        """The non-chat use cases on this store and settings."""
+        return UseCases(self.store, self.settings)
+
+    @property
+    def documents(self) -> "DocumentsUseCase":
+        return self.cases.documents
+
+    @property
+    def graph_io(self) -> "GraphIOUseCase":
+        return self.cases.graph_io
+
+    @property
+    def extraction(self) -> "ExtractionUseCase":
+        return self.cases.extraction
 
     # The assistant's parts, named here too: the window and the settings pages use them directly.
     @property

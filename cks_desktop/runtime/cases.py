@@ -1,0 +1,46 @@
+"""The use cases other than chat, on one store and one settings file, each built on first use.
+
+The window holds one (``AppServices.cases``); a headless command builds one on the store it opened
+(``UseCases(store, settings)``). Importing this module loads neither the agent nor a provider SDK,
+so ``documents add`` or an import does not pay for the chat's start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from cks_desktop.settings import Documents, Settings
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.runtime.documents import DocumentsUseCase
+    from cks_desktop.runtime.extraction import ExtractionUseCase
+    from cks_desktop.runtime.graph_io import GraphIOUseCase
+
+
+@dataclass
+class UseCases:
+    """The use cases on one store and settings, each built once, on first use."""
+
+    store: "GraphStore"
+    settings: Settings
+
+    @cached_property
+    def documents(self) -> "DocumentsUseCase":
+        from cks_desktop.runtime.documents import DocumentsUseCase
+
+        return DocumentsUseCase(self.store, lambda: self.settings.section(Documents).max_file_bytes)
+
+    @cached_property
+    def extraction(self) -> "ExtractionUseCase":
+        from cks_desktop.runtime.extraction import ExtractionUseCase
+
+        return ExtractionUseCase(self.store, self.settings)
+
+    @cached_property
+    def graph_io(self) -> "GraphIOUseCase":
+        from cks_desktop.runtime.graph_io import GraphIOUseCase
+
+        return GraphIOUseCase(self.store)
