@@ -3,9 +3,9 @@
 Each reader module in this package declares ``FORMATS`` (a tuple of records: its suffixes, the first
 bytes that identify it, its media type, a short name for people and its read function). The registry
 finds them by walking the package. The reading (``readers.read_bytes``: detection and the reader)
-goes through it. ``file_filter``, ``format_names`` and ``short_name`` are here for the window's file
-dialog, the CLI's help and the documents list; those still name the formats themselves
-(``ui/documents.py`` ``FILTER``), so a new format is a new module here plus that filter string.
+goes through it, and so do the window's file dialog (``file_filter``), the CLI's help
+(``format_names``) and the documents list (``short_name``), through the documents use case: a new
+format is one new module here.
 """
 
 from __future__ import annotations
