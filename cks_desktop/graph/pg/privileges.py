@@ -17,11 +17,11 @@ more than the app would:
   ``seq``. A delete must take the session's oldest changes (what compacting
   the history and deleting a session do): removing a change from the middle is
   refused by a trigger, so no one can hide a change of their own.
-- ``change_objects`` (which objects each change touched): read, insert,
-  delete; never update. Row-level security shows a row only when its change
-  is visible, so a private session's object ids stay private. An index row
-  may be deleted only together with its change (checked at commit), so no one
-  can blind the "changed by someone else" and revert-impact checks.
+- ``change_objects`` (which objects each change touched): read and insert,
+  never update, never delete. Row-level security shows a row only when its
+  change is visible, so a private session's object ids stay private. Index
+  rows leave only with their change (a trigger on ``changes``), so no one can
+  blind the "changed by someone else" and revert-impact checks.
 - every other table: read and write rows, under the row-level security of
   ``schema.protect_session_tables``.
 
@@ -40,44 +40,44 @@ from psycopg import sql as pgsql
 
 MEMBERS_ROLE = "cks_members"
 
-# A PG_EXTRAS step (graph/pg/schema.py). The policy for index rows: visible (and deletable)
-# when their change is. An insert may name a change not recorded yet (a streamed import
-# writes its index rows chunk by chunk, the change row last) but never one in a session the
-# member cannot see: ``cks_change_hidden`` looks past row-level security for that one answer.
+# A PG_EXTRAS step (graph/pg/schema.py).
+# - Index rows are visible when their change is. An insert may name a change not recorded yet
+#   (a streamed import writes its index rows chunk by chunk, the change row last) but never one
+#   in a session the member cannot see: ``cks_change_hidden`` looks past row-level security for
+#   that one answer (asked only when the change is not visible: the usual write records the
+#   change first).
+# - No member deletes index rows: the app's own ``DELETE FROM change_objects`` matches nothing
+#   for them, and removing changes takes their index rows with them (``cks_history_removed``,
+#   as the tables' owner). The same trigger refuses a removal that is not the oldest end of a
+#   session's history.
 MEMBER_PRIVILEGES = r"""
 CREATE OR REPLACE FUNCTION cks_change_hidden(change_id text, member text) RETURNS boolean
-  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-  SELECT EXISTS (SELECT 1 FROM @SCHEMA@.changes c JOIN @SCHEMA@.sessions s ON s.id = c.session_id
-                 WHERE c.id = $1 AND NOT s.shared AND s.owner <> $2)
-$$;
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM @SCHEMA@.changes c JOIN @SCHEMA@.sessions s ON s.id = c.session_id
+                 WHERE c.id = $1 AND NOT s.shared AND s.owner <> $2);
+END $$;
 ALTER TABLE change_objects ENABLE ROW LEVEL SECURITY;
 CREATE POLICY member_rows ON change_objects FOR SELECT
   USING (EXISTS (SELECT 1 FROM changes c WHERE c.id = change_objects.change_id));
-CREATE POLICY member_rows_delete ON change_objects FOR DELETE
-  USING (EXISTS (SELECT 1 FROM changes c WHERE c.id = change_objects.change_id));
 CREATE POLICY member_rows_insert ON change_objects FOR INSERT
-  WITH CHECK (NOT cks_change_hidden(change_id, current_user));
-CREATE OR REPLACE FUNCTION cks_history_prefix() RETURNS trigger LANGUAGE plpgsql AS $$
+  WITH CHECK (EXISTS (SELECT 1 FROM changes c WHERE c.id = change_objects.change_id)
+              OR NOT cks_change_hidden(change_id, current_user));
+CREATE POLICY member_rows_delete ON change_objects FOR DELETE USING (false);
+CREATE OR REPLACE FUNCTION cks_history_removed() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF EXISTS (SELECT 1 FROM (SELECT session_id, max(id) AS newest FROM gone GROUP BY session_id) g
-             WHERE EXISTS (SELECT 1 FROM changes c WHERE c.session_id = g.session_id AND c.id < g.newest)) THEN
+             WHERE EXISTS (SELECT 1 FROM @SCHEMA@.changes c
+                           WHERE c.session_id = g.session_id AND c.id < g.newest)) THEN
     RAISE EXCEPTION 'permission denied: only the oldest changes of a session''s history can be removed'
       USING ERRCODE = 'insufficient_privilege';
   END IF;
+  DELETE FROM @SCHEMA@.change_objects WHERE change_id IN (SELECT id FROM gone);
   RETURN NULL;
 END $$;
-CREATE TRIGGER changes_prefix_only AFTER DELETE ON changes REFERENCING OLD TABLE AS gone
-  FOR EACH STATEMENT EXECUTE FUNCTION cks_history_prefix();
-CREATE OR REPLACE FUNCTION cks_index_with_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM changes c WHERE c.id = OLD.change_id) THEN
-    RAISE EXCEPTION 'permission denied: a change''s index rows can be removed only with the change'
-      USING ERRCODE = 'insufficient_privilege';
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE CONSTRAINT TRIGGER change_objects_with_change AFTER DELETE ON change_objects
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION cks_index_with_change();
+CREATE TRIGGER changes_removed AFTER DELETE ON changes REFERENCING OLD TABLE AS gone
+  FOR EACH STATEMENT EXECUTE FUNCTION cks_history_removed();
 """
 
 # table -> (privileges on the whole table, {privilege: columns it must not cover}); a table
