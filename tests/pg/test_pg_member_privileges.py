@@ -107,8 +107,14 @@ def test_a_private_sessions_history_index_is_invisible_and_untouchable(
         kept = {r[0] for r in raw.execute("SELECT object_id FROM change_objects WHERE change_id = %s",
                                           (private_change,))}
     assert kept == private_ids
-    with PgGraphStore.connect(team["alice"]) as alice:
+    with PgGraphStore.connect(team["alice"]) as alice:  # the owner still writes and reads her index
         assert len(alice.changes_touching(private, sorted(private_ids)[0])) == 1
+        alice.apply(private, [{"op": "update_object", "ref": "Tulip", "set_properties": {"k": 1}}], "t")
+        streamed = alice.import_data(private, "json", alice.export(shared, "json"), "t")
+        assert streamed.change is not None
+        tulip = alice.resolve(private, "Tulip")
+        assert len(alice.changes_touching(private, tulip.id)) == 2
+        assert {o.name for o in alice.all_objects(private)} >= {"Tulip", "Carol", "Roadmap", "Budget"}
 
 
 def test_a_member_cannot_rewrite_the_history(
