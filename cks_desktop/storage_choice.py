@@ -1,7 +1,7 @@
 """Where the graph lives: the embedded SQLite file (the default) or a team's PostgreSQL.
 
 One place decides it for the window, the headless commands and Settings →
-Storage: ``--database`` (a ``postgresql://`` address or a file path) wins, then
+Storage: ``--database`` (a ``postgresql://`` address, libpq's ``host=… dbname=…`` form, or a file path) wins, then
 the ``storage`` section of the settings, then the data folder's own file. The
 address never holds the password: it comes from the system keychain (saved by
 Settings → Storage or ``cks-desktop team password``) or from libpq's own
@@ -12,6 +12,7 @@ Qt-free; psycopg is imported only when a PostgreSQL database is chosen.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,37 @@ if TYPE_CHECKING:
 SSL_MODES = ("disable", "prefer", "require", "verify-ca", "verify-full")
 
 
-def is_postgres(database: str | None) -> bool:
-    return bool(database) and str(database).split("://", 1)[0] in ("postgresql", "postgres")
+# libpq's own parameter names (PQconndefaults of libpq 18, plus older ones; a test checks the
+# list against the installed libpq). A keyword/value connection string ("host=db dbname=cks
+# user=ann") starts with one of them and "="; so does no sensible file name.
+LIBPQ_KEYWORDS = frozenset({
+    "application_name", "channel_binding", "client_encoding", "connect_timeout", "dbname",
+    "fallback_application_name", "gssdelegation", "gssencmode", "gsslib", "host", "hostaddr",
+    "keepalives", "keepalives_count", "keepalives_idle", "keepalives_interval", "krbsrvname",
+    "load_balance_hosts", "max_protocol_version", "min_protocol_version", "oauth_client_id",
+    "oauth_client_secret", "oauth_issuer", "oauth_scope", "options", "passfile", "password", "port",
+    "replication", "require_auth", "requirepeer", "requiressl", "scram_client_key", "scram_server_key",
+    "service", "ssl_max_protocol_version", "ssl_min_protocol_version", "sslcert", "sslcertmode",
+    "sslcompression", "sslcrl", "sslcrldir", "sslkey", "sslkeylogfile", "sslmode", "sslnegotiation",
+    "sslpassword", "sslrootcert", "sslsni", "target_session_attrs", "tcp_user_timeout", "user",
+})
+_KEYWORD_FORM = re.compile(r"\s*([A-Za-z_]+)\s*=")
+# Secrets libpq reads from an address: the password, the client key's password, an OAuth
+# client secret, and SCRAM keys (as good as the password). None may be in one.
+SECRET_KEYWORDS = frozenset({"password", "sslpassword", "oauth_client_secret", "scram_client_key",
+                             "scram_server_key"})
+
+
+def is_postgres(database: str | Path | None) -> bool:
+    """A PostgreSQL connection: a ``postgresql://`` (or ``postgres://``) URL or libpq's
+    keyword/value form (``host=db dbname=cks user=ann``); anything else is a file path."""
+    if not database:
+        return False
+    text = str(database)
+    if text.split("://", 1)[0] in ("postgresql", "postgres"):
+        return True
+    keyword = _KEYWORD_FORM.match(text)
+    return keyword is not None and keyword.group(1) in LIBPQ_KEYWORDS
 
 
 @dataclass
@@ -107,8 +137,23 @@ def secret_ref(url: str) -> str:
     return f"database:{where(url)}"
 
 
-def refuse_password_in_address(url: str) -> None:
-    if is_postgres(url) and urlsplit(url).password:
+def refuse_password_in_address(url: str | Path | None) -> None:
+    """StoreError (one sentence, never echoing the address) when a PostgreSQL address holds a
+    secret in any form libpq reads: ``postgresql://ann:pw@host``, ``?password=pw``,
+    ``password=pw`` in the keyword form, and the other ``SECRET_KEYWORDS``. Other programs can
+    read a command line, and the settings file is not the keychain. An address libpq cannot
+    parse is refused too."""
+    if not is_postgres(url):
+        return
+    import psycopg
+    from psycopg import conninfo
+
+    try:
+        params = conninfo.conninfo_to_dict(str(url))
+    except psycopg.ProgrammingError:  # its message may quote the address, password and all
+        raise StoreError("The database address is not a valid PostgreSQL connection string; write it as "
+                         "postgresql://user@host:port/database.") from None
+    if urlsplit(str(url)).password or any(key in params for key in SECRET_KEYWORDS):
         raise StoreError("Do not put the password in the database address (other programs can read a "
                          "command line); save it in the keychain with `cks-desktop team password ADDRESS` or in a PGPASSFILE.")
 
@@ -125,6 +170,7 @@ def open_store(database: str | None, default_path: Path, secrets: "SecretStore |
     if not is_postgres(database):
         return GraphStore.open(Path(database) if database else default_path)
     assert database is not None
+    refuse_password_in_address(database)
     from cks_desktop.graph.pg.store import PgGraphStore
 
     password = secrets.get(secret_ref(database)) if secrets is not None else None

@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from cks_desktop.graph import history, queries, rows
 from cks_desktop.graph.batch import Planner
@@ -260,7 +260,7 @@ class GraphStore:
                 pass
             self._conn.close()
 
-    def __enter__(self) -> "GraphStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -27,11 +27,13 @@ from psycopg import sql as pgsql
 
 from cks_desktop.graph.errors import DatabaseError
 from cks_desktop.graph.pg.dialect import ddl
+from cks_desktop.graph.pg.privileges import MEMBER_PRIVILEGES
+from cks_desktop.graph.pg.privileges import MEMBERS_ROLE as MEMBERS_ROLE  # re-exported: team.py, tests
+from cks_desktop.graph.pg.privileges import grant_members as grant_members
 from cks_desktop.graph.schema import MIGRATIONS
 from cks_desktop.graph.sqlite_util import split_sql
 
 MIGRATION_LOCK = 0x434B534D  # "CKSM"
-MEMBERS_ROLE = "cks_members"
 
 _PRELUDE = r"""
 CREATE COLLATION IF NOT EXISTS nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
@@ -101,6 +103,7 @@ PG_EXTRAS: list[tuple[int, str, str]] = [
     (0, "collation and full-text functions", _PRELUDE),
     (9, "change feed notifications and commit order", _FEED),
     (9, "members, private sessions, row-level security", _MEMBERS),
+    (9, "members' privileges: owner fixed, history append-only, index rows private", MEMBER_PRIVILEGES),
 ]
 
 
@@ -175,8 +178,8 @@ def _session_tables(conn: psycopg.Connection[Any]) -> list[str]:
 def protect_session_tables(conn: psycopg.Connection[Any]) -> None:
     """Row-level security on every table with a ``session_id``: a row is visible when its
     session is (the ``sessions`` policy decides). Idempotent; runs after every migration,
-    so a table a later shared step adds is protected too. ``change_objects`` holds only
-    ids (object, change) and is left open."""
+    so a table a later shared step adds is protected too. ``change_objects`` has no
+    ``session_id``: its policies (``privileges.MEMBER_PRIVILEGES``) follow its change."""
     for table in _session_tables(conn):
         ident = pgsql.Identifier(table)
         conn.execute(pgsql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(ident))
@@ -188,22 +191,17 @@ def protect_session_tables(conn: psycopg.Connection[Any]) -> None:
                 "WITH CHECK (session_id IN (SELECT id FROM sessions))").format(ident))
 
 
-def grant_members(conn: psycopg.Connection[Any]) -> None:
-    """What the members' group role may do: read and write rows, never change the schema."""
-    conn.execute(f"GRANT USAGE ON SCHEMA {_schema(conn)} TO {MEMBERS_ROLE}")
-    conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {_schema(conn)} TO {MEMBERS_ROLE}")
-    conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {_schema(conn)} TO {MEMBERS_ROLE}")
-
-
 def _schema(conn: psycopg.Connection[Any]) -> str:
     row = conn.execute("SELECT quote_ident(current_schema())").fetchone()
     assert row is not None
     return str(row[0])
 
 
-def migrate(conn: psycopg.Connection[Any], where: str) -> None:
-    """Bring the database up to ``schema_version()`` (``conn`` in autocommit mode)."""
-    all_steps = steps()
+def migrate(conn: psycopg.Connection[Any], where: str, upto: int | None = None) -> None:
+    """Bring the database up to ``schema_version()`` (``conn`` in autocommit mode).
+    ``upto``: stop at that version instead, as an older CKS Desktop would have left it
+    (for upgrade tests and benchmarks); the members' rights are then not touched."""
+    all_steps = steps() if upto is None else steps()[:upto]
     known = len(all_steps)
     current = current_version(conn)
     _refuse_newer(current, known, where)
@@ -228,7 +226,7 @@ def migrate(conn: psycopg.Connection[Any], where: str) -> None:
                 conn.execute("INSERT INTO cks_schema (version) VALUES (%s)", (current + 1,))
             else:
                 conn.execute("UPDATE cks_schema SET version = %s", (current + 1,))
-            if current + 1 == known:
+            if current + 1 == known and upto is None:
                 protect_session_tables(conn)
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (MEMBERS_ROLE,)).fetchone():
                     grant_members(conn)

@@ -3,11 +3,12 @@
 One command, run once by whoever administers the server: it creates the
 database when it is missing (UTF-8), migrates the schema (the admin's role owns
 the tables and is the only one that can change them), creates the group role
-``cks_members`` with exactly the rights the app needs (read and write rows, no
-DDL), and a login role per member given. Members then enter host, database,
+``cks_members`` with exactly the rights the app needs (``graph/pg/privileges.py``:
+rows only, no DDL), and a login role per member given, whose password goes to the server only as a
+SCRAM verifier computed here (``scram_verifier``). Members then enter host, database,
 their user name and password (Settings → Storage, or ``--database``).
 
-Row-level security (``graph/pg/schema.py``) does the rest: a member reads only
+Row-level security (``graph/pg/schema.py``, ``privileges.py``) does the rest: a member reads only
 shared sessions and their own private ones, whatever client they use.
 """
 
@@ -33,6 +34,14 @@ class TeamInit:
     schema_version: int = 0
     members_created: list[str] = field(default_factory=list)
     members_existing: list[str] = field(default_factory=list)
+
+
+def scram_verifier(conn: psycopg.Connection[Any], member: str, password: str) -> str:
+    """The SCRAM-SHA-256 verifier of ``password``, computed here by libpq (random salt): what
+    ``ALTER ROLE … PASSWORD`` sends instead of the password, which the server stores as is.
+    The password itself never reaches the server, so ``log_statement = all``, the statement
+    statistics and the server's activity view cannot show it."""
+    return conn.pgconn.encrypt_password(password.encode(), member.encode(), b"scram-sha-256").decode("ascii")
 
 
 def init_team(admin_url: str, members: dict[str, str | None] | None = None,
@@ -67,7 +76,8 @@ def init_team(admin_url: str, members: dict[str, str | None] | None = None,
                 else:
                     result.members_existing.append(name)
                 if secret:
-                    conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(role, pgsql.Literal(secret)))
+                    conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                        role, pgsql.Literal(scram_verifier(conn, name, secret))))
                 conn.execute(pgsql.SQL("GRANT {} TO {}").format(pgsql.Identifier(pg_schema.MEMBERS_ROLE), role))
             db = pgsql.Identifier(dbname)
             conn.execute(pgsql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(db))
