@@ -1,4 +1,4 @@
-"""Real image bytes for the image tests (issue 16, section 3), made with the standard library."""
+"""Real image bytes for the image tests, made with the standard library."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A real HTTP server on 127.0.0.1 that records every request it gets: the image tests point the
-URLs a model or server names at it and assert that nothing ever reached it (issue 16, section 3)."""
+URLs a model or server names at it and assert that nothing ever reached it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A session's chat as a file: Markdown to read, JSON to process (issue 13, section 3).
+"""A session's chat as a file: Markdown to read, JSON to process.
 
 One module for every front end: File → Export chat… in the window and
 ``cks-desktop chat --session S --export FILE [--format markdown|json]`` write
@@ -12,11 +12,11 @@ the same bytes for the same transcript.
 - **Markdown** shows each exchange as the chat does: the person's messages, the answers
   (their own Markdown, verbatim), every tool call with its state and duration, its
   arguments as pretty JSON and its result in code blocks, notices as quotes, errors and
-  stopped answers marked, the model's thinking (issue 16) folded above its answer in a
+  stopped answers marked, the model's thinking folded above its answer in a
   ``<details>`` block ("Thought for 12 s"). Code fences are longer than any run of backticks inside, so a
   result containing ``` cannot end its block early.
 
-Images (issue 16): the transcript keeps references; the Markdown shows each image inline as a
+Images: the transcript keeps references; the Markdown shows each image inline as a
 ``data:`` URL of the stored bytes (one self-contained file; never a URL a model or server chose),
 and the JSON adds an ``images`` object (id → type, size, base64 data) when the chat has any.
 

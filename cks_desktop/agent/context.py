@@ -1,4 +1,4 @@
-"""Keep every request inside the model's context window (issue 16, section 1).
+"""Keep every request inside the model's context window.
 
 The transcript keeps every message whole; this module decides what one request *sends*.
 Before each model turn the loop calls ``fit``; it works on the view ``request_messages``
@@ -171,7 +171,7 @@ def _part_chars(part: Part) -> int:
         return len(part.text)
     if isinstance(part, ToolResultPart):
         return len(part.content) + len(part.name) + 16 + sum(image_chars(i) for i in part.images)
-    if isinstance(part, ImagePart):  # issue 16, section 3: an image's tokens, estimated from its size
+    if isinstance(part, ImagePart):  # an image's tokens, estimated from its size
         return image_chars(part)
     if isinstance(part, Reasoning):  # sent back with its signature where the provider wants it
         return len(part.text) + len(part.signature or "") + len(part.redacted or "")

@@ -97,7 +97,7 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ReasoningDelta:
-    """A piece of the model's thinking as it streams (issue 16, section 2).
+    """A piece of the model's thinking as it streams.
 
     Never part of the answer: the chat shows it in a collapsed "Thinking…" block above
     the answer text, the CLI prints it only when asked. The finished blocks (with how long
@@ -120,7 +120,7 @@ class ToolCallStarted:
 
 @dataclass(frozen=True)
 class ToolCallPreparing:
-    """The model began a tool call and is still streaming its arguments (issue 13, section 3).
+    """The model began a tool call and is still streaming its arguments.
 
     Sent at the stream's first event of the call (``llm.events.ToolCallStart``) and again as
     the arguments grow (at most every ``PREPARING_EVERY_S``), so the chat shows the row at
@@ -217,7 +217,7 @@ class IterationLimit:
 
 @dataclass(frozen=True)
 class ContextUsage:
-    """How full the next request is, before it is sent (issue 16: the composer's meter).
+    """How full the next request is, before it is sent (the composer's meter).
 
     ``tokens`` is the estimate for the request as sent, ``budget`` what it may use (the
     window minus the answer's room and a margin); the counts say what was compacted.
@@ -235,8 +235,8 @@ class ContextUsage:
 
 @dataclass(frozen=True)
 class Waiting:
-    """The provider is rate limiting or overloaded: the loop waits ``seconds`` and tries again
-    (issue 16). ``resumed`` True: the wait is over and attempt ``attempt`` starts (the notice goes)."""
+    """The provider is rate limiting or overloaded: the loop waits ``seconds`` and tries again.
+    ``resumed`` True: the wait is over and attempt ``attempt`` starts (the notice goes)."""
 
     seconds: float
     kind: str  # "rate_limited" or "overloaded"

@@ -1,4 +1,4 @@
-"""The chat's images, stored once per session (issue 16, section 3; table ``chat_images``, step 9).
+"""The chat's images, stored once per session (table ``chat_images``, step 9).
 
 An image enters the chat from a tool (an MCP image block, validated in ``mcp/convert.py``)
 or from the person (paste, drop, ``chat --image FILE``). Either way it is stored here, keyed

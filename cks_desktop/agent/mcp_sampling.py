@@ -8,7 +8,7 @@ bounded by the request's max tokens and ``SAMPLING_TIMEOUT``. The reply carries 
 any tool calls, which the server runs itself (MCP: tool use inside sampling is the server's
 loop, not ours; the app never runs a tool on a sampling request's behalf).
 
-Images (issue 16, section 3): an ``ImageContent`` in a request's messages (or in a tool result
+Images: an ``ImageContent`` in a request's messages (or in a tool result
 inside one) goes to the model as an image when it takes images, validated by its bytes like a
 tool's image (``tools/images.py``); for a model without images, or bytes that are not an image,
 the request is refused with one sentence — a reply written without the picture the server asked

@@ -8,7 +8,7 @@ call, not per model turn, so a provider's prompt cache stays warm across the
 turns of one answer. The person's own per-session instructions come last, so
 they win where they disagree.
 
-Trust boundary (issue 11, item 4): everything in this prompt is either our own
+Trust boundary: everything in this prompt is either our own
 fixed text, a number, or the person's own per-session instructions. Text that
 came from the graph (type names, which an import, a tool result or a model can
 write) and the session title (which an imported file can set) never appear as

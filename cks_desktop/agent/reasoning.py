@@ -1,4 +1,4 @@
-"""How the model's thinking reads to a person (issue 16, section 2), for every front end.
+"""How the model's thinking reads to a person, for every front end.
 
 The chat's collapsed line above an answer, the Markdown export and the CLI say the same
 words: "Thinking…" while it streams, then "Thought for 12 s". A message's thinking blocks are

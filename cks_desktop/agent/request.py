@@ -1,4 +1,4 @@
-"""What one model request is allowed to carry from the conversation (issue 11, items 9 and 17).
+"""What one model request is allowed to carry from the conversation.
 
 The transcript keeps every message whole; this module builds the *view* of it
 that a request sends, so a single huge message can never make every later

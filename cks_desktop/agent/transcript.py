@@ -12,7 +12,7 @@ repairs the one shape that could still break a provider (an assistant tool
 call with no result, e.g. from a file written by a crashed older build) by
 adding an "interrupted" error result, so the next request is always valid.
 
-Exchanges (issue 11, items 9 and 17): an exchange is one user message and
+Exchanges: an exchange is one user message and
 everything after it up to the next user message (the answer, its tool calls
 and results, notices). ``history`` numbers them from 1 (messages before the
 first user message, if any, are exchange 0) and marks a user message that got
@@ -21,19 +21,19 @@ no answer (the last message, or followed by another user message) as
 its result are always deleted together and what remains is still a valid
 conversation; the remaining rows are renumbered 1..n in the same transaction.
 
-Typed rows (issue 12): a call's ``state`` is a ``CallState`` whose values are the strings
+Typed rows: a call's ``state`` is a ``CallState`` whose values are the strings
 every build has stored, and a notice's kind is stored in the ``notice`` column as a code
 (``_NOTICE_CODES``; 0 is "not a notice"), so the chat knows a reopened chat ended at the
 iteration limit without reading the notice's words. Builds before this one stored 1 for
 every notice; ``_legacy_notice`` reads those rows once, by the two texts the loop ever wrote.
 Every non-zero code is truthy, so an older build still reads a newer file's notices as notices.
 
-Sign-in (issue 14): a call an MCP server refused for want of a sign-in keeps that server's name
+Sign-in: a call an MCP server refused for want of a sign-in keeps that server's name
 in its stored tool result (the part's ``sign_in`` key; ``CallRecord.sign_in``), so the row of a
 reopened chat offers "Sign in" as it did live. The key is extra JSON in ``parts``: no schema
 change, and ``Message.from_json`` (an older build too) ignores it; it is never sent to a model.
 
-Marks (issue 13, section 3): the same column also marks a message that is not a notice.
+Marks: the same column also marks a message that is not a notice.
 ``Mark.STOPPED`` is an answer that Stop cut short: it keeps what arrived and the chat shows
 it as "stopped", after a restart too. ``Mark.ERROR`` is a row holding the sentence of a
 provider failure, so the chat shows the error again after a restart beside Retry. An error
@@ -74,7 +74,7 @@ class Mark(str, enum.Enum):
         return self.value
 
 
-_LEGACY_NOTICE = 1  # what builds before issue 12 stored for any notice
+_LEGACY_NOTICE = 1  # what older builds stored for any notice
 _NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3, Notice.SUMMARY: 6,
                                    Notice.BUDGET: 7}
 _NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
@@ -218,7 +218,7 @@ class TranscriptStore:
 
     def messages_for_changes(self, session_id: str, change_ids: Sequence[str]) -> dict[str, int]:
         """change id → the id of the chat message whose tool call wrote it (provenance: which
-        chat turn made a fact; issue 17 §3). Changes no chat call wrote are left out."""
+        chat turn made a fact). Changes no chat call wrote are left out."""
         if not change_ids:
             return {}
         with self._read() as conn:
@@ -407,8 +407,8 @@ def _repair(saved: list[SavedMessage]) -> list[SavedMessage]:
 
 
 def _drop_orphan_images(conn: sqlite3.Connection, session_id: str) -> int:
-    """Delete the session's ``chat_images`` rows that no remaining message refers to (issue 16,
-    section 3), inside the caller's transaction: a deleted exchange or a cleared chat takes its
+    """Delete the session's ``chat_images`` rows that no remaining message refers to,
+    inside the caller's transaction: a deleted exchange or a cleared chat takes its
     images with it, an image another message still shows stays. A reference is the image's id
     (the sha256 hex of its bytes) in a message's saved parts; 64 hex characters do not occur
     there by chance. A database without the table (older than step 9) has nothing to drop."""

@@ -8,7 +8,7 @@ stream that ended normally; a call cut off mid-stream is never run.
 The request carries ``request_messages(messages)``, never the raw list: every
 part bounded and unanswered prompts left out (see ``agent/request.py``).
 
-``on_call`` (issue 13, section 3) hears of a tool call as soon as the stream opens it
+``on_call`` hears of a tool call as soon as the stream opens it
 (``ToolCallStart``) and of its arguments' growing size, reported when the size has doubled
 since the last report or ``PREPARING_EVERY_S`` has passed (a few dozen reports for any
 size, never one per fragment): the chat shows the row at once with "preparing…",
@@ -47,7 +47,7 @@ WAIT_KINDS = frozenset({"rate_limited", "overloaded"})
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How a rate-limited or overloaded request is tried again (issue 16).
+    """How a rate-limited or overloaded request is tried again.
 
     ``attempts`` more tries, waiting the server's ``retry-after`` or ``first_s`` doubling,
     never more than ``total_s`` in all: a server asking for longer than what is left gets

@@ -21,7 +21,7 @@ skips the question, and is required when there is no terminal). A message that n
 app was killed, the provider failed) is shown as ``unanswered``; it is not
 sent with the next prompt, and ``--retry`` sends it again on its own.
 
-Usage and budgets (issue 16): ``--usage`` prints each answer's tokens (input, cached, output,
+Usage and budgets: ``--usage`` prints each answer's tokens (input, cached, output,
 reasoning), its model turns and the session's total, with the cost where the model has a price
 (``--json``: one object). ``--budget-tokens N`` / ``--budget-cost USD`` end this answer with a
 notice once it has used that much (default: the session's budget from its chat settings); the
@@ -505,7 +505,7 @@ def _history_text(row: "SavedMessage") -> str:
         lines.append(f"you #{row.turn}{' (unanswered)' if row.unanswered else ''}: {message.text}")
     elif message.role == "assistant":
         records = {c.call_id: c for c in row.calls}
-        if message.reasoning:  # issue 16: the thinking is not printed, only that it happened
+        if message.reasoning:  # the thinking is not printed, only that it happened
             from cks_desktop.agent.reasoning import headline, shown
 
             lines.append(f"({headline(shown(message.reasoning)[1]).lower()})")

@@ -1,4 +1,4 @@
-"""Documents in a session (issue 17, section 1): files a person adds so their knowledge can be
+"""Documents in a session: files a person adds so their knowledge can be
 extracted, with the text kept exactly so later provenance can point at character spans and pages.
 
 - ``readers``: one module per format (plain text, Markdown, HTML, PDF, DOCX), each turning the

@@ -3,7 +3,7 @@
 Why a section, not format version 2: cks-graph version 1 readers (this app's, and every
 earlier release's) ignore unknown top-level keys, so an export with documents still imports
 everywhere, as the graph alone; and a file without the key is exactly today's version 1. The
-provenance work (issue 17 §3) will need version 2 for evidence on objects; this section reads
+provenance work will need version 2 for evidence on objects; this section reads
 the same under it.
 
 Each entry: ``{"id" (sha256 of the original bytes), "name", "size", "media_type", "source",

@@ -1,4 +1,4 @@
-"""Documents into knowledge (issue 17 §2): extraction that scales past one prompt. Qt-free.
+"""Documents into knowledge: extraction that scales past one prompt. Qt-free.
 
 One job per module, in the order a run uses them:
 - ``chunking``: the document's stored text cut by structure into ~1,100-token parts with exact

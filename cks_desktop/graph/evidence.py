@@ -1,4 +1,4 @@
-"""Evidence ops in a batch: where a fact came from, written with the fact (issue 17 §3).
+"""Evidence ops in a batch: where a fact came from, written with the fact.
 
 Evidence rows (table ``evidence``, schema migration 7) are written through the same
 planner, the same transaction and the same ``Change`` as the objects and relations they

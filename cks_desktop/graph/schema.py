@@ -163,7 +163,7 @@ CREATE TABLE view_positions (
 ) WITHOUT ROWID;
 """
 
-# Issue 13: a session's model parameters (NULL: Settings → Chat & agent's default applies).
+# a session's model parameters (NULL: Settings → Chat & agent's default applies).
 _V4_SESSION_PARAMS = """
 CREATE TABLE session_params (
     session_id        TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -172,7 +172,7 @@ CREATE TABLE session_params (
 ) WITHOUT ROWID;
 """
 
-# Issue 17: documents added to a session (tables owned by cks_desktop/documents/store.py).
+# documents added to a session (tables owned by cks_desktop/documents/store.py).
 # ``id`` is the sha256 of the file's bytes (content-addressed: the same file twice is one row);
 # ``page_starts`` is a JSON list of the character offset where each page begins in ``text``
 # (empty for formats without pages), so provenance can map a character span to a page.
@@ -193,7 +193,7 @@ CREATE TABLE documents (
 );
 """
 
-# Issue 16: tokens of each model turn (table owned by cks_desktop/agent/usage.py). ``after_seq`` is
+# tokens of each model turn (table owned by cks_desktop/agent/usage.py). ``after_seq`` is
 # the last chat message saved before the turn ran, ``iteration`` its number within the answer (1 starts one);
 # ``reported_cost``: the USD the server said the turn cost (OpenRouter), NULL when it said nothing.
 _V6_USAGE = """
@@ -215,7 +215,7 @@ CREATE TABLE chat_usage (
 CREATE INDEX chat_usage_by_session ON chat_usage (session_id, n);
 """
 
-# Issue 17: where each object and relation came from (table owned by cks_desktop/provenance/).
+# where each object and relation came from (table owned by cks_desktop/provenance/).
 # One row per source of a fact: a document passage (document id = its sha256, chunk, character span
 # [start, end) in the document's text, page, the verbatim quote, how the quote was aligned, its review
 # state) or a hand edit / chat write (origin, change). A fact found in several places has several rows.
@@ -241,7 +241,7 @@ CREATE INDEX evidence_by_target ON evidence (session_id, target_kind, target_id)
 CREATE INDEX evidence_by_document ON evidence (session_id, document_id, span_start);
 """
 
-# Issue 17: extraction runs and the per-chunk answer cache (tables owned by cks_desktop/extraction/).
+# extraction runs and the per-chunk answer cache (tables owned by cks_desktop/extraction/).
 # The cache key is a hash of (chunk text, prompt version, schema, model): re-adding a document is free,
 # and an interrupted run resumes without redoing finished chunks.
 _V8_EXTRACTION = """
@@ -266,7 +266,7 @@ CREATE TABLE extraction_runs (
 CREATE INDEX extraction_runs_by_session ON extraction_runs (session_id, document_id);
 """
 
-# Issue 16: images in a chat (table owned by the chat's image store): content-addressed per session,
+# images in a chat (table owned by the chat's image store): content-addressed per session,
 # never fetched from a URL a model or server chose.
 _V9_IMAGES = """
 CREATE TABLE chat_images (

@@ -228,7 +228,7 @@ _NO_THINKING = ("does not support thinking", "thinking is not supported", "'reas
 
 
 def says_no_thinking(message: str | None) -> bool:
-    """The vendor's words for "this model cannot think" (issue 16: the session asked it to):
+    """The vendor's words for "this model cannot think" (the session asked it to):
     Ollama's "does not support thinking", OpenAI's reasoning_effort refusal, Anthropic's and
     Gemini's thinking refusals."""
     lower = (message or "").lower()

@@ -19,7 +19,7 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ReasoningDelta:
-    """A piece of the model's thinking (issue 16, section 2): never part of the answer text.
+    """A piece of the model's thinking: never part of the answer text.
 
     ``text`` grows the open thinking block. ``signature`` (Anthropic's ``signature_delta``,
     Gemini's thought signature) closes the open block with the vendor's opaque signature,
@@ -70,7 +70,7 @@ class ToolCallDone:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one model turn, as the provider reported them (issue 16, section 4).
+    """Token counts of one model turn, as the provider reported them.
 
     ``input_tokens`` counts the whole prompt, cached part included (Anthropic reports
     the uncached rest apart; its adapter adds them up), so ``cached_tokens`` is a

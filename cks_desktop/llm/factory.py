@@ -92,7 +92,7 @@ def provider_config(name: str, settings: Settings | None, secrets: SecretStore |
     if not key and key_required(name, url):
         raise missing_key_error(name)
     merged: dict[str, Any] = {}
-    # Ollama's num_ctx, say; ``context_window`` (issue 16: the window the person knows best) and
+    # Ollama's num_ctx, say; ``context_window`` (the window the person knows best) and
     # ``images`` (whether the model takes images: llm/vision.py) for all.
     for option in (*profile.setting_options, "context_window", "images"):
         if section.get(option):

@@ -35,7 +35,7 @@ class ToolResultPart:
     content: str
     is_error: bool = False
     kind: Literal["tool_result"] = "tool_result"
-    # Images the tool returned (issue 16, section 3): sent as images to a model that takes them;
+    # Images the tool returned: sent as images to a model that takes them;
     # ``content`` keeps the note a model without images reads instead.
     images: tuple["ImagePart", ...] = ()
 
@@ -78,7 +78,7 @@ class ImagePart:
 
 @dataclass(frozen=True)
 class Reasoning:
-    """The model's thinking in an assistant turn (issue 16, section 2): shown collapsed above the
+    """The model's thinking in an assistant turn: shown collapsed above the
     answer, never part of its text, stored with the transcript.
 
     ``text``: what the provider showed of the thinking (Anthropic's thinking, Ollama's

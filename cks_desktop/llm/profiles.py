@@ -42,7 +42,7 @@ OLLAMA = ProviderProfile(
     default_model="llama3.1",
     default_base_url="http://127.0.0.1:11434",
     api_key_envs=(),  # a local server: no key
-    setting_options=("num_ctx", "think_level"),  # think_level: a level for ``think`` (issue 16)
+    setting_options=("num_ctx", "think_level"),  # think_level: a level for ``think``
     tool_calling=True,  # per model: a model without tools answers 400, reported as no_tool_support
     native_structured_output=True,  # ``format=<JSON Schema>``
     parallel_tool_calls=True,
@@ -59,7 +59,7 @@ OPENAI = ProviderProfile(
     default_base_url="https://api.openai.com/v1",
     api_key_envs=("OPENAI_API_KEY",),
     compatible_servers=True,  # a key only for api.openai.com (see factory.key_required)
-    # Issue 16: how a server wants reasoning asked for (an object merged into the body) and sent back.
+    # how a server wants reasoning asked for (an object merged into the body) and sent back.
     # ``api``: "responses" picks the Responses API adapter (the only API with OpenAI's reasoning
     # summaries); anything else, Chat Completions.
     setting_options=("reasoning_request", "reasoning_echo", "api"),

@@ -47,7 +47,7 @@ class ProviderProfile:
     # longest matching prefix wins; ``default_context_window`` for a model not in the table.
     context_windows: tuple[tuple[str, int], ...] = ()
     default_context_window: int = 128_000
-    # Which models take images (issue 16, section 3), read by ``llm/vision.py``: (model-name prefix,
+    # Which models take images, read by ``llm/vision.py``: (model-name prefix,
     # takes images), the longest matching prefix wins; ``default_images`` for a model not in the
     # table. ``images_from_server``: the server says per model (Ollama's ``/api/show`` capabilities).
     # The setting ``images`` ("yes"/"no") overrides all three (an OpenAI-compatible server's model).
@@ -56,7 +56,7 @@ class ProviderProfile:
     images_from_server: bool = False
     # Other wire APIs of the same provider, chosen by its setting ``api`` (read by the factory and
     # the providers page): (setting value, what the page calls it, "module:Class" of its adapter);
-    # the profile's own ``adapter`` is the default API. OpenAI's Responses API (issue 16).
+    # the profile's own ``adapter`` is the default API. OpenAI's Responses API.
     alternate_apis: tuple[tuple[str, str, str], ...] = ()
 
     @property
@@ -101,7 +101,7 @@ class ProviderConfig:
 
 @dataclass(frozen=True)
 class GenerationParams:
-    """Sampling settings for one request (issue 13: the session's, else Settings → Chat & agent).
+    """Sampling settings for one request (the session's, else Settings → Chat & agent).
 
     None means "the provider's own default": nothing is sent, so a server that rejects a
     parameter is never sent it unasked. Each adapter maps these to its API's names
@@ -112,7 +112,7 @@ class GenerationParams:
 
     temperature: float | None = None
     max_output_tokens: int | None = None
-    # Issue 16, section 2: ask the model to think first (the session's switch; off: nothing is
+    # ask the model to think first (the session's switch; off: nothing is
     # asked, and thinking a model does anyway is still shown apart from the answer).
     # ``reasoning_budget``: tokens it may think for (None: the provider's default); providers
     # that take a level instead map it (``reasoning_level``).

@@ -1,4 +1,4 @@
-"""Whether the chosen model takes images (issue 16, section 3): one answer for the adapters,
+"""Whether the chosen model takes images: one answer for the adapters,
 the agent loop and the composer.
 
 First match wins:

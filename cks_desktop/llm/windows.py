@@ -1,4 +1,4 @@
-"""How many tokens one request to a provider's model may hold (issue 16, section 1).
+"""How many tokens one request to a provider's model may hold.
 
 The answer, first match wins:
 

@@ -17,7 +17,7 @@ and the short hash in a wire name can be made to collide on purpose. A tool's
 description is cut to ``MAX_DESCRIPTION`` characters, since every request carries it.
 Whatever one tool of a listing does wrong costs that tool only.
 
-Images (issue 16, section 3): an image block's bytes are validated (``tools/images.py``: PNG,
+Images: an image block's bytes are validated (``tools/images.py``: PNG,
 JPEG, GIF or WebP by their magic number, at most 20 MB, a sane size in the header) and kept in
 the output's ``images`` beside the note; the agent stores them in the session and sends them
 to a model that takes images (a model without images reads the note, as before). A block that

@@ -1,4 +1,4 @@
-"""Provenance (issue 17 §3): where every object and relation came from.
+"""Provenance: where every object and relation came from.
 
 - ``model``: the read-side values (``Evidence``, ``Source``, ``Authorship``) and the op types.
 - ``queries``: sources of an object or relation, objects of a document span, what a document

@@ -1,4 +1,4 @@
-"""Image bytes the chat accepts, and what they are (issue 16, section 3). Qt-free on purpose.
+"""Image bytes the chat accepts, and what they are. Qt-free on purpose.
 
 An image reaches the chat from an MCP tool result (base64 in an ``ImageContent``), from the
 person (paste, drop, ``chat --image``), or from the transcript. Whatever the sender *says* the

@@ -284,7 +284,7 @@ class ToolRegistry:
 
     async def call_policy(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> CallPolicy:
         """The strictest policy among the tool's own and those of the tools whose effects this
-        call has (issue 11: approval follows the effect, not the tool's name)."""
+        call has (approval follows the effect, not the tool's name)."""
         own = self.effective_policy(spec)
         if spec.effects is None:
             return CallPolicy(own, spec.name)

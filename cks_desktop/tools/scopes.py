@@ -1,6 +1,6 @@
 """Which scopes a chat grants, and the sentence a model reads when a call needs more.
 
-Scopes are real (issue 11, item 18): a chat run is granted
+Scopes are real: a chat run is granted
 
 - the session's own choice (Settings key ``agent.session_scopes[<session id>]``, set from the
   session's context menu → *Scopes…*), or, when the session has none, the default choice

@@ -146,7 +146,7 @@ class ToolOutput:
     content: str
     structured: Any = None
     is_error: bool = False
-    images: tuple[ImageBlob, ...] = ()  # validated image bytes (issue 16); ``content`` keeps their notes
+    images: tuple[ImageBlob, ...] = ()  # validated image bytes; ``content`` keeps their notes
 
 
 class ToolError(Exception):

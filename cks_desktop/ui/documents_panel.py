@@ -1,4 +1,4 @@
-"""The Documents panel (issue 17): the shown session's documents — name, type, pages, size,
+"""The Documents panel: the shown session's documents — name, type, pages, size,
 when added — with Add, Open (the document viewer), Remove and Extract knowledge.
 
 Removing asks first, with what would lose its last source (``provenance.documents``): a
@@ -7,7 +7,7 @@ relations without any source offers to remove them too or keep them. The answer 
 worker thread as one graph change plus the document's removal.
 
 "Extract knowledge" only emits ``extractRequested(session_id, document_id)``: the extraction
-pipeline (issue 17 §2) connects with ``connect_extractor(slot)``; until something does, the
+pipeline connects with ``connect_extractor(slot)``; until something does, the
 button says so and stays disabled. Every dialog is ``open()``ed (``run_dialog``), never ``exec()``ed. The list follows
 the documents store's own notifications (this process) and the store's change feed
 (``SessionEvent("documents")``: another process's ``documents add|remove``), both on any

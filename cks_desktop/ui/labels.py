@@ -4,7 +4,7 @@ Qt guesses: a ``QLabel``, ``QMessageBox`` or ``QInputDialog`` label with the
 default ``AutoText`` format renders its text as HTML when it looks like HTML,
 so an object named ``<img src=file:///home/me/photo.jpg><b style='color:red'>
 Your licence expired</b>`` displayed a local image and a fake warning
-(issue 11, item 10). Names, types, titles, server names and descriptions,
+(item 10). Names, types, titles, server names and descriptions,
 model text and error messages are data. So the rule is structural: widgets in
 ``cks_desktop/ui`` never construct ``QLabel``/``QMessageBox`` themselves but
 call these helpers, which fix the format to ``PlainText``; the one label with

@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.setMinimumWidth(window_layout.CHAT_MIN)
         self._layout_checked = False
 
-        # right, a tab beside the chat (hidden until View → Documents): the session's documents (issue 17)
+        # right, a tab beside the chat (hidden until View → Documents): the session's documents
         from cks_desktop.ui.documents_panel import DocumentsPanel
 
         self.documents_panel = DocumentsPanel(services.documents, self.tasks.spawn)
@@ -437,16 +437,16 @@ class MainWindow(QMainWindow):
         self.status.set_servers(manager.statuses())
         from cks_desktop.ui.chat.slash_commands import install_mcp_features
 
-        # Prompts as slash commands, resources to attach (issue 14): over the manager's live connections.
+        # Prompts as slash commands, resources to attach: over the manager's live connections.
         self.mcp_composer = install_mcp_features(self.chat_panel.composer, lambda: manager.connections)
         from cks_desktop.ui.chat.tool_actions import install_chat_actions
 
-        # A tool row's "Sign in to <server>" and its resource links' Open / Attach (issue 14).
+        # A tool row's "Sign in to <server>" and its resource links' Open / Attach.
         self.mcp_row_actions = install_chat_actions(self.chat_panel.view, manager, self.mcp_composer.bar, self)
 
     def _mcp_host(self) -> object:
         """What MCP servers ask of the person (elicitation, sampling): dialogs over this window,
-        sampling run with the chat's provider (issue 14)."""
+        sampling run with the chat's provider."""
         from cks_desktop.agent.mcp_sampling import ProviderSampler
         from cks_desktop.ui.mcp_host.host import GuiMcpHost
 
@@ -464,7 +464,7 @@ class MainWindow(QMainWindow):
 
     # -- settings ------------------------------------------------------------------
     def open_session_scopes(self, session_id: str) -> None:
-        """The session's Scopes dialog (what its chats grant; issue 11), opened without a nested loop."""
+        """The session's Scopes dialog (what its chats grant), opened without a nested loop."""
         from cks_desktop.ui.sessions.scopes_dialog import SessionScopesDialog
 
         if not session_id:

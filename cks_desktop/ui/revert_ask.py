@@ -1,4 +1,4 @@
-"""Ask before a revert that would undo what later changes built upon (issue 18).
+"""Ask before a revert that would undo what later changes built upon.
 
 Why: on a shared graph a change the person reverts (a chat row's Revert, Ctrl+Z in the graph)
 may have been built upon since — another member, the model or a terminal changed the same

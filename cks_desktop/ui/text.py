@@ -4,7 +4,7 @@ Arguments and results are shown exactly: pretty JSON, never truncated. Only
 the one-line summaries in collapsed rows are shortened.
 
 ``plain_tooltip`` and ``no_mnemonic`` are the string half of the rule that
-untrusted text is never interpreted (issue 11, item 10); the widget half is
+untrusted text is never interpreted; the widget half is
 ``ui/labels.py``.
 """
 

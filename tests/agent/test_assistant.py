@@ -71,7 +71,7 @@ def shape(events: list[ev.AgentEvent]) -> list[tuple[str, Any]]:
             out.append((e.type, (e.message.text, [c.name for c in e.message.tool_calls])))
         elif isinstance(e, ev.Finished):
             out.append((e.type, (e.reason, e.iterations)))
-        elif isinstance(e, ev.ContextUsage):  # the composer's meter (issue 16): not part of this shape
+        elif isinstance(e, ev.ContextUsage):  # the composer's meter: not part of this shape
             continue
         else:
             out.append((e.type, None))

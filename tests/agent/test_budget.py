@@ -1,4 +1,4 @@
-"""Issue 16, section 4: a per-answer budget of tokens or dollars ends the answer with a notice and Continue.
+"""a per-answer budget of tokens or dollars ends the answer with a notice and Continue.
 
 Real adapters and SDKs against the fake servers (each turn reports 11 input + 7 output tokens),
 the real CLI in a subprocess, and the Qt-free presenter for the reopened chat."""

@@ -177,7 +177,7 @@ def test_chat_offers_the_tools_of_configured_mcp_servers(home: tuple[Path, str])
     assert added.returncode == 0, added.stderr
     with make_fake("anthropic") as fake:
         fake.queue(call_turn("mcp__toy__add", {"a": 2, "b": 3}), text_turn("It is 5."))
-        # A stdio server's tools need code.execute, which a chat grants only when asked to (issue 11).
+        # A stdio server's tools need code.execute, which a chat grants only when asked to.
         proc = chat(root, fake, sid, "--yes", "--grant", "code.execute", "What is 2+3?")
         offered = {t["name"] for t in fake.requests[0].body["tools"]}
     assert proc.returncode == 0, (proc.stdout, proc.stderr)

@@ -1,4 +1,4 @@
-"""Issue 13, section 3: chat export, headless (`cks-desktop chat --session S --export FILE`).
+"""chat export, headless (`cks-desktop chat --session S --export FILE`).
 
 A real ``cks-desktop chat`` process answers with a tool call against the fake Anthropic
 server; a second one, then a stopped/errored transcript written by the loop, is exported

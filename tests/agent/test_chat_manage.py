@@ -1,4 +1,4 @@
-"""Issue 11 item 9: Clear chat and Delete exchange through the real CLI; the graph stays.
+"""Clear chat and Delete exchange through the real CLI; the graph stays.
 
 Deleting works on whole exchanges (a message of the person's and its whole
 answer), so tool calls and their results go together: the chat still loads,

@@ -1,4 +1,4 @@
-"""Issue 16, section 1: long chats stay inside the model's context window.
+"""long chats stay inside the model's context window.
 
 Real adapters and SDKs talk to the fake servers, which count each request's tokens and
 answer a prompt larger than their window with the provider's real "prompt too long"

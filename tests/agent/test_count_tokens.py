@@ -1,4 +1,4 @@
-"""Issue 16, section 1: the provider's token counting endpoint, asked only near the budget.
+"""the provider's token counting endpoint, asked only near the budget.
 
 Real adapters and SDKs talk to the fake servers, whose counting endpoints
 (Anthropic's ``POST /v1/messages/count_tokens``, Gemini's ``:countTokens``) answer with the

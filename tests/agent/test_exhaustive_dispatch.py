@@ -1,4 +1,4 @@
-"""Issue 12, item 3: event dispatch is exhaustive, so a forgotten event fails the type check.
+"""event dispatch is exhaustive, so a forgotten event fails the type check.
 
 Every consumer of the agent's events (the GUI presenter, the CLI renderer) and of the stream
 events (the assembler) ends its ``match`` in ``assert_never``. This runs the real type checker

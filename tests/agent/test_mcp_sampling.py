@@ -86,7 +86,7 @@ async def test_a_provider_failure_is_one_sentence_for_the_server(settings):
     assert answer.refusal.startswith("The model could not answer MCP server 'cb':")
 
 
-# -- images in a sampling request (images-2, issue 16 section 3) ---------------------------------------
+# -- images in a sampling request (images-2) ---------------------------------------
 IMAGE_SERVER = SERVERS / "image_sampling_server.py"
 
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 4: graph text never reaches the system prompt as free text.
+"""graph text never reaches the system prompt as free text.
 
 The real ``cks-desktop chat`` runs in a subprocess against fake provider
 servers that record each request; the session's graph holds hostile type

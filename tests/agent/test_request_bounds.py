@@ -1,4 +1,4 @@
-"""Issue 11 item 9: one huge message or tool result cannot make every later request huge.
+"""one huge message or tool result cannot make every later request huge.
 
 A fake provider server records each request's raw bytes. After a 5 MB answer
 (through the real ``cks-desktop chat`` in a subprocess), a 5 MB tool-call
@@ -42,7 +42,7 @@ def test_after_a_5_mb_answer_the_next_request_is_bounded(home: tuple[Path, str])
         assert first.returncode == 0, first.stderr
     with make_fake("ollama") as fake:
         # Ollama's window (num_ctx 16,384) is smaller than even the bounded answer, so context
-        # management (issue 16) first asks for a summary of it, then sends the answer's request.
+        # management first asks for a summary of it, then sends the answer's request.
         fake.queue(text_turn("Summary: wrote a lot."), text_turn("Short now."))
         second = chat(root, fake, sid, "And now?")
         raw = fake.generation_requests[0].raw

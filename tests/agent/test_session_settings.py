@@ -1,4 +1,4 @@
-"""Issue 13, section 3: a session's instructions and model parameters reach every provider's request.
+"""a session's instructions and model parameters reach every provider's request.
 
 Each provider is its real adapter and SDK talking to its protocol-faithful fake server; what
 the SDK sent is read from the fake (``requests[-1].body``), so the names each API uses

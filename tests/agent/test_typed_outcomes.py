@@ -1,4 +1,4 @@
-"""Issue 12, item 3: tool outcomes and loop notices are typed, not read back out of text.
+"""tool outcomes and loop notices are typed, not read back out of text.
 
 A denied, timed-out or cancelled call carries its outcome as ``ToolResult.outcome`` and the
 model reads plain text (no ``{"denied": true}`` or other bookkeeping keys); the change a write

@@ -1,4 +1,4 @@
-"""Issue 16, section 4: token usage stored per model turn and summed; 429/529 waited out and retried.
+"""token usage stored per model turn and summed; 429/529 waited out and retried.
 
 Real adapters and SDKs against the fake servers; waits are kept tiny by a small ``retry-after``."""
 

@@ -1,4 +1,4 @@
-"""Issue 16, section 4: `cks-desktop chat --session S --usage [--json]` prints each answer's tokens, its
+"""`cks-desktop chat --session S --usage [--json]` prints each answer's tokens, its
 model turns and the session's total, with the cost where the model has a price (the table, or the
 settings' ``agent.prices``); a model without one shows tokens only.
 

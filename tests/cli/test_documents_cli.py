@@ -1,4 +1,4 @@
-"""`cks-desktop documents add|list|show|remove` in a real subprocess (issue 17 §1)."""
+"""`cks-desktop documents add|list|show|remove` in a real subprocess."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No untrusted text reaches the terminal with its escape sequences live (issue 11, item 11).
+"""No untrusted text reaches the terminal with its escape sequences live.
 
 Real subprocesses of ``python -m cks_desktop``: ``mcp tools`` / ``mcp call``
 against a hostile MCP server (official SDK) whose tool names, titles,

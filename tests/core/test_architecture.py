@@ -54,3 +54,14 @@ def test_refcounts_survive_process_events_and_emit(qapp) -> None:
         emitter.fired.emit()
     after = (sys.getrefcount(None), sys.getrefcount(True))
     assert after[0] - before[0] > -50 and after[1] - before[1] > -50, (before, after)
+
+
+def test_product_code_speaks_of_behaviour_not_of_the_issue_that_asked_for_it() -> None:
+    """No "issue 16" in the product's code or docstrings: a reader outside the tracker learns nothing from it."""
+    import re
+
+    pattern = re.compile(r"\b[Ii]ssues? ?#?\d+")
+    hits = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "cks_desktop").rglob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if pattern.search(line) and "github.com" not in line]
+    assert hits == []

@@ -1,4 +1,4 @@
-"""The SDK import race of a first start (issue 13 §5) cannot happen: SDK imports never interleave.
+"""The SDK import race of a first start cannot happen: SDK imports never interleave.
 
 At a first start every MCP server failed with pydantic's "partially initialized module"
 ImportError: the MCP SDK was imported on a worker thread while another thread imported a

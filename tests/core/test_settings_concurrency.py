@@ -1,4 +1,4 @@
-"""Settings shared by several processes: no lost updates, no partial writes (issue 11, items 6 and 14).
+"""Settings shared by several processes: no lost updates, no partial writes.
 
 The races are real: parallel ``python -m cks_desktop mcp add`` processes, a
 lock held by another real process, and a really full filesystem (a small

@@ -1,4 +1,4 @@
-"""The type checker is part of the test suite (issue 12): mypy with the project's configuration
+"""The type checker is part of the test suite: mypy with the project's configuration
 (``[tool.mypy]`` in pyproject.toml: strict on the core's packages, default mode for the rest)
 must find no error in ``cks_desktop``."""
 

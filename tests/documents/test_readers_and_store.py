@@ -1,4 +1,4 @@
-"""Documents in a session (issue 17 §1): real files in each format, each failure case with
+"""Documents in a session: real files in each format, each failure case with
 its one sentence, dedup, one transaction, and the documents section of the JSON export."""
 
 from __future__ import annotations

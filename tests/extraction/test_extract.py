@@ -1,5 +1,5 @@
 """Whole extractions against a real fake provider (OpenAI's wire protocol over a socket) answering from
-the generated world's gold (issue 17 §2): one revertible change with sources, resolution across
+the generated world's gold: one revertible change with sources, resolution across
 documents, re-extraction free and idempotent, progress, pause/cancel, caps, broken JSON and a 429."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`cks-desktop documents extract` in real subprocesses against a real fake provider (issue 17 §2):
+"""`cks-desktop documents extract` in real subprocesses against a real fake provider:
 estimate, review file, apply, apply-review, never waiting without a terminal, and a run killed
 mid-way (SIGKILL) that resumes without asking the finished chunks again."""
 

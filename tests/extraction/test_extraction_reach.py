@@ -1,4 +1,4 @@
-"""Reaching extraction (issue 17): File → Extract knowledge… next to Add documents… (selected, last
+"""Reaching extraction: File → Extract knowledge… next to Add documents… (selected, last
 added, or asked which), and the cap of Settings → Chat & agent → "Extracting documents" that decides
 when the window asks first. A real window, the fake OpenAI server answering from the gold; dialogs are
 open()ed and answered when they signal."""

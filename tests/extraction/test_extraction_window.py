@@ -1,4 +1,4 @@
-"""The window's extraction (issue 17 §2): the Documents panel's Extract knowledge → the estimate box →
+"""The window's extraction: the Documents panel's Extract knowledge → the estimate box →
 a background run with its progress in the status bar → the review panel → ONE change. The provider is
 the fake OpenAI server answering from the gold; dialogs are open()ed and answered when they signal."""
 

@@ -1,4 +1,4 @@
-"""The app's own time per chunk (issue 17: "app overhead < 5 % beside the model's own time").
+"""The app's own time per chunk ("app overhead < 5 % beside the model's own time").
 
 A first run asks the fake (real SDK, real socket) and fills the cache; a second run of the same
 document is then pure app work — cache read, grounding every quote, resolution, the plan — with no

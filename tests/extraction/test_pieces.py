@@ -1,4 +1,4 @@
-"""Chunking, grounding, vocabulary, prompt quoting and entity resolution, each on its own (issue 17 §2)."""
+"""Chunking, grounding, vocabulary, prompt quoting and entity resolution, each on its own."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Writing a big plan (issue 17 §2: ~27 s for 70,000 ops in bench/documents.py) runs off the event loop
+"""Writing a big plan (~27 s for 70,000 ops in bench/documents.py) runs off the event loop
 and says how far it is: ``apply_plan(on_write=)`` streams a big batch through ``GraphStore.apply_stream``
 (still ONE change, one revert) and reports (written, total) as it goes; the window shows
 "Writing … 12,000 of 70,000" in the status area. A lag probe checks the loop stays responsive."""

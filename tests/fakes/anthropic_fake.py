@@ -12,7 +12,7 @@ model does. Statuses come with Anthropic's error bodies (and ``retry-after``);
 ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": N}`` (``FakeServer.counted_tokens``).
 The fake accepts any ``Authorization: Bearer`` key (STACK.md R5).
 
-Extended thinking (issue 16): a request with ``thinking: {"type": "enabled"}`` gets the turn's
+Extended thinking: a request with ``thinking: {"type": "enabled"}`` gets the turn's
 ``thinking`` as a ``thinking`` block first (``thinking_delta``s, then one ``signature_delta``)
 and its ``redacted_thinking`` as a ``redacted_thinking`` block. The fake enforces the API's
 rules and answers 400 with its words when a request breaks one: ``budget_tokens`` at least

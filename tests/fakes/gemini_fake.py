@@ -123,7 +123,7 @@ class FakeGemini(FakeServer):
             return "data: " + json.dumps(data) + "\r\n\r\n"
 
         out.begin("text/event-stream")
-        if turn.thinking:  # thought summaries (issue 16): ``thought: true`` parts, signed on the last
+        if turn.thinking:  # thought summaries: ``thought: true`` parts, signed on the last
             signature = turn.thinking_signature or base64.b64encode(THOUGHT_SIGNATURE).decode()
             for number, piece in enumerate(turn.thinking, start=1):
                 thought: dict[str, Any] = {"text": piece, "thought": True}

@@ -43,7 +43,7 @@ class FakeOllama(FakeServer):
     name = "ollama"
     default_model = "llama-test"
     vision_models: set[str] = {"llava-test"}
-    models_without_thinking: set[str] = {"llama-nothink"}  # asked to ``think``, they answer 400 (issue 16)  # /api/show lists "vision" for these (issue 16)
+    models_without_thinking: set[str] = {"llama-nothink"}  # asked to ``think``, they answer 400  # /api/show lists "vision" for these
 
     def __init__(self, *, chunk_delay: float = 0.0, models_without_tools: set[str] | None = None) -> None:
         super().__init__(chunk_delay=chunk_delay)
@@ -63,7 +63,7 @@ class FakeOllama(FakeServer):
                                                  "quantization_level": "Q4_K_M"}}
                 for m in (self.default_model, "llama-other")]})
             return
-        if request.method == "POST" and request.path == "/api/show":  # issue 16: capabilities ("vision")
+        if request.method == "POST" and request.path == "/api/show":  # capabilities ("vision")
             shown = str((request.body or {}).get("model", ""))
             capabilities = ["completion", "tools", *(["vision"] if shown in self.vision_models else [])]
             out.json(200, {"modelfile": "", "parameters": "", "template": "", "model_info": {},
@@ -77,7 +77,7 @@ class FakeOllama(FakeServer):
         if body.get("tools") and model in self.models_without_tools:
             out.json(400, {"error": f"registry.ollama.ai/library/{model}:latest does not support tools"})
             return
-        if body.get("think") and model in self.models_without_thinking:  # issue 16: as Ollama answers
+        if body.get("think") and model in self.models_without_thinking:  # as Ollama answers
             out.json(400, {"error": f'"{model}" does not support thinking'})
             return
         turn = self.next_turn()
@@ -100,7 +100,7 @@ class FakeOllama(FakeServer):
                          "done": False})
 
         out.begin("application/x-ndjson")
-        for piece in turn.thinking:  # a thinking model's ``message.thinking`` (issue 16), before the answer
+        for piece in turn.thinking:  # a thinking model's ``message.thinking``, before the answer
             out.send(chunk({"content": "", "thinking": piece}))
         for piece in turn.text:
             out.send(chunk({"content": piece}))

@@ -11,7 +11,7 @@ as parallel calls may arrive. Errors carry OpenAI's ``{"error": {...}}`` bodies
 and ``retry-after``; ``error_mid_stream`` sends an ``{"error": ...}`` data line.
 ``GET /v1/models`` lists models. ``base_url`` includes ``/v1``, as the SDK expects.
 
-Reasoning (issue 16): a turn's ``thinking`` streams as ``delta.<reasoning_field>`` pieces
+Reasoning: a turn's ``thinking`` streams as ``delta.<reasoning_field>`` pieces
 before the text (``reasoning_content``: DeepSeek, vLLM, llama.cpp; ``reasoning``: OpenRouter
 and newer vLLM), and ``reasoning_tokens`` in ``completion_tokens_details``. ``reasoning_rule``
 plays a server's documented rule for reasoning sent back: ``"deepseek"`` (DeepSeek's thinking
@@ -99,7 +99,7 @@ class FakeOpenAI(FakeServer):
         if request.method == "GET" and request.path == "/v1/models":
             out.json(200, {"object": "list", "data": [
                 {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake",
-                 # what vLLM/OpenRouter-style servers add (issue 16): only when the fake has a window
+                 # what vLLM/OpenRouter-style servers add: only when the fake has a window
                  **({"context_length": self.context_window} if self.context_window else {})}
                 for m in (self.default_model, "gpt-other")]})
             return

@@ -50,7 +50,7 @@ class Turn:
     finish_reason: str | None = None  # override ("length", ...)
     input_tokens: int = 11
     output_tokens: int = 7
-    # Thinking (issue 16, section 2), sent before the text in each protocol's own form: Anthropic
+    # Thinking, sent before the text in each protocol's own form: Anthropic
     # ``thinking`` blocks (only when the request enabled thinking) closed by ``signature_delta``,
     # Ollama ``message.thinking``, OpenAI-compatible ``reasoning_content``/``reasoning`` deltas,
     # Gemini ``thought`` parts. ``thinking_signature`` None: the fake makes one up (Anthropic, Gemini).

@@ -164,13 +164,13 @@ class FakeServer:
 
     name = "fake"
     default_model = "fake-model"
-    # A model with a small context window (issue 16): set ``context_window`` (tokens) and a
+    # A model with a small context window: set ``context_window`` (tokens) and a
     # generation request larger than it gets the provider's real "prompt too long" error; its
     # size is counted as the JSON of its messages, system prompt and tools at
     # ``chars_per_token``, kept in ``prompt_sizes``, and reported as the answer's input tokens.
     context_window: int | None = None
     chars_per_token: float = 4.0
-    # The token counting endpoint (Anthropic's count_tokens, Gemini's countTokens; issue 16): it
+    # The token counting endpoint (Anthropic's count_tokens, Gemini's countTokens): it
     # answers ``count_rule(body)`` (by default ``prompt_tokens``, the rule the window uses), or
     # ``count_status`` with the provider's error body, or never (``count_stall``).
     count_status: int | None = None

@@ -1,4 +1,4 @@
-"""Streamed imports and reverts (issue 11, item 16): chunk by chunk, one transaction, compact history.
+"""Streamed imports and reverts: chunk by chunk, one transaction, compact history.
 
 The chunk size is lowered (a module setting read on every call) so that a test-sized
 import spans many chunks; everything else is the real store on a real SQLite file.

@@ -1,4 +1,4 @@
-"""Issue 16, section 1: the ``context_window`` setting in settings.json reaches the window lookup.
+"""the ``context_window`` setting in settings.json reaches the window lookup.
 
 ``docs/llm-providers.md`` tells people to set ``providers.<name>.context_window``; the factory
 used to pass on only each profile's own options (Ollama's ``num_ctx``), so the setting was

@@ -1,4 +1,4 @@
-"""Issue 16, section 3 from the terminal: `cks-desktop chat --session S --image FILE PROMPT`.
+"""`cks-desktop chat --session S --image FILE PROMPT`.
 
 The real CLI in a subprocess against the fake servers (real wire protocol): the image reaches a
 vision model in its vendor's format, is stored once in the session and kept in the transcript as

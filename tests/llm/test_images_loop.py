@@ -1,4 +1,4 @@
-"""Issue 16, section 3 in the loop: the person's image goes to a model that takes images and is
+"""the person's image goes to a model that takes images and is
 refused in one sentence for one that does not — for Ollama, as its server says (``/api/show``
 capabilities), asked only when a request has an image. The real adapter and SDK, the fake
 server, the real store."""

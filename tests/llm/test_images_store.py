@@ -1,4 +1,4 @@
-"""Issue 16, section 3: the bytes decide what an image is (tools/images.py), and the session keeps
+"""the bytes decide what an image is (tools/images.py), and the session keeps
 each image once (agent/images.py, table chat_images) with the transcript holding references."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Images go out in each vendor's real wire format, asserted on what the SDK really sent the fake
-(issue 16, section 3) — and as their notes when the model does not take images."""
+(section 3) — and as their notes when the model does not take images."""
 
 from __future__ import annotations
 

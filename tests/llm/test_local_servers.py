@@ -1,4 +1,4 @@
-"""Issue 16, section 5: the OpenAI-compatible adapter against the servers people run themselves.
+"""the OpenAI-compatible adapter against the servers people run themselves.
 
 Each fake replays one server's real wire (tests/fakes/llamacpp_fake.py, lmstudio_fake.py,
 vllm_fake.py, openrouter_fake.py, from their source and documentation); the real adapter and the

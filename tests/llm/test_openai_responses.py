@@ -1,4 +1,4 @@
-"""OpenAI's Responses API adapter (issue 16, section 2: reasoning summaries), through the real
+"""OpenAI's Responses API adapter (section 2: reasoning summaries), through the real
 ``openai`` SDK against tests/fakes/openai_responses_fake.py (the API's real SSE events and its
 400s for reasoning items sent back wrongly)."""
 

@@ -1,4 +1,4 @@
-"""Issue 16, section 2: reasoning on every provider, through the real adapters and SDKs against
+"""reasoning on every provider, through the real adapters and SDKs against
 the fakes' real wire protocols, in a real tool loop (``ai_chat``) with a real transcript.
 
 Each provider's model thinks before a tool call and again before its answer. The test asserts

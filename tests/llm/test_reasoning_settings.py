@@ -1,4 +1,4 @@
-"""Issue 16, section 2: the per-session thinking switch and budget, default off, with the app's
+"""the per-session thinking switch and budget, default off, with the app's
 default from Settings → Chat & agent, reaching the real request of every provider.
 
 The app's own services (``AppServices``: store, settings file, assistant) run a turn against

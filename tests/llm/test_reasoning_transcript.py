@@ -1,4 +1,4 @@
-"""Issue 16, section 2: thinking is stored with the transcript and exported with the chat.
+"""thinking is stored with the transcript and exported with the chat.
 
 Real SQLite transcript (the app's migrations), real export functions: a message's reasoning
 parts (text, signature, redacted data, origin, wire field, seconds) round-trip exactly; rows

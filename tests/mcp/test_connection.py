@@ -39,7 +39,7 @@ async def test_results_become_tool_results(protocol, tmp_path, registry, run):
     r = await call("mixed")
     assert r.content.splitlines() == [
         "here you go",
-        # not a PNG at all, whatever its mimeType says: refused in one sentence (issue 16)
+        # not a PNG at all, whatever its mimeType says: refused in one sentence
         "[image refused: This is not a PNG, JPEG, GIF or WebP image (it says image/png); the chat takes only "
         "those.]",
         "[resource: file:///notes.txt, text/plain]",
@@ -92,7 +92,7 @@ async def test_default_policy_is_always_and_asks(tmp_path, registry):
     r = await registry.invoke(ToolCall("c", "mcp:toy:add", {"a": 1, "b": 2}), run)  # no annotations
     assert r.is_error and "declined" in r.content
     assert approver.requests[0].reason.startswith("Tools of MCP servers run code outside this app")
-    # echo says it is read-only: with no approval set by the person, it asks once per chat (issue 14)
+    # echo says it is read-only: with no approval set by the person, it asks once per chat
     assert registry.get("mcp:toy:echo").default_policy is Policy.ONCE
     await conn.stop()
 

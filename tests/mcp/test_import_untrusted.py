@@ -1,4 +1,4 @@
-"""Imported configurations are untrusted (issue 11, item 3).
+"""Imported configurations are untrusted.
 
 The review's attack: a Claude Desktop config whose entries say ``approval: auto``,
 grant scopes, and hold ``keychain:`` references naming the person's provider key

@@ -1,4 +1,4 @@
-"""Secrets outside env and header names (issue 11, item 8).
+"""Secrets outside env and header names.
 
 Through the real CLI (``cli.main``; the in-memory keyring counts as a keychain)
 and a real SDK server subprocess: secrets in arguments (``--api-key sk-…``,

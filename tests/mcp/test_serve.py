@@ -107,7 +107,7 @@ async def test_mcp_serve_end_to_end(tmp_path):
 
 @pytest.mark.asyncio
 async def test_mcp_serve_keeps_a_read_only_session_read_only(tmp_path):
-    """Issue 11, item 18: the session's Scopes… choice binds an MCP host as it binds a chat."""
+    """the session's Scopes… choice binds an MCP host as it binds a chat."""
     import json
 
     home = tmp_path / "home"

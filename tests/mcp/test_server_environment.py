@@ -1,4 +1,4 @@
-"""What environment a stdio MCP server receives (issue 11, item 2).
+"""What environment a stdio MCP server receives.
 
 The review found every server received the app's whole environment, provider
 keys included. The earlier test (tests/reliability/test_security_secrets.py) did

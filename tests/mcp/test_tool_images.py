@@ -1,4 +1,4 @@
-"""Issue 16, section 3: an image an MCP tool returns — real servers as subprocesses (one written
+"""an image an MCP tool returns — real servers as subprocesses (one written
 here with the official SDK that draws its PNG, and server-everything from npm) — is validated,
 stored once per session, kept in the transcript as a reference, and sent to a model that takes
 images in its vendor's format (the fake servers speak the real wire protocol); a model without

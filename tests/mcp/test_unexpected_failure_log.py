@@ -1,5 +1,5 @@
 """A server failure with no known cause keeps one line in the status, and the whole traceback
-(frames and all) reaches the log and the terminal (issue 13 §5: at a first start every server
+(frames and all) reaches the log and the terminal (at a first start every server
 failed with an ImportError shown as one line, its frames logged only at DEBUG, i.e. nowhere).
 
 The trigger is real: a raw JSON-RPC stdio server (a real subprocess) that answers ``initialize``

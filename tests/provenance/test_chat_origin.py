@@ -1,4 +1,4 @@
-"""A chat write records where it came from (issue 17 §3: "hand edits and chat writes record
+"""A chat write records where it came from ("hand edits and chat writes record
 their origin too: the person; the chat turn"): a real `chat` CLI run against the fake provider
 adds an object; `get_sources` then says the chat wrote it (and which change), and the window's
 read (with the transcript) names the chat message whose tool call made the change (derived from

@@ -1,4 +1,4 @@
-"""Evidence as batch ops (issue 17 §3): written in the same transaction and change as the facts,
+"""Evidence as batch ops: written in the same transaction and change as the facts,
 validated like every op, removed with what it supports, restored by reverts, and kept by merges."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Removing a document recomputes what still supports each fact (issue 17 §3): its sources go,
+"""Removing a document recomputes what still supports each fact: its sources go,
 what had no other source is named (kept by default) or removed in the same change; through the
 store and through the real CLI."""
 

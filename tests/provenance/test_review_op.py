@@ -1,4 +1,4 @@
-"""``set_evidence_review`` (issue 17 §3, after a person's check): a source's review state is
+"""``set_evidence_review`` (after a person's check): a source's review state is
 recorded through the batch path — validated, one revertible change, seen by other processes'
 feeds as a change of sources — and reverting restores the previous state exactly."""
 

@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
         from cks_desktop.tools.types import Caller
 
         registry = build_registry(store)
-        # The batches remove objects and relations, so the call asks (issue 11): the person allows it.
+        # The batches remove objects and relations, so the call asks: the person allows it.
         run = Run(session_id=session_id, caller=Caller.MODEL, approver=StaticApprover(Decision.ALLOW))
     print("ready", flush=True)
     for k in range(done, done + batches):

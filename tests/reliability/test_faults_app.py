@@ -121,7 +121,7 @@ def test_a_second_instance_shares_the_data_folder_safely(tmp_path: Path) -> None
                 assert "locked" in line[3] and "try again" in line[3], line[3]
     assert committed == len(changes) and committed >= 20
     final = Settings.load(home / "settings.json")
-    # Saves merge under the settings lock (issue 11, item 6): no instance's last write is lost.
+    # Saves merge under the settings lock: no instance's last write is lost.
     assert final.problem is None and final.data["instances"] == {"a": 9, "b": 9, "c": 9}
 
 

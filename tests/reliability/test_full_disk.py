@@ -1,4 +1,4 @@
-"""A really full disk (issue 11, item 14): a 2 MB tmpfs mounted for the test and
+"""A really full disk: a 2 MB tmpfs mounted for the test and
 filled to the last byte — not a simulation. Reads and export keep working, every
 failing write says "the disk is full" (never "disk error"), no traceback.
 

@@ -1,4 +1,4 @@
-"""A damaged database file (issue 11, item 7): checked at open and after an error,
+"""A damaged database file: checked at open and after an error,
 never written to, and the way out works — read-only reads, `storage export`,
 `storage restore` from the automatic (rotated, backup-API) backup.
 

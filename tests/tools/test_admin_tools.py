@@ -48,7 +48,7 @@ async def test_import_graph_round_trips_and_is_pinned(store: Any, session_id: st
         {"op": "add_relation", "source": "$a", "target": "$e", "type": "wrote_about"}], "user")
     exported = store.export(session_id, "json")
     target = store.create_session("target").id
-    # import_graph asks like the writes it performs (issue 11): the CLI answers with --yes.
+    # import_graph asks like the writes it performs: the CLI answers with --yes.
     run = Run(target, Caller.CLI, approver=StaticApprover(Decision.ALLOW))
     res = await call(registry, run, "import_graph", session_id=session_id, format="json", data=exported)
     assert not res.is_error, res.content

@@ -1,4 +1,4 @@
-"""Approval follows the effect, not the tool's name (issue 11, item 1).
+"""Approval follows the effect, not the tool's name.
 
 A call asks with the strictest policy among its tool's own and those of every
 single-purpose tool whose effect it has: a batch with removals asks like

@@ -16,7 +16,7 @@ from cks_desktop.tools.wire_names import to_wire
 from tests.tools.conftest import call
 
 R, M, F = Scope.GRAPH_READ, Scope.GRAPH_MUTATE, Scope.FS_READ
-# Issue 2's table: name -> (scopes, default policy, exposed)
+# The built-in tools: name -> (scopes, default policy, exposed)
 TABLE: dict[str, tuple[set[Scope], Policy, bool]] = {
     "graph_summary": ({R}, Policy.AUTO, True),
     "list_objects": ({R}, Policy.AUTO, True),
@@ -28,7 +28,7 @@ TABLE: dict[str, tuple[set[Scope], Policy, bool]] = {
     "list_types": ({R}, Policy.AUTO, True),
     "list_changes": ({R}, Policy.AUTO, True),
     "export_graph": ({R}, Policy.AUTO, True),
-    "get_sources": ({R}, Policy.AUTO, True),  # issue 17: provenance, so the assistant can cite
+    "get_sources": ({R}, Policy.AUTO, True),  # provenance, so the assistant can cite
     "add_object": ({M}, Policy.AUTO, True),
     "update_object": ({M}, Policy.AUTO, True),
     "remove_object": ({M}, Policy.ONCE, True),
@@ -40,13 +40,13 @@ TABLE: dict[str, tuple[set[Scope], Policy, bool]] = {
     "revert_change": ({M}, Policy.ONCE, True),
     "read_text_file": ({F}, Policy.ALWAYS, True),
     **{name: (set(), Policy.AUTO, False) for name in ADMIN_TOOLS if name != "import_graph"},
-    # Issue 11: import_graph writes the graph and merges into existing objects, so it needs
+    # import_graph writes the graph and merges into existing objects, so it needs
     # graph.mutate and asks like the tools that do the same.
     "import_graph": ({M}, Policy.ONCE, False),
 }
 
 
-def test_the_registry_matches_the_issue_table() -> None:
+def test_the_registry_matches_the_table_of_names_scopes_and_policies() -> None:
     specs = {s.name: s for s in build_registry(None).specs()}
     assert set(specs) == set(TABLE)
     for name, (scopes, policy, exposed) in TABLE.items():
@@ -75,7 +75,7 @@ def test_admin_tools_are_never_offered(scopes: frozenset[Scope]) -> None:
         offered = {s.name for s in reg.offered(Run("S", caller, granted_scopes=scopes))}
         assert not offered & set(ADMIN_TOOLS)
         assert all(reg.get(n).scopes <= scopes for n in offered)  # type: ignore[union-attr]
-    assert len(reg.offered(Run("S", Caller.MODEL))) == 21  # issue 17: get_sources
+    assert len(reg.offered(Run("S", Caller.MODEL))) == 21  # get_sources
 
 
 @pytest.mark.asyncio

@@ -1,4 +1,4 @@
-"""Scopes restrict what a chat may use (issue 11, item 18): the grant comes from the
+"""Scopes restrict what a chat may use: the grant comes from the
 person's settings (per session, per server, defaults), and the registry enforces it
 with a sentence naming the setting to change."""
 

@@ -1,4 +1,4 @@
-"""The approval dialog shows bidi controls and invisible characters visibly (issue 11, item 11).
+"""The approval dialog shows bidi controls and invisible characters visibly.
 
 A right-to-left override in a tool's name or an argument reorders what the
 person reads before they approve (``invoice‮txt.exe`` reads ``invoiceexe.txt``);

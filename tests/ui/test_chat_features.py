@@ -1,4 +1,4 @@
-"""Issue 13, section 3 in the window: the chat features people expect.
+"""the chat features people expect.
 
 A real window on a real data folder, the real Anthropic adapter talking to the fake server
 (``tests/fakes``); reopening is a second window on the same folder. Waits are on the chat

@@ -1,4 +1,4 @@
-"""Issue 16, section 3 in the window: paste or drop an image into the composer and send it, a
+"""paste or drop an image into the composer and send it, a
 tool row's thumbnails (enlarge, save), the sentence for a model without images, and URLs that
 are never fetched.
 

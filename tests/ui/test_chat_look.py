@@ -1,4 +1,4 @@
-"""The chat's look (issue 13 §1): code blocks, tool-row summaries and details, the column.
+"""The chat's look: code blocks, tool-row summaries and details, the column.
 
 Real widgets under pytest-qt; the duration bullet (approval wait excluded) is
 tests/ui/test_chat_duration.py, driven through a real turn.

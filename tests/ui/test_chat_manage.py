@@ -1,4 +1,4 @@
-"""Issue 11 items 9 and 17 in the window: Delete this exchange…, Clear chat…, and Retry.
+"""Delete this exchange…, Clear chat…, and Retry.
 
 The window runs on a real data folder with the real Anthropic adapter talking
 to the fake server. The unanswered prompt comes from a real ``cks-desktop

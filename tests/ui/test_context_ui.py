@@ -1,4 +1,4 @@
-"""Issue 16, section 1 in the window: the composer's context meter and the summary row.
+"""the composer's context meter and the summary row.
 
 A real window on a real data folder; the real Anthropic adapter talks to the fake server
 (``tests/fakes``) configured with a small ``context_window`` setting, so the loop's

@@ -1,4 +1,4 @@
-"""File → Add documents… and a drop onto the real window (issue 17 §1). The file dialog is the
+"""File → Add documents… and a drop onto the real window. The file dialog is the
 real one, opened with ``open()``; waits follow signals, bounded."""
 
 from __future__ import annotations

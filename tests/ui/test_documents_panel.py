@@ -1,4 +1,4 @@
-"""The Documents panel and the chat's paperclip, in the real window (issue 17): the list follows
+"""The Documents panel and the chat's paperclip, in the real window: the list follows
 the session's documents; the paperclip adds through the real file dialog; Open shows the viewer;
 Remove asks, naming what would lose its last source, and keeps or removes it as answered;
 Extract knowledge is a hook the extraction pipeline connects."""

@@ -1,4 +1,4 @@
-"""The open window follows writes of OTHER processes (issue 12 item 1): the real MainWindow,
+"""The open window follows writes of OTHER processes: the real MainWindow,
 real `python -m cks_desktop` subprocesses writing to the same data folder (`tools call`,
 `sessions create/delete`, and `mcp serve` driven by the official MCP SDK client).
 

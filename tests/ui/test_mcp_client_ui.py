@@ -1,4 +1,4 @@
-"""The MCP client's UI gaps (issue 14): the editor's server-request keys, the chat's "Sign in" notice,
+"""The MCP client's UI gaps: the editor's server-request keys, the chat's "Sign in" notice,
 and a tool result's resource_link opened or attached with a click.
 
 Real parts: the real editor and settings file on a real data directory.

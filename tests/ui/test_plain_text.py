@@ -1,4 +1,4 @@
-"""Untrusted text is never interpreted as HTML anywhere in the window (issue 11, item 10).
+"""Untrusted text is never interpreted as HTML anywhere in the window.
 
 Two halves. The runtime half opens the real window with a hostile name
 everywhere — session title, object names, property values, relation types,

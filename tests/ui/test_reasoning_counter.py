@@ -1,4 +1,4 @@
-"""The live "Thinking… 4 s" counter of the reasoning line (issue 16, section 2): it counts while the
+"""The live "Thinking… 4 s" counter of the reasoning line: it counts while the
 model thinks and stops when the answer starts. A scripted clock stands in for the seconds and the
 timer ticks every 10 ms, so the test waits on the line's words, never for a fixed time."""
 

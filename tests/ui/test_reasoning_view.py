@@ -1,4 +1,4 @@
-"""Issue 16, section 2 in the window: the model's thinking shown collapsed above the answer.
+"""the model's thinking shown collapsed above the answer.
 
 A real window on a real data folder; the real Anthropic adapter talks to the fake server, the
 session's thinking switch is on (set the way the session settings panel sets it), and the fake

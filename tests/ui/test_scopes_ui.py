@@ -1,4 +1,4 @@
-"""The scope settings in the window (issue 11, item 18): a session's Scopes… dialog from
+"""The scope settings in the window: a session's Scopes… dialog from
 its context menu, and an MCP server's "Grant … in every chat" in its editor. A real
 window, the fake Anthropic server speaking the real wire protocol."""
 

@@ -1,4 +1,4 @@
-"""`--self-test` says what it checked (issue 13 §5): one line on stdout, not a silent exit 0."""
+"""`--self-test` says what it checked: one line on stdout, not a silent exit 0."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_agent_page_saves_policies_cap_folders_and_enter(qtbot, services, tmp_pa
 
 
 def test_agent_page_sets_the_scopes_chats_grant_by_default(qtbot, services) -> None:
-    """Issue 11, item 18: the default grant has a screen; the built-in defaults store no choice."""
+    """the default grant has a screen; the built-in defaults store no choice."""
     from cks_desktop.tools.scopes import chat_grant
     from cks_desktop.tools.types import Scope
 

@@ -1,4 +1,4 @@
-"""Settings as a new user meets it (issue 13 §5): no red before typing, a Cancel that says what it
+"""Settings as a new user meets it: no red before typing, a Cancel that says what it
 keeps, and a provider Test whose failure names the request and the answer.
 
 Real parts: the real settings dialog on a real data directory, the real SDKs against the fake

@@ -1,4 +1,4 @@
-"""The window and a terminal share settings.json (issue 11, item 6).
+"""The window and a terminal share settings.json.
 
 A real ``python -m cks_desktop mcp add`` runs while the window is open: the
 window notices the file changed (the save was an atomic rename), its MCP list

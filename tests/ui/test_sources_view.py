@@ -1,4 +1,4 @@
-"""The inspector's Sources section and the document viewer, in the real window (issue 17 §3):
+"""The inspector's Sources section and the document viewer, in the real window:
 each quote with its document and page; a click opens the viewer at the passage, highlighted;
 selecting text in the viewer lists what came from it; a new source shows without a reload."""
 

@@ -1,4 +1,4 @@
-"""The GUI's start-up on a database it cannot fully use (issue 11, items 7 and 17).
+"""The GUI's start-up on a database it cannot fully use.
 
 A database missing a table used to crash the window's construction with a
 traceback; now the start-up dialog offers the way out (open read-only, export

@@ -1,4 +1,4 @@
-"""The window on a team database (PostgreSQL, issue 18) shows what another member writes, live:
+"""The window on a team database (PostgreSQL) shows what another member writes, live:
 a real second process (``python -m cks_desktop --database postgresql://…``) adds an object — the
 graph view shows it with the glow — and adds a document — the Documents panel lists it. A real
 server (tests/pgcluster.py); bounded waits on the window's own signals, no sleeps."""

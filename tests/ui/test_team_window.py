@@ -1,4 +1,4 @@
-"""The window on a team database (PostgreSQL, issue 18): its server going away and coming back,
+"""The window on a team database (PostgreSQL): its server going away and coming back,
 private/shared sessions, another member's writes arriving live. A real server (tests/pgcluster.py),
 the fake LLM server speaking the real wire protocol, a real second process where it says so."""
 

@@ -1,4 +1,4 @@
-"""Issue 16, section 4 in the window: tokens and cost on each answer and for the session, the prices
+"""tokens and cost on each answer and for the session, the prices
 editor in Settings → Chat & agent, and a session's budget with its notice and Continue.
 
 A real window on a real data folder, the real Anthropic adapter against the fake server (11 input

@@ -1,4 +1,4 @@
-"""The window's layout serves the graph (issue 13, section 2): widths, reachability, focus,
+"""The window's layout serves the graph: widths, reachability, focus,
 per-session status messages and the sessions list's activity marks. A real window on a
 throwaway data folder; the chat answers through the fake Anthropic server (real SDK, real HTTP)."""
 

@@ -42,7 +42,7 @@ async def test_mcp_tool_asks_with_its_server_name_and_shows_its_status(qtbot, ho
                                                                           "protocol": "legacy"}},
                            mcp_targets={"notes": notes_server()}) as window:
         # A command-started server's tools need code.execute, which chats grant only when the person
-        # turns it on (issue 11): here for this server, as its editor's "Grant … in every chat" does.
+        # turns it on: here for this server, as its editor's "Grant … in every chat" does.
         from cks_desktop.tools.scopes import server_identity
         settings = window.services.settings
         settings.set_server_grant("notes", ["code.execute"], server_identity(settings.mcp_servers["notes"]))

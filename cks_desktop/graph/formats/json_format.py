@@ -5,7 +5,7 @@ Version 1:
  "objects": [{"id", "type", "name", "properties"}],
  "relations": [{"id", "type", "source_id", "target_id", "properties"}]}
 
-Version 2 (issue 17 §3) adds where each fact came from:
+Version 2 adds where each fact came from:
  "evidence": [{"object": object id | "relation": relation id, "document_id", "chunk_index",
                "start", "end", "page", "quote", "alignment", "review", "origin", "created_at"}]
 (the documents themselves travel in the ``"documents"`` section, ``documents/exchange.py``).

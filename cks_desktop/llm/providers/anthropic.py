@@ -17,7 +17,7 @@ the schema. Its input is replayed as plain text events, so ``respond_json``
 reads every provider the same way. A schema that is not an object is wrapped in
 ``{"value": ...}`` (tool inputs must be objects) and unwrapped here.
 
-Extended thinking (issue 16): with ``params.reasoning`` the request carries ``thinking``
+Extended thinking: with ``params.reasoning`` the request carries ``thinking``
 with a budget; ``thinking``/``redacted_thinking`` blocks stream as ``ReasoningDelta``s
 (text, then the ``signature_delta``) and go back, signed and unchanged, first in their
 assistant message, as the API requires in a tool loop. The API's other rules are kept

@@ -87,7 +87,7 @@ def result_text(part: ToolResultPart) -> str:
 @runtime_checkable
 class TokenCounter(Protocol):
     """The optional capability of an adapter whose provider has a token counting endpoint
-    (Anthropic's ``/v1/messages/count_tokens``, Gemini's ``countTokens``; issue 16, section 1).
+    (Anthropic's ``/v1/messages/count_tokens``, Gemini's ``countTokens``).
 
     ``count_tokens`` takes what ``stream`` would send and returns the request's input tokens as
     the provider counts them; a failure raises ``ProviderError``. Adapters without an endpoint

@@ -1,4 +1,4 @@
-"""Reading what OpenAI-compatible servers stream, where they differ from OpenAI (issue 16, section 5).
+"""Reading what OpenAI-compatible servers stream, where they differ from OpenAI.
 
 Tool calls. OpenAI keys each ``tool_calls[]`` fragment by ``index``; the id, type and name come
 in a call's first fragment, the arguments in pieces after. The servers people run differ

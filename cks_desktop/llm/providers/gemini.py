@@ -22,7 +22,7 @@ Retries: google-genai retries 408/429/5xx with exponential backoff when given
 retry options; ``max_retries`` maps to its attempt count and
 ``options["retry_initial_delay"]`` (default 1 s) to its first delay.
 
-Thoughts (issue 16): with ``params.reasoning`` the config asks for thought summaries
+Thoughts: with ``params.reasoning`` the config asks for thought summaries
 (``include_thoughts``, and ``thinking_budget`` when set); ``thought`` parts stream as
 ``ReasoningDelta``s, their signatures with them, and go back as ``thought`` parts; a
 signature on the answer's last part goes back on that part.

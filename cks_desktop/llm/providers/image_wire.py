@@ -1,4 +1,4 @@
-"""Images in each vendor's wire format (issue 16, section 3), for the four adapters.
+"""Images in each vendor's wire format, for the four adapters.
 
 Only an ``ImagePart`` with its bytes filled in (``agent/images.py`` does that from the session's
 store) goes out as an image; one without bytes — its stored copy is gone — and every image for

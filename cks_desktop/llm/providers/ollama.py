@@ -17,7 +17,7 @@ chunk is retried here, ``max_retries`` times with exponential backoff
 (``options["retry_initial_delay"]``, default 0.5 s); nothing is retried once a
 chunk has arrived.
 
-Thinking (issue 16): ``think`` (true, or a level for gpt-oss) when the session asks for it;
+Thinking: ``think`` (true, or a level for gpt-oss) when the session asks for it;
 ``message.thinking`` streams as ``ReasoningDelta``s and goes back as ``thinking`` on the
 assistant messages of the exchange in progress.
 """

@@ -18,7 +18,7 @@ Tool results have no error flag in this API, so a failed call's result reads
 closed with ``additionalProperties: false`` and every property required);
 otherwise the server gets the schema unenforced and ``respond_json`` validates.
 
-Reasoning (issue 16): ``delta.reasoning_content`` (DeepSeek, vLLM before 0.10, llama.cpp) or
+Reasoning: ``delta.reasoning_content`` (DeepSeek, vLLM before 0.10, llama.cpp) or
 ``delta.reasoning`` (OpenRouter, vLLM, LM Studio's gpt-oss) streams as ``ReasoningDelta``s,
 never as answer text; it goes back by DeepSeek's documented rule (``_echo_reasoning``).
 ``params.reasoning`` asks with ``reasoning_effort``. Chat Completions has no reasoning

@@ -3,7 +3,7 @@
 Chosen with the OpenAI provider's setting ``api = "responses"`` (``ProviderProfile.alternate_apis``);
 Chat Completions (``openai_compat.py``) stays the default because every compatible server speaks
 it. The Responses API is the only one where OpenAI shows what its reasoning models thought (the
-reasoning *summary*), so this adapter exists for issue 16, section 2.
+reasoning *summary*), so this adapter exists to show it.
 
 The stream is typed SSE (``event: <type>`` / ``data: {"type": ..., "sequence_number": n, ...}``):
 ``response.output_text.delta`` is answer text; ``response.reasoning_summary_text.delta`` (and

@@ -1,5 +1,5 @@
-"""The built-in tools (issue 2's table is the authority on names, scopes,
-policies and exposure) and the one function that builds a ready registry.
+"""The built-in tools (each spec declares its name, scopes,
+policy and exposure) and the one function that builds a ready registry.
 
 Modules: ``read_tools`` (graph.read), ``write_tools`` + ``merge`` (single
 writes), ``evolve`` (batched writes), ``files`` (read_text_file), ``admin``

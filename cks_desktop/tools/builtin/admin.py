@@ -4,9 +4,9 @@
 asking for one by any spelling hears "Unknown tool". The session tools take
 the session to act on as an explicit argument (``pin_session=False``): pinning
 would make ``delete_session`` delete the run's own session whatever was asked.
-``import_graph`` writes into the run's session, so it keeps pinning. The table
-in issue 2 gives them no scope and no approval policy: the person who reaches
-them is the one asking. ``import_graph`` is the exception (issue 11): it writes the
+``import_graph`` writes into the run's session, so it keeps pinning. Their specs
+give them no scope and no approval policy: the person who reaches
+them is the one asking. ``import_graph`` is the exception: it writes the
 graph and merges into existing objects, so it needs ``graph.mutate`` and asks like
 the tools that do the same (``once``; a CLI caller answers with ``--yes``).
 """

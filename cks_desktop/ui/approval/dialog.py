@@ -10,7 +10,7 @@ plain text with its hidden characters revealed (``untrusted_text.reveal``): a
 right-to-left override in a tool name or an argument would otherwise reorder
 what the person reads and approves (``exe.txt`` reading ``txt.exe``), and a
 zero-width character could hide a word. A note under the heading says when the
-call contains any (issue 11, item 11).
+call contains any.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ class ChatView(QScrollArea):
             row.customContextMenuRequested.connect(lambda pos, r=row: self.show_menu(r.item, r.mapToGlobal(pos)))
             return row
         widget = MessageWidget(item, model_name=self.model_name)
-        if item.images:  # the person's pasted or dropped images (issue 16): thumbnails under the text
+        if item.images:  # the person's pasted or dropped images: thumbnails under the text
             from cks_desktop.ui.chat.image_view import ImageStrip
 
             # right-aligned under the person's bubble, above its Copy/Edit row (not after it, on the left)

@@ -3,14 +3,14 @@
 Enter sends and Shift+Enter starts a new line, or the reverse (Settings →
 Chat, ``ui.enter_sends``). Ctrl+Enter always sends. Esc asks to stop.
 
-The model box (issue 13, section 3) is a picker: its list holds the provider's known model
+The model box is a picker: its list holds the provider's known model
 (its profile's default and the one in the settings) and, after Fetch models (the provider's
 ``list_models``, offered when its profile says it can list), every model it named. What is
 typed is checked (``model_problem``) and applied only on Enter or a choice from the list,
 never on each keystroke or when the box loses focus. A well-formed name the fetched list
 does not contain is applied on a second Enter, after a sentence saying so.
 
-Images (issue 16, section 3): an image pasted or dropped into the input (clipboard image data,
+Images: an image pasted or dropped into the input (clipboard image data,
 or a local image file) is validated (``tools/images.py``) and waits as a thumbnail chip with a
 remove × above the input until Send, which sends it with the message. A URL that is not a
 local file (``http://…``) is pasted as text and never fetched. When the chosen model is known
@@ -154,7 +154,7 @@ class Composer(QWidget):
     stopClicked = Signal()
     providerChosen = Signal(str, str)  # provider, model
     fetchModelsRequested = Signal()
-    attachDocumentsRequested = Signal()  # the paperclip (issue 17): the window adds documents to the session
+    attachDocumentsRequested = Signal()  # the paperclip: the window adds documents to the session
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -197,7 +197,7 @@ class Composer(QWidget):
         # the model box takes the rest; Fetch models (and the MCP Attach) are icon buttons.
         self.provider_box.setMinimumContentsLength(9)
         self.provider_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.attach_documents_button = QToolButton()  # issue 17: documents into the session
+        self.attach_documents_button = QToolButton()  # documents into the session
         self.attach_documents_button.setObjectName("attachDocumentsButton")
         self.attach_documents_button.setAccessibleName("Add documents")
         self.attach_documents_button.setToolTip("Add documents to this session (text, Markdown, HTML, PDF, Word)")
@@ -206,7 +206,7 @@ class Composer(QWidget):
         self.attach_documents_button.setAutoRaise(True)
         self.attach_documents_button.clicked.connect(self.attachDocumentsRequested)
         bottom.addWidget(self.attach_documents_button)
-        self.attach_image_button = QToolButton()  # issue 16: images into the message (paste and drop too)
+        self.attach_image_button = QToolButton()  # images into the message (paste and drop too)
         self.attach_image_button.setObjectName("attachImageButton")
         self.attach_image_button.setAccessibleName("Attach images")
         self.attach_image_button.setToolTip("Attach images to the message (PNG, JPEG, GIF, WebP); "
@@ -237,7 +237,7 @@ class Composer(QWidget):
         self.fetch_button.setAutoRaise(True)
         self.fetch_button.clicked.connect(self.fetchModelsRequested)
         pickers_row.addWidget(self.fetch_button)
-        self.context_meter = ContextMeter()  # how full the context is (issue 16); hidden until known
+        self.context_meter = ContextMeter()  # how full the context is; hidden until known
         bottom.addWidget(self.context_meter)
         self.send_button = QPushButton("Send")
         self.send_button.setObjectName("sendButton")
@@ -333,7 +333,7 @@ class Composer(QWidget):
         self.input.clear()
         self.sendClicked.emit(text)
 
-    # -- images (issue 16, section 3) ----------------------------------------------
+    # -- images ----------------------------------------------
     def offer_images(self, images: list[ImageBlob], problems: list[str]) -> None:
         """Attach pasted or dropped images (or say in one sentence why not)."""
         refusal = self.image_support() if images and self.image_support is not None else None

@@ -1,4 +1,4 @@
-"""How full the context is: the composer's small meter (issue 16, section 1).
+"""How full the context is: the composer's small meter.
 
 The agent loop emits a ``ContextUsage`` before each model request (the estimate of the request
 as sent, what it may use, the model's window, and what was compacted to fit). The meter shows

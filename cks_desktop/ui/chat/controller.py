@@ -14,7 +14,7 @@ Clear the whole chat from the transcript (never the graph), then the chat is
 reloaded from the transcript so the view shows exactly what was kept. None of
 these runs while the chat is answering.
 
-Issue 13, section 3: Regenerate drops the last exchange's answer (``delete_answer``: its text,
+Regenerate drops the last exchange's answer (``delete_answer``: its text,
 calls, results, notices and error rows; the person's message stays) and answers it again;
 Edit and resend replaces the last exchange whole (``delete_turn``, then the edited text is sent
 as a new message). Both check the exchange is the one shown (``expect_prompt``) and reload the
@@ -63,7 +63,7 @@ class ChatController:
         self.task: asyncio.Task[None] | None = None
         self._changed: Callbacks[[]] = Callbacks("chat controller")
         self.loaded = False
-        self.usage_line = ""  # the session's tokens and cost, for the panel (issue 16; refresh_usage)
+        self.usage_line = ""  # the session's tokens and cost, for the panel (refresh_usage)
         self.usage_tip = ""
         # A message the turn refused whole (its images, for a model that reads none: Ollama says so
         # only when asked): (text, images, sentence), for the panel to put back in the composer.
@@ -139,7 +139,7 @@ class ChatController:
     def send(self, text: str, images: "Sequence[ImageBlob]" = ()) -> asyncio.Task[None] | None:
         """Start a turn; None when one is already running or the text is blank (and no image).
         ``images``: the person's pasted or dropped images (validated), stored in the session and
-        sent with the message (issue 16, section 3)."""
+        sent with the message."""
         text = text.strip()
         if (not text and not images) or self.running:
             return None

@@ -1,4 +1,4 @@
-"""Images in the chat (issue 16, section 3): thumbnails, a larger view, Save.
+"""Images in the chat: thumbnails, a larger view, Save.
 
 Only bytes the chat already holds are shown (a tool's image block, the person's paste or
 drop, the session's store): nothing here loads a URL. Decoding happens here, in the UI, with

@@ -1,6 +1,6 @@
 """One message in the chat, as a card: who said it, the text, and its actions.
 
-The look (issue 13 §1): the person's message is a bubble on the right, as wide as its text
+The look: the person's message is a bubble on the right, as wide as its text
 up to ``style.BUBBLE_SHARE`` of the column; the assistant's answer has a small avatar, the
 name and the model's name above it, and its fenced code blocks are cut out of the Markdown
 (``segments.split_markdown``) and shown as ``CodeBlock`` cards with a language label,
@@ -117,7 +117,7 @@ class MessageWidget(QFrame):
             row.addWidget(self.bubble, 100)  # as wide as its maximum (the text's width), the rest is space
             self._layout.addLayout(row)
         else:
-            if self.item.role == "assistant":  # the model's thinking, collapsed above the answer (issue 16)
+            if self.item.role == "assistant":  # the model's thinking, collapsed above the answer
                 self.reasoning_view = ReasoningView()
                 self._body.addWidget(self.reasoning_view)
             if self.item.summary:  # "Earlier messages were summarised": collapsed, the summary on demand
@@ -162,7 +162,7 @@ class MessageWidget(QFrame):
 
     def _add_message_actions(self) -> None:
         """Copy, Edit and resend (the person's last message), Regenerate (the last answer), and
-        the "stopped" mark of an answer Stop cut short (issue 13, section 3)."""
+        the "stopped" mark of an answer Stop cut short."""
         self.stopped_label = plain_label("stopped", name="stoppedLabel")
         self.stopped_label.setToolTip("Stopped: the answer was cut short; what had arrived is kept.")
         self.actions_row.addWidget(self.stopped_label)
@@ -174,7 +174,7 @@ class MessageWidget(QFrame):
         self.regenerate_button = self._action_button("regenerateButton", "Regenerate", "arrows-clockwise",
                                                      "Drop this answer and let the assistant answer again",
                                                      lambda: self.regenerateRequested.emit(self.item))
-        # What the answer used (issue 16): a small line; hover for tokens by kind, model turns, cost.
+        # What the answer used: a small line; hover for tokens by kind, model turns, cost.
         self.usage_label = plain_label("", name="chatUsage")
         self.actions_row.addWidget(self.usage_label)
 

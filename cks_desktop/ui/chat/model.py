@@ -65,14 +65,14 @@ class MessageItem:
     stopped: bool = False  # an answer Stop cut short (what arrived is kept; the transcript says so too)
     last_prompt: bool = False  # the person's last message: offers Edit and resend
     last_answer: bool = False  # the assistant's last answer: offers Regenerate
-    summary: bool = False  # the loop's "Earlier messages were summarised" notice: shown collapsed (issue 16)
-    images: tuple[ImagePart, ...] = ()  # the person's images sent with this message (issue 16, section 3)
-    # The model's thinking before this answer (issue 16, section 2): shown collapsed above the text
+    summary: bool = False  # the loop's "Earlier messages were summarised" notice: shown collapsed
+    images: tuple[ImagePart, ...] = ()  # the person's images sent with this message
+    # The model's thinking before this answer: shown collapsed above the text
     # ("Thought for 12 s"), never part of ``text``. ``thinking``: it is still streaming.
     reasoning: str = ""
     reasoning_seconds: float | None = None
     thinking: bool = False
-    # What the exchange's answer used (issue 16, section 4; ui/chat/usage_marks.py): a short line
+    # What the exchange's answer used (ui/chat/usage_marks.py): a short line
     # under the answer ("1,234 in · 56 out · $0.0042") and the details on hover.
     usage_line: str = ""
     usage_tip: str = ""
@@ -101,7 +101,7 @@ class ToolItem:
     progress: tuple[float, float | None, str] | None = None
     # A call refused for want of an OAuth sign-in (structured "needs_sign_in"): the server to sign in to.
     sign_in_server: str | None = None
-    # The images the tool returned (issue 16, section 3): thumbnails under the row's header.
+    # The images the tool returned: thumbnails under the row's header.
     images: tuple[ImagePart, ...] = ()
 
     def same_call(self, name: str, arguments: dict[str, Any] | None) -> bool:
@@ -135,7 +135,7 @@ def size_words(chars: int) -> str:
 
 def status_extra(item: ToolItem) -> str:
     """What a tool row's state adds to its word: the arguments' size while the model writes
-    them, and "× N" for identical calls folded into one row (issue 13, section 3)."""
+    them, and "× N" for identical calls folded into one row."""
     if item.state is RowState.PREPARING:
         return f" {size_words(item.arguments_chars)}" if item.arguments_chars else ""
     return f" · × {item.repeats}" if item.repeats > 1 else ""

@@ -8,7 +8,7 @@ Delete this exchange… and Clear chat… (from a message's menu, or
 loop; the graph is never touched. Retry on an unanswered message sends it
 again on its own.
 
-Issue 13, section 3: Edit on the person's last message puts its text in the composer with an
+Edit on the person's last message puts its text in the composer with an
 "Editing" bar (Cancel, or Esc in the bar, leaves it); Send then replaces that exchange
 (``ChatController.resend_edited``). Regenerate on the last answer answers again
 (``ChatController.regenerate``). A refusal (the chat changed, it is answering) is one
@@ -188,7 +188,7 @@ class ChatPanel(QWidget):
         self.session_dialog: "SessionSettingsDialog | None" = None  # the last one opened (tests)
         self.export_dialog: QFileDialog | None = None
 
-        # The session's tokens and cost so far (issue 16): one quiet line, the details on hover.
+        # The session's tokens and cost so far: one quiet line, the details on hover.
         self.usage_label = plain_label("", name="chatSessionUsage")
         self.usage_label.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.usage_label.setContentsMargins(8, 2, 8, 0)
@@ -231,7 +231,7 @@ class ChatPanel(QWidget):
             controller.subscribe(self._sync)
             if not controller.loaded:
                 controller.load()
-            # The meter shows this session's last numbers, or nothing (issue 16).
+            # The meter shows this session's last numbers, or nothing.
             controller.presenter.context_listeners.subscribe(self.composer.show_context)
         self.composer.show_context(controller.presenter.context_usage if controller is not None else None)
         self._sync()
@@ -332,7 +332,7 @@ class ChatPanel(QWidget):
             self.view.scroll_to_bottom()
             self._report(self.controller.regenerate(item))
 
-    # -- session settings, export (issue 13, section 3) -------------------------------------
+    # -- session settings, export -------------------------------------
     def open_session_settings(self) -> "SessionSettingsDialog | None":
         """This session's instructions and model parameters, in a window-modal dialog (``open()``)."""
         from cks_desktop.ui.chat.session_settings_dialog import SessionSettingsDialog

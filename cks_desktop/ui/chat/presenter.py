@@ -9,7 +9,7 @@ remove a whole exchange; a message of the person's that got no answer is
 marked ``unanswered``, and the last such one offers Retry. The view knows nothing of providers or the registry; the
 presenter asks ``is_revertable(name, source)`` whether a row gets "Revert".
 
-Issue 13, section 3:
+How tool calls show:
 - A tool call's row appears at the stream's first event of the call (``ToolCallPreparing``),
   "preparing…" with the size of its arguments so far; it runs under the same row.
 - Identical calls in a row (same tool, same arguments, nothing else between, the earlier one
@@ -66,7 +66,7 @@ class ChatPresenter:
         self._wait_item: MessageItem | None = None  # the "waiting N s (rate limited)" line, while shown
         self._turn_text: MessageItem | None = None  # the text streamed in the current model turn
         self.limit_reached = False
-        self.limit_kind = "iterations"  # or "budget": which limit the Continue banner names (issue 16)
+        self.limit_kind = "iterations"  # or "budget": which limit the Continue banner names
         self._last_error: str | None = None
         self._turn = 0
         self._prompt: MessageItem | None = None  # the person's message of the running exchange
@@ -74,7 +74,7 @@ class ChatPresenter:
         # A finished row that a call still being written may fold into, with the state it shows
         # once the call turns out to be a different one: (row, call id, saved state).
         self._candidate: tuple[ToolItem, str, RowState] | None = None
-        # The last ``ContextUsage`` (issue 16) and who wants each one (the composer's meter).
+        # The last ``ContextUsage`` and who wants each one (the composer's meter).
         self.context_usage: ev.ContextUsage | None = None
         self.context_listeners: Callbacks[[ev.ContextUsage]] = Callbacks("chat context usage")
 
@@ -166,7 +166,7 @@ class ChatPresenter:
                 self._on_error(event)
             case ev.IterationLimit():
                 self._on_iteration_limit(event)
-            case ev.ContextUsage():  # how full the context is (issue 16): the composer's meter reads it
+            case ev.ContextUsage():  # how full the context is: the composer's meter reads it
                 self.context_usage = event
                 self.context_listeners.emit(event)
             case ev.Waiting():
@@ -374,7 +374,7 @@ class ChatPresenter:
         item.result = event.result.content
         item.change_id = event.change_id
         item.sign_in_server = sign_in_of(event.result.structured)  # mcp/connection.py: a call that needs a sign-in
-        item.images = tuple(part_of(blob) for blob in event.result.images)  # thumbnails (issue 16)
+        item.images = tuple(part_of(blob) for blob in event.result.images)  # thumbnails
         self.model.changed(item)
 
     def _on_error(self, event: ev.ErrorEvent) -> None:

@@ -1,4 +1,4 @@
-"""The model's thinking above its answer, collapsed: "Thought for 12 s" (issue 16, section 2).
+"""The model's thinking above its answer, collapsed: "Thought for 12 s".
 
 Reasoning models think before they answer (Anthropic's extended thinking, Ollama's
 ``thinking``, OpenAI-compatible ``reasoning_content``, Gemini's thought summaries). It is

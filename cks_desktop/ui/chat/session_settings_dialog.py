@@ -1,6 +1,6 @@
 """The session settings panel: this session's instructions (system prompt) and model parameters.
 
-Thinking (issue 16, section 2): "Think before answering" — as in Settings, on or off — and a
+Thinking: "Think before answering" — as in Settings, on or off — and a
 thinking budget in tokens where the provider takes one (Anthropic's ``budget_tokens``,
 Gemini's ``thinking_budget``; OpenAI's and Ollama's levels are derived from it).
 
@@ -100,7 +100,7 @@ class SessionSettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def _add_budget_rows(self, form: QFormLayout, session_id: str) -> None:
-        """The answer's budget (issue 16, ``agent/budget.py``): tokens and/or US dollars per answer."""
+        """The answer's budget (``agent/budget.py``): tokens and/or US dollars per answer."""
         from cks_desktop.agent.budget import session_budget
 
         budget = session_budget(self._settings, session_id)

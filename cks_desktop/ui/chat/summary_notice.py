@@ -1,4 +1,4 @@
-"""The "Earlier messages were summarised" row, collapsed (issue 16, section 1).
+"""The "Earlier messages were summarised" row, collapsed.
 
 When a chat outgrows the model's window the loop has the model summarise the earlier
 exchanges and saves that summary as a notice row (``Notice.SUMMARY``): a head line

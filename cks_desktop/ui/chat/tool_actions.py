@@ -1,4 +1,4 @@
-"""What a finished MCP tool row lets the person do (issue 14): sign in, open or attach a resource link.
+"""What a finished MCP tool row lets the person do: sign in, open or attach a resource link.
 
 A call refused for want of a sign-in carries ``structured={"needs_sign_in": server}``
 (mcp/connection.py); its row shows "Sign in to <server>", which runs ``McpManager.sign_in``

@@ -14,7 +14,7 @@ each with Copy. Copy copies the original: the arguments as the model's JSON valu
 exactly as the tool returned it (not its pretty form). The detail widgets are built on first
 expand, so a long chat stays cheap to open; long lines are broken for display only.
 
-Images the tool returned (issue 16, section 3) show as thumbnails under the header, collapsed
+Images the tool returned show as thumbnails under the header, collapsed
 or not; a click enlarges one, with Save… (``image_view.py``). Only bytes the call returned are
 shown: a URL in a result (a resource link, a Markdown image) stays text and is never fetched.
 """

@@ -1,4 +1,4 @@
-"""Tokens and cost on the chat's answers and for the session (issue 16, section 4; Qt-free).
+"""Tokens and cost on the chat's answers and for the session (Qt-free).
 
 ``agent/usage.py`` sums the saved usage rows per answer (one ``ai_chat`` call: a prompt, a Retry,
 a Continue); here those answers are grouped by exchange and put on the exchange's last answer

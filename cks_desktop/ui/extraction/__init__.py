@@ -1,4 +1,4 @@
-"""The window's part of document extraction (issue 17 §2): the progress bar in the status area with
+"""The window's part of document extraction: the progress bar in the status area with
 Pause and Cancel (``progress``), the review panel before writing (``review``), and the controller
 that runs an extraction for the Documents panel's "Extract knowledge" (``controller``). The pipeline
 itself is Qt-free (``cks_desktop.extraction``)."""

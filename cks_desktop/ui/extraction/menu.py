@@ -1,4 +1,4 @@
-"""File → Extract knowledge… (issue 17: reachable next to Add documents…).
+"""File → Extract knowledge… (reachable next to Add documents…).
 
 Which document: the one selected in the Documents panel, else the one added last in this window
 (for this session), else the session's only document, else the person chooses from a list (a

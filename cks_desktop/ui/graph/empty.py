@@ -1,7 +1,7 @@
 """The empty graph as a call to action: what to do first, as three buttons, not a grey sentence.
 
 An empty session is where every new user starts; a centred line of muted text ("This session's
-graph is empty…") told them what to do but gave them nothing to press (issue 13). This card floats
+graph is empty…") told them what to do but gave them nothing to press. This card floats
 in the middle of the canvas's free part (clear of the inspector sheet) and offers the three ways
 to fill a graph: add an object by hand (the same action as the toolbar's Add, shortcut A), import
 a file (File → Import graph…), or ask the assistant (focus the chat input).

@@ -96,7 +96,7 @@ class Inspector(QFrame):
         self.outgoing: list[Relation] = []
         self.history: list[Change] = []
         self.version: str | None = None  # the shown object's version: edits are made on top of it
-        self.sources_data = ObjectSources([], [])  # issue 17: where the object came from
+        self.sources_data = ObjectSources([], [])  # where the object came from
         self.types: list[str] = []
         self.pinned = False
         self._filling = False
@@ -110,7 +110,7 @@ class Inspector(QFrame):
         head = QHBoxLayout()
         head.setContentsMargins(10, 8, 6, 4)
         self.dot = plain_label()
-        self.title = plain_label()  # an object's name is data: never HTML (issue 11, item 10)
+        self.title = plain_label()  # an object's name is data: never HTML
         self.title.setObjectName("inspectorTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         font = self.title.font()

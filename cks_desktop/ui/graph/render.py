@@ -1,6 +1,6 @@
 """Drawing the graph with a handful of batched QPainter calls.
 
-The measured floors (issue 6) decide the shape of this module: one Qt item
+The measured floors decide the shape of this module: one Qt item
 per node is far too slow past a few thousand nodes, while a few batched calls
 draw 20k nodes and 40k edges in tens of milliseconds. So:
 

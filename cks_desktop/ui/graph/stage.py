@@ -1,7 +1,7 @@
 """The canvas with what floats over it: the legend card, the inspector sheet, the overview map.
 
 Why overlays and not a splitter: beside a sessions list and a chat dock, a splitter of legend,
-canvas and inspector left the canvas 200 px of a 1280 px window (issue 13). Here the canvas always
+canvas and inspector left the canvas 200 px of a 1280 px window. Here the canvas always
 fills the stage; the legend is a small card in its top-left corner (sized to its rows, never more
 than half the stage's height, collapsible to its title), the inspector a side sheet over its right
 edge (a share of the width between fixed bounds, always leaving canvas visible beside it), and the

@@ -15,7 +15,7 @@ MIN_SCALE = 0.002
 MAX_SCALE = 8.0
 # Fit zooms a small graph up to this, the zoom limit: 3-10 objects then fill ~80% of the free
 # canvas (discs stop growing at 44 px, only the lines get longer); 1.5 left a 6-object graph a
-# small island in the middle of the canvas (issue 13).
+# small island in the middle of the canvas.
 FIT_MAX_SCALE = MAX_SCALE
 
 

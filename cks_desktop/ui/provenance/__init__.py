@@ -1,2 +1,2 @@
-"""Provenance in the window (issue 17 §3): the inspector's Sources section (``sources_view``)
+"""Provenance in the window: the inspector's Sources section (``sources_view``)
 and the document viewer it opens at a passage (``viewer``)."""

@@ -39,7 +39,7 @@ class SessionsSidebar(QWidget):
     sessionActivated = Signal(str)  # session id, or "" when none is left
     sessionDeleted = Signal(str)
     scopesRequested = Signal(str)  # session id: open its Scopes dialog (main window: ``open_session_scopes``)
-    chatSettingsRequested = Signal(str)  # session id: its instructions and model parameters (issue 13)
+    chatSettingsRequested = Signal(str)  # session id: its instructions and model parameters
     foldedChanged = Signal(bool)  # True: folded to the rail
 
     def __init__(self, presenter: SessionsPresenter, tasks: TaskTracker, parent: QWidget | None = None) -> None:

@@ -183,7 +183,7 @@ class McpServerEditor(QDialog):
             self.scope_boxes[scope.value] = box
             scopes.addWidget(box, i // 3, i % 3)
         rules_form.addRow("Scopes a chat must grant:", scopes)
-        # Issue 11: code.execute / net.fetch are off in chats until the person turns them on, for a
+        # code.execute / net.fetch are off in chats until the person turns them on, for a
         # session (its Scopes…) or here for this one server. Stored in the app's own section with the
         # server's fingerprint, so an imported or re-added server of the same name gets no grant.
         self.grant_box = QCheckBox("Grant these scopes to this server's tools in every chat")

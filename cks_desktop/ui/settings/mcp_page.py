@@ -72,7 +72,7 @@ class McpPage(QWidget):
         self.log_label = note_label()
         self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details_layout.addWidget(self.log_label)
-        # The server's handshake instructions (issue 14): what the model reads about it, quoted as data.
+        # The server's handshake instructions: what the model reads about it, quoted as data.
         # A server's instructions can run to pages (server-everything's are ~2,000 characters): a short
         # scrolling box, so they never squeeze the log view below them.
         self.instructions_label = note_label()

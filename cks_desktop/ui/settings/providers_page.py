@@ -114,7 +114,7 @@ class ProviderForm(QWidget):
             self.num_ctx.setToolTip("Context window in tokens; Ollama's small default cuts off tool definitions.")
             form.addRow("Context (num_ctx):", self.num_ctx)
 
-        # Issue 16: whether the model takes images (llm/vision.py); automatic = the profile's table
+        # whether the model takes images (llm/vision.py); automatic = the profile's table
         # of known vision models, or (Ollama) what the server says about the model.
         self.images_box = QComboBox()
         self.images_box.setObjectName(f"{name}Images")
@@ -131,7 +131,7 @@ class ProviderForm(QWidget):
         self.images_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
         form.addRow("Images:", self.images_box)
 
-        # Issue 16: another wire API of the provider (OpenAI's Responses API), ``api`` in settings.
+        # another wire API of the provider (OpenAI's Responses API), ``api`` in settings.
         self.api_box: QComboBox | None = None
         if profile.alternate_apis:
             self.api_box = QComboBox()

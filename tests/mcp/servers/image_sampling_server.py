@@ -2,7 +2,7 @@
 about an image: a ``sampling/createMessage`` whose user message holds text and an
 ``ImageContent`` (base64 from the ``image`` argument, type from ``mime``), and a second turn
 with a tool result that carries an image too (``with_result``). It returns what the client
-answered, or the client's refusal, as JSON text (images-2, issue 16 section 3)."""
+answered, or the client's refusal, as JSON text (images-2)."""
 
 from __future__ import annotations
 

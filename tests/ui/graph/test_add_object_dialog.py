@@ -1,4 +1,4 @@
-"""The Add-object dialog as a new user meets it (issue 13 §5): wide enough for its title, and the
+"""The Add-object dialog as a new user meets it: wide enough for its title, and the
 session's own types offered (most used first; declared-but-unused ones too) instead of "Thing"."""
 
 from __future__ import annotations
