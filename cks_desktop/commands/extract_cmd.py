@@ -34,7 +34,7 @@ from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.extraction.plan import Plan
-    from cks_desktop.extraction.runner import Extraction, Progress
+    from cks_desktop.runtime.extraction import Extraction, Progress
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.runtime.extraction import ExtractionUseCase
 
@@ -83,9 +83,9 @@ def run_extract(args: argparse.Namespace) -> int:
 
 
 def _document(store: "GraphStore", args: argparse.Namespace) -> Any:
-    from cks_desktop.documents.store import DocumentStore
+    from cks_desktop.runtime.documents import DocumentsUseCase
 
-    return DocumentStore(store).get(args.session, args.ref)
+    return DocumentsUseCase(store).open(args.session, args.ref)
 
 
 def _holder(args: argparse.Namespace) -> Any:
@@ -103,7 +103,7 @@ def _holder(args: argparse.Namespace) -> Any:
 
 
 async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
-    from cks_desktop.extraction.runner import ExtractionStopped
+    from cks_desktop.runtime.extraction import ExtractionStopped
     from cks_desktop.llm.provider import ProviderError
     from cks_desktop.runtime.cases import UseCases
 

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cks_desktop.documents.readers import registry
+from cks_desktop.provenance.documents import OrphanChoice, Removal, orphan_words
+from cks_desktop.provenance.queries import Orphans
+from cks_desktop.settings import Documents
 
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
     from cks_desktop.graph.store import GraphStore
-    from cks_desktop.provenance.documents import OrphanChoice, Removal
-    from cks_desktop.provenance.queries import Orphans
+
+__all__ = ["AddOutcome", "DocumentsUseCase", "OrphanChoice", "Orphans", "Refusal", "Removal", "orphan_words"]
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,12 @@ class AddOutcome:
 
 class DocumentsUseCase:
     """The documents of the sessions in one store. ``max_bytes`` gives the size cap when called
-    (so a change in Settings holds for the next add)."""
+    (so a change in Settings holds for the next add); without it, the default cap (a reader of
+    documents that never adds any, such as the document viewer)."""
 
-    def __init__(self, store: "GraphStore", max_bytes: Callable[[], int]) -> None:
+    def __init__(self, store: "GraphStore", max_bytes: Callable[[], int] | None = None) -> None:
         self.store = store
-        self._max_bytes = max_bytes
+        self._max_bytes = max_bytes or (lambda: Documents().max_file_bytes)
 
     # -- what can be read (from the reader registry) ----------------------------------------
     @staticmethod
@@ -106,13 +110,13 @@ class DocumentsUseCase:
 
         return DocumentStore(self.store).get(session_id, ref)
 
-    def preview_removal(self, session_id: str, ref: str) -> tuple["Document", "Orphans"]:
+    def preview_removal(self, session_id: str, ref: str) -> tuple["Document", Orphans]:
         """The document and what removing it would leave without a source (writes nothing)."""
         from cks_desktop.provenance.documents import preview_removal
 
         return preview_removal(self.store, session_id, ref)
 
-    def remove(self, session_id: str, ref: str, orphans: "OrphanChoice", origin: str) -> "Removal":
+    def remove(self, session_id: str, ref: str, orphans: OrphanChoice, origin: str) -> Removal:
         """Remove the document, its sources and (``orphans="remove"``) what it alone supported,
         in one graph change (``provenance.documents.remove_document``)."""
         from cks_desktop.provenance.documents import remove_document

@@ -19,15 +19,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.extraction.caps import Cap, cap_of, with_cap
+from cks_desktop.extraction.runner import Extraction, ExtractionStopped, Progress
 from cks_desktop.settings import Agent, Settings
 from cks_desktop.settings import Extraction as ExtractionSettings
 
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
     from cks_desktop.extraction.plan import Plan
-    from cks_desktop.extraction.runner import Extraction, Progress
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.llm.provider import Provider
+
+
+__all__ = ["Extraction", "ExtractionStopped", "ExtractionUseCase", "Progress"]
 
 
 class ExtractionUseCase:
@@ -75,27 +78,23 @@ class ExtractionUseCase:
 
     def start(self, session_id: str, document: "Document", provider: "Provider | None", *,
               guidance: str = "", max_calls: int | None = None, max_cost_usd: float | None = None,
-              use_cap: bool = True, on_progress: "Callable[[Progress], None] | None" = None) -> "Extraction":
+              use_cap: bool = True, on_progress: Callable[[Progress], None] | None = None) -> Extraction:
         """The extraction of ``document`` with the person's prices; the cap holds where the caller
         gives no limit of its own (``use_cap=False``: none, as the window does when the person
         confirmed an estimate over it)."""
-        from cks_desktop.extraction.runner import Extraction
-
         cap = self.cap() if use_cap else Cap()
         return Extraction(self.store, session_id, document, provider, guidance=guidance,
                           max_calls=max_calls if max_calls is not None else cap.max_calls,
                           max_cost_usd=max_cost_usd if max_cost_usd is not None else cap.max_cost_usd,
                           prices=self.prices(), on_progress=on_progress)
 
-    def again(self, ex: "Extraction") -> "Extraction":
+    def again(self, ex: Extraction) -> Extraction:
         """A new extraction of the same document with the same choices (it plans from the cache)."""
-        from cks_desktop.extraction.runner import Extraction
-
         return Extraction(self.store, ex.session_id, ex.document, ex.provider, guidance=ex.guidance,
                           max_calls=ex.max_calls, max_cost_usd=ex.max_cost_usd, prices=ex.prices,
                           on_progress=ex.on_progress)
 
-    def apply(self, ex: "Extraction", plan: "Plan", origin: str, *, per_part: bool = False,
+    def apply(self, ex: Extraction, plan: "Plan", origin: str, *, per_part: bool = False,
               on_write: Callable[[int, int], None] | None = None) -> list[Any]:
         """Write the plan's included items in one change (or one per part); blocks: the window
         calls it on a worker thread. Returns the ``ApplyResult`` of each change."""

@@ -34,7 +34,7 @@ from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
-    from cks_desktop.provenance.documents import OrphanChoice, Removal
+    from cks_desktop.runtime.documents import OrphanChoice, Removal
     from cks_desktop.runtime.documents import DocumentsUseCase
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
@@ -294,7 +294,7 @@ class DocumentsPanel(QWidget):
         """Ask (naming what would lose its last source), then remove the selected document."""
         from cks_desktop.documents.errors import DocumentError
         from cks_desktop.graph.errors import StoreError
-        from cks_desktop.provenance.documents import orphan_words
+        from cks_desktop.runtime.documents import orphan_words
 
         doc, sid = self.selected(), self.session_id
         if doc is None or not sid:

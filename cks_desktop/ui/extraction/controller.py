@@ -58,7 +58,7 @@ class ExtractionController(QObject):
 
     async def run(self, session_id: str, document_id: str) -> None:
         from cks_desktop.documents.errors import DocumentError
-        from cks_desktop.extraction.runner import ExtractionStopped
+        from cks_desktop.runtime.extraction import ExtractionStopped
         from cks_desktop.graph.errors import StoreError
         from cks_desktop.llm.provider import ProviderError
 

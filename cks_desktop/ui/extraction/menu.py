@@ -52,15 +52,13 @@ class ExtractMenu(QObject):
     async def choose_and_run(self) -> None:
         import asyncio
 
-        from cks_desktop.documents.store import DocumentStore
-
         sid = self.window.current_session
         if not sid:
             self._say("Open or create a session first, then add a document to extract from.")
             return
         panel = self.window.documents_panel
         chosen = panel.selected() if getattr(panel, "session_id", None) == sid else None
-        docs = await asyncio.to_thread(DocumentStore(self.window.services.store).list_documents, sid)
+        docs = await asyncio.to_thread(self.window.services.documents.list, sid)
         ident = chosen.id if chosen is not None else self.last_added.get(sid)
         if ident is None or all(d.id != ident for d in docs):
             if not docs:

@@ -14,7 +14,7 @@ from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
-    from cks_desktop.extraction.runner import Extraction, Progress
+    from cks_desktop.runtime.extraction import Extraction, Progress
 
 
 class ExtractionProgress(QWidget):

@@ -107,11 +107,11 @@ class DocumentViewer(QWidget):
                             end: int | None = None) -> bool:
         """Read the document (worker thread), show it, and highlight ``[start, end)``."""
         from cks_desktop.documents.errors import DocumentError
-        from cks_desktop.documents.store import DocumentStore
         from cks_desktop.graph.errors import StoreError
+        from cks_desktop.runtime.documents import DocumentsUseCase
 
         try:
-            doc = await asyncio.to_thread(DocumentStore(self.store).get, session_id, document_id)
+            doc = await asyncio.to_thread(DocumentsUseCase(self.store).open, session_id, document_id)
         except (DocumentError, StoreError) as exc:
             self.title.setText("This document is no longer in the session.")
             self.where.setText(str(exc))
