@@ -98,3 +98,43 @@ def test_the_registry_has_one_record_per_format_and_feeds_the_filter_and_help() 
     assert registry.detect("letter", b"PK\x03\x04").name == "Word"
     assert registry.detect("archive.zip", b"PK\x03\x04").name == "Text"
     assert registry.detect("page.xhtml", b"<html>").name == "HTML"
+
+
+NEW_READER = '''
+from cks_desktop.documents.model import Extracted
+
+def _read(data: bytes, name: str) -> Extracted:
+    return Extracted(text=data.decode("ascii").upper())
+
+FORMATS = (__import__("cks_desktop.documents.readers.registry", fromlist=["DocumentFormat"]).DocumentFormat(
+    media_type="text/x-shout", name="Shout", suffixes=(".shout",), read=_read, reader_name=lambda: "shout 1"),)
+'''
+
+
+def test_a_new_format_is_one_module_in_the_readers_package(tmp_path: Path) -> None:
+    """A reader module dropped beside the others is read, named in the file filter and in the CLI's
+    help, and shown by its name in the documents list: nothing else names the formats."""
+    import subprocess
+    import sys
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "shout_reader.py").write_text(NEW_READER, encoding="utf-8")
+    (tmp_path / "a.shout").write_text("hello", encoding="ascii")
+    code = f"""
+import contextlib, io, sys
+import cks_desktop.documents.readers as readers
+readers.__path__.append({str(extra)!r})
+from cks_desktop.documents.readers import read_path
+from cks_desktop.runtime.documents import DocumentsUseCase
+from cks_desktop import cli
+doc = read_path(__import__("pathlib").Path({str(tmp_path / "a.shout")!r}), 10**6)
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+    cli.main(["documents", "--help"])
+print(doc.media_type, doc.text, "*.shout" in DocumentsUseCase.file_filter(), DocumentsUseCase.type_name("text/x-shout"),
+      "Shout" in out.getvalue())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["text/x-shout", "HELLO", "True", "Shout", "True"]
