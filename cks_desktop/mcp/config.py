@@ -71,6 +71,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -86,6 +87,38 @@ DEFAULT_TIMEOUT = 120.0
 PROTOCOLS = ("auto", "legacy", "2026-07-28")
 STDIO_DEFAULT_SCOPES = frozenset({Scope.CODE_EXECUTE})
 HTTP_DEFAULT_SCOPES = frozenset({Scope.NET_FETCH})
+
+
+class Transport(StrEnum):
+    """How the app reaches an MCP server: a program it starts (``"command"`` in the file) or a URL
+    it connects to (``"url"``, streamable HTTP). Stored as its value in ``settings.json``."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+
+    @property
+    def remote(self) -> bool:
+        """Whether the server is reached over the network (headers, sign-in, reconnects)."""
+        return self is Transport.HTTP
+
+    @property
+    def default_scopes(self) -> frozenset[Scope]:
+        """What a server's tools may do unless the person says otherwise."""
+        match self:
+            case Transport.STDIO:
+                return STDIO_DEFAULT_SCOPES
+            case Transport.HTTP:
+                return HTTP_DEFAULT_SCOPES
+
+    @property
+    def label(self) -> str:
+        """How the server editor names it."""
+        match self:
+            case Transport.STDIO:
+                return "Command on this computer (stdio)"
+            case Transport.HTTP:
+                return "Remote URL (streamable HTTP)"
+
 _KNOWN_KEYS = frozenset({
     "command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
     "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv", "oauth",
@@ -139,7 +172,7 @@ class OAuthSettings:
 @dataclass(frozen=True)
 class ServerConfig:
     name: str
-    transport: str  # "stdio" or "http"
+    transport: Transport
     command: str = ""
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)  # as stored: values may be secret references
@@ -176,7 +209,7 @@ class ServerConfig:
 
     def describe(self) -> str:
         """Short text for lists and logs: what runs or where it connects (secrets shown as ``[secret]``)."""
-        if self.transport == "http":
+        if self.transport.remote:
             return shown(self.url)
         return shown(" ".join([self.command, *self.args]))
 
@@ -496,8 +529,8 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(f"Server '{name}': \"url\" must be an http:// or https:// address (got {url!r}).")
-        common.update(transport="http", url=url, headers=_str_dict(raw.get("headers"), name, "headers"),
-                      scopes=HTTP_DEFAULT_SCOPES, oauth=parse_oauth(name, raw.get("oauth")))
+        common.update(transport=Transport.HTTP, url=url, headers=_str_dict(raw.get("headers"), name, "headers"),
+                      scopes=Transport.HTTP.default_scopes, oauth=parse_oauth(name, raw.get("oauth")))
     elif command is not None:
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"Server '{name}': \"command\" must be the program to run, as text.")
@@ -510,7 +543,7 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         inherit = raw.get("inheritEnv", False)
         if not isinstance(inherit, bool):
             raise ConfigError(f"Server '{name}': \"inheritEnv\" must be true or false.")
-        common.update(transport="stdio", command=command, args=tuple(args),
+        common.update(transport=Transport.STDIO, command=command, args=tuple(args),
                       env=_str_dict(raw.get("env"), name, "env"), cwd=cwd or None, inherit_env=inherit)
     else:
         raise ConfigError(f"Server '{name}' needs a \"command\" (a program to run) or a \"url\".")

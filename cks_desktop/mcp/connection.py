@@ -308,7 +308,7 @@ class McpConnection:
 
     def _on_garbage(self, line: str) -> None:
         """A non-JSON stdout line (the guard calls this); before the handshake it may end the start."""
-        if self._ready.is_set() or self._abort.is_set() or self.config.transport == "http":
+        if self._ready.is_set() or self._abort.is_set() or self.config.transport.remote:
             return  # HTTP hands transport errors over the same way; those are not stdout lines
         self._garbage_at_start += 1
         if self._first_garbage is None:
@@ -451,7 +451,7 @@ class McpConnection:
             self.features.reset()
             if self._pipe is not None:
                 self._pipe.close_writer()
-        if crashed and self.config.transport == "http":
+        if crashed and self.config.transport.remote:
             reason = "The connection to the server was lost."
         elif crashed:
             await self._drain_stderr()
@@ -499,7 +499,7 @@ class McpConnection:
             return f"The server did not list its tools within {self.config.timeout:g} s."
         if isinstance(exc, FileNotFoundError | PermissionError):
             return f"The server could not be started: {exc.strerror or exc} ({exc.filename or self.config.command})."
-        if self.config.transport == "http" and type(exc).__module__.startswith(("httpx", "httpcore")):
+        if self.config.transport.remote and type(exc).__module__.startswith(("httpx", "httpcore")):
             return f"Could not reach {self.config.url}: {exc or type(exc).__name__}."
         # No known cause: a fault of ours or of the SDK (an ImportError at a first start was one).
         # The status keeps one line; the log and the terminal get the whole traceback, frames and all.
@@ -615,7 +615,7 @@ class McpConnection:
         if isinstance(message, types.ToolListChangedNotification):
             self._refresh_wanted.set()
         elif isinstance(message, Exception):
-            if self.config.transport == "http":
+            if self.config.transport.remote:
                 self.log.note(f"transport error: {type(message).__name__}: {message}")
                 return
             self.garbage_lines += 1
@@ -737,7 +737,7 @@ class McpConnection:
                 if self._stopping:
                     return ToolOutput(f"The MCP server '{self.name}' was stopped during the call.", is_error=True)
                 self._lost.set()  # the owner task winds down; the manager reconnects
-                if self.config.transport == "http":
+                if self.config.transport.remote:
                     return ToolOutput(f"The connection to MCP server '{self.name}' was lost during the call "
                                       f"to '{tool}'.", is_error=True)
                 if self._pipe is not None:

@@ -333,7 +333,7 @@ def _plain(message: str) -> str:
 def uses_oauth(config: ServerConfig) -> bool:
     """Whether the transport should carry an OAuth session: a URL server not set to ``"oauth": false``
     and not already given an ``Authorization`` header by the person (a fixed token wins)."""
-    return (config.transport == "http" and config.oauth is not None
+    return (config.transport.remote and config.oauth is not None
             and not any(k.lower() == "authorization" for k in config.headers))
 
 

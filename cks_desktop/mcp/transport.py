@@ -161,7 +161,7 @@ async def open_transport(config: ServerConfig, *, secrets: "SecretStore | None",
     program). Resources that must outlive the call (the HTTP client) go on ``stack``.
     """
     try:
-        if config.transport == "http":
+        if config.transport.remote:
             import httpx2  # the SDK's own HTTP client library
 
             headers = resolve_headers(config, secrets)

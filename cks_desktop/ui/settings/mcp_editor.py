@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QPushButton, QScrollArea,
                                QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.mcp.config import LOG_LEVELS, ConfigError, rename_secrets
+from cks_desktop.mcp.config import LOG_LEVELS, ConfigError, Transport, rename_secrets
 from cks_desktop.tools.scopes import server_identity
 from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.mcp_form import ServerForm
@@ -82,9 +82,9 @@ class McpServerEditor(QDialog):
         top.addRow("Name:", self.name_edit)
         self.transport_box = QComboBox()
         self.transport_box.setObjectName("mcpTransport")
-        self.transport_box.addItem("Command on this computer (stdio)", "stdio")
-        self.transport_box.addItem("Remote URL (streamable HTTP)", "http")
-        self.transport_box.setCurrentIndex(0 if self.form.transport == "stdio" else 1)
+        for transport in Transport:
+            self.transport_box.addItem(transport.label, transport.value)
+        self.transport_box.setCurrentIndex(list(Transport).index(self.form.transport))
         top.addRow("Runs as:", self.transport_box)
         layout.addLayout(top)
 
@@ -321,12 +321,15 @@ class McpServerEditor(QDialog):
         return [line.strip() for line in self.roots_edit.toPlainText().splitlines() if line.strip()]
 
     # -- form ⇄ widgets ---------------------------------------------------------------
+    def _transport(self) -> Transport:
+        return Transport(self.transport_box.currentData())
+
     def _transport_changed(self, *_args: Any, initial: bool = False) -> None:
-        transport = self.transport_box.currentData()
-        self.stack.setCurrentIndex(0 if transport == "stdio" else 1)
+        transport = self._transport()
+        self.stack.setCurrentIndex(list(Transport).index(transport))
         if not initial and not self.form.original_name:
             # A new server's default scopes follow its kind: a command runs code, a URL uses the network.
-            default = Scope.CODE_EXECUTE.value if transport == "stdio" else Scope.NET_FETCH.value
+            default = next(iter(transport.default_scopes)).value
             for value, box in self.scope_boxes.items():
                 box.setChecked(value == default)
         self.validate()
@@ -334,7 +337,7 @@ class McpServerEditor(QDialog):
     def collect(self) -> ServerForm:
         form = self.form
         form.name = self.name_edit.text()
-        form.transport = self.transport_box.currentData()
+        form.transport = self._transport()
         form.command = self.command_edit.text()
         form.args_text = self.args_edit.text()
         form.cwd = self.cwd_edit.text()
@@ -483,7 +486,7 @@ class McpServerEditor(QDialog):
         shown = self.shown_problems()
         by_field = {key: text for key, text in reversed(shown)}  # the first problem of each field
         mark(self.name_edit, by_field.get("name"))
-        stdio = self.transport_box.currentData() == "stdio"
+        stdio = self._transport() is Transport.STDIO
         mark(self.command_edit, by_field.get("command") if stdio else None)
         mark(self.args_edit, by_field.get("args") if stdio else None)
         mark(self.url_edit, None if stdio else by_field.get("url"))

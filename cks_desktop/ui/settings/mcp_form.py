@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, find_name, is_secret_ref,
+from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, Transport, find_name, is_secret_ref,
                                     looks_secret, parse_server, protect_entry, store_secret)
 from cks_desktop.tools.types import Scope
 
@@ -39,7 +39,7 @@ class Pair:
 @dataclass
 class ServerForm:
     name: str = ""
-    transport: str = "stdio"  # "stdio" | "http"
+    transport: Transport = Transport.STDIO
     command: str = ""
     args_text: str = ""
     cwd: str = ""
@@ -126,7 +126,7 @@ class ServerForm:
             existing = find_name(settings, name)
             if existing is not None and existing != self.original_name:
                 problems.append(("name", f"An MCP server named “{existing}” already exists."))
-        if self.transport == "stdio":
+        if self.transport is Transport.STDIO:
             if not self.command.strip():
                 problems.append(("command", "Type the command that starts the server (for example npx or uvx)."))
             try:
@@ -140,14 +140,14 @@ class ServerForm:
             problem = self._pairs_problem(self.headers, "header")
             if problem:
                 problems.append(("headers", problem))
-        if self.transport == "http" and self.oauth_private_key:
+        if self.transport.remote and self.oauth_private_key:
             from cks_desktop.mcp.oauth_grants import signing_algorithm
 
             try:
                 signing_algorithm(self.oauth_private_key)
             except ValueError as exc:
                 problems.append(("oauth", f"The OAuth private key cannot be used: {exc}."))
-        if self.transport == "http":
+        if self.transport.remote:
             problems.extend(("oauth", text) for text in self._grant_problems())
         if not problems:
             try:
@@ -200,7 +200,7 @@ class ServerForm:
     def owned(self, secrets: "SecretStore | None") -> dict[str, Any]:
         """The keys this form writes (secrets stored when ``secrets`` is given)."""
         entry: dict[str, Any] = {}
-        if self.transport == "stdio":
+        if self.transport is Transport.STDIO:
             entry["command"] = self.command.strip()
             entry["args"] = self.args()
             env = self._values(self.env, "env", secrets)
@@ -300,9 +300,9 @@ class ServerForm:
             return {p.key.strip(): (p.value if p.value or not p.ref else p.ref) for p in pairs}
 
         entry = self.owned(None)
-        if self.transport == "stdio" and self.env:
+        if self.transport is Transport.STDIO and self.env:
             entry["env"] = plain(self.env)
-        if self.transport == "http" and self.headers:
+        if self.transport.remote and self.headers:
             entry["headers"] = plain(self.headers)
         entry.pop("enabledTools", None)  # list every tool, to choose from
         return parse_server(self.name.strip() or "test", entry)

@@ -22,7 +22,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QHeaderView, QMessageBox, QPlainTextEdit,
                                QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.mcp.config import ConfigError, parse_servers, remove_server, set_enabled
+from cks_desktop.mcp.config import ConfigError, Transport, parse_servers, remove_server, set_enabled
 from cks_desktop.ui.dialogs import confirm, run_dialog
 from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.settings.mcp_editor import McpServerEditor
@@ -190,7 +190,7 @@ class McpPage(QWidget):
         has = item is not None
         for button in (self.edit_button, self.toggle_button, self.restart_button, self.remove_button):
             button.setEnabled(has)
-        remote = item is not None and getattr(item.data(0, Qt.ItemDataRole.UserRole), "transport", "") == "http"
+        remote = item is not None and getattr(item.data(0, Qt.ItemDataRole.UserRole), "transport", "") == Transport.HTTP
         for button in (self.sign_in_button, self.sign_out_button):
             button.setVisible(remote)
             button.setEnabled(remote and self.services.mcp is not None)
