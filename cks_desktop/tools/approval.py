@@ -133,6 +133,40 @@ def effect_reason(tool: ToolSpec, own: Policy, asking: Mapping[str, tuple[int, s
     return text
 
 
+@dataclass(frozen=True)
+class AnswerWords:
+    """What each answer to an approval says it decides, for every front end: how far an Allow or a
+    Deny reaches is on the button, not only in the reason text. ``allow_for_run`` is None when it
+    would decide nothing more than ``allow`` (a ``once`` policy: one answer already covers the
+    rest of the reply)."""
+
+    allow: str
+    allow_tip: str
+    allow_for_run: str | None
+    allow_for_run_tip: str
+    deny: str
+    deny_tip: str
+
+
+def answer_words(request: ApprovalRequest) -> AnswerWords:
+    """The buttons' words for ``request`` ("&" marks the keyboard mnemonic)."""
+    name = request.tool.display_name
+    match request.policy:
+        case Policy.ONCE:
+            return AnswerWords(
+                "&Allow for the rest of this reply",
+                f"Run this call, and {name} calls like it without asking again until this reply ends.",
+                None, "",
+                "&Deny for the rest of this reply",
+                f"Do not run it, nor {name} calls like it until this reply ends; the assistant is told you "
+                "declined.")
+        case Policy.ALWAYS | Policy.AUTO:
+            return AnswerWords(
+                "&Allow this call", "Run this call once (the same call again in this reply is not asked again).",
+                "Allow this tool for this &reply", f"Run {name} without asking again until this reply ends.",
+                "&Deny this call", "Do not run it; the assistant is told you declined.")
+
+
 def reason_for(policy: Policy, tool: ToolSpec) -> str:
     if policy is Policy.ONCE:
         return f"{tool.display_name} asks once per chat turn before it first runs."

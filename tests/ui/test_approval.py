@@ -165,3 +165,22 @@ async def test_stop_closes_the_open_dialog(qtbot) -> None:
     with pytest.raises(asyncio.CancelledError):
         await answer
     assert not shiboken6.isValid(dialog) or not dialog.isVisible()
+
+
+def test_the_buttons_say_how_far_an_answer_reaches(qtbot) -> None:
+    """A `once` answer covers the rest of the reply, so its buttons say so and offer nothing more;
+    an `always` answer covers this call, and only "for this reply" reaches further."""
+    from dataclasses import replace
+
+    from cks_desktop.tools.types import Policy
+
+    always = ApprovalDialog(approval_request())
+    once = ApprovalDialog(replace(approval_request(), policy=Policy.ONCE))
+    for dialog in (always, once):
+        qtbot.addWidget(dialog)
+    texts = [b.text().replace("&", "") for b in (always.allow_button, always.allow_run_button, always.deny_button)]
+    assert texts == ["Allow this call", "Allow this tool for this reply", "Deny this call"]
+    assert once.allow_button.text().replace("&", "") == "Allow for the rest of this reply"
+    assert once.deny_button.text().replace("&", "") == "Deny for the rest of this reply"
+    assert once.allow_run_button.isHidden() and "until this reply ends" in once.deny_button.toolTip()
+    assert once.deny_button.isDefault() and always.deny_button.isDefault()  # the safe choice is the default

@@ -22,7 +22,7 @@ from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFormLayout, QLabel, QPlainTextEdit, QPushButton,
                                QVBoxLayout, QWidget)
 
-from cks_desktop.tools.approval import ApprovalRequest, Decision
+from cks_desktop.tools.approval import ApprovalRequest, Decision, answer_words
 from cks_desktop.ui.dialogs import run_dialog
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
@@ -100,23 +100,24 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.arguments_view, 1)
 
         buttons = QDialogButtonBox()
-        self.allow_button = QPushButton("&Allow")
+        words = answer_words(request)
+        self.allow_button = QPushButton(words.allow)
         self.allow_button.setObjectName("allowButton")
-        self.allow_button.setToolTip("Run this call once.")
-        self.allow_run_button = QPushButton("Allow for this &chat")
+        self.allow_button.setToolTip(plain_tooltip(reveal(words.allow_tip)))
+        self.allow_run_button = QPushButton(words.allow_for_run or "", self)
         self.allow_run_button.setObjectName("allowRunButton")
-        self.allow_run_button.setToolTip(
-            plain_tooltip(reveal(f"Run {tool.display_name} without asking again until this reply ends.")))
-        self.deny_button = QPushButton("&Deny")
+        self.allow_run_button.setToolTip(plain_tooltip(reveal(words.allow_for_run_tip)))
+        if words.allow_for_run is None:  # it would decide nothing more than Allow
+            self.allow_run_button.hide()
+        self.deny_button = QPushButton(words.deny)
         self.deny_button.setObjectName("denyButton")
-        self.deny_button.setToolTip("Do not run it; the assistant is told you declined.")
-        for button, name in ((self.allow_button, "Allow this call"),
-                             (self.allow_run_button, "Allow this tool for the rest of this reply"),
-                             (self.deny_button, "Deny this call")):
+        self.deny_button.setToolTip(plain_tooltip(reveal(words.deny_tip)))
+        for button in (self.allow_button, self.allow_run_button, self.deny_button):
             button.setAutoDefault(False)
-            button.setAccessibleName(name)
+            button.setAccessibleName(button.text().replace("&", ""))
         buttons.addButton(self.deny_button, QDialogButtonBox.ButtonRole.RejectRole)
-        buttons.addButton(self.allow_run_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        if words.allow_for_run is not None:
+            buttons.addButton(self.allow_run_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.allow_button, QDialogButtonBox.ButtonRole.AcceptRole)
         layout.addWidget(buttons)
         self.deny_button.setDefault(True)
