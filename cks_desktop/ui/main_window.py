@@ -36,7 +36,7 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui import window_layout
-from cks_desktop.ui import graph_io
+from cks_desktop.ui import graph_io, wheel_guard
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -58,6 +58,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()
+        app = QApplication.instance()
+        if app is not None:
+            wheel_guard.install(app)  # the wheel never changes a value the person did not pick
         self.services = services
         self.tasks = TaskTracker()
         self._quitting = False
