@@ -8,14 +8,17 @@ auto-discovery), and a fresh data directory per test.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Offscreen Qt on a desktop-sized screen (its default is 800×800): the window fits itself into the
+# screen's available area, so a smaller screen would shrink every window the tests size.
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={Path(__file__).with_name('offscreen-screen.json')}"
 os.environ.pop("CKS_DESKTOP_HOME", None)
 for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
     os.environ.pop(_var, None)
 
 from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import keyring  # noqa: E402
 import pytest  # noqa: E402

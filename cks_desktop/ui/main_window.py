@@ -14,7 +14,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QUrl, Qt, Signal
+from PySide6.QtCore import QByteArray, QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
@@ -36,7 +36,7 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui import window_layout
-from cks_desktop.ui import graph_io, wheel_guard
+from cks_desktop.ui import graph_io, wheel_guard, window_fit
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -549,7 +549,8 @@ class MainWindow(QMainWindow):
                 except (ValueError, TypeError):
                     log.warning("ignoring a saved %s that could not be read", key)
         if not restored:
-            self.resize(1280, 800)
+            self.resize(*window_fit.WANTED)
+        self.fit_to_screen(window_fit.FRAME_GUESS)
         self.apply_dock_split(force=not restored)
         if ui.sessions_folded:
             self.sidebar.set_folded(True)
@@ -571,10 +572,32 @@ class MainWindow(QMainWindow):
         self.resizeDocks(docks, [sizes[d] for d in docks], Qt.Orientation.Horizontal)
         return True
 
+    def fit_to_screen(self, frame: tuple[int, int] | None = None) -> None:
+        """Keep the whole window, frame included, on its screen's available area (``window_fit``);
+        ``frame``: the frame's extra width and height when it cannot be measured yet (None: only
+        when it can, after the window manager framed the shown window)."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        area, inner, outer = screen.availableGeometry(), self.geometry(), self.frameGeometry()
+        measured = (outer.width() - inner.width(), outer.height() - inner.height())
+        if frame is None and measured == (0, 0):
+            return  # no window manager framed it (offscreen): the size it got before showing stands
+        extra = frame if frame is not None and measured == (0, 0) else measured
+        # geometry() is the inside; frameGeometry() starts at the frame's corner
+        where = window_fit.Rect(outer.x(), outer.y(), inner.width(), inner.height())
+        best = window_fit.fitted(window_fit.Rect(area.x(), area.y(), area.width(), area.height()), where, extra)
+        if best != where:
+            self.resize(best.width, best.height)
+            self.move(best.x, best.y)
+
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)
         if not self._layout_checked:  # the restored split is known only once the window is laid out
             self._layout_checked = True
+            QTimer.singleShot(0, self.fit_to_screen)  # the real frame is known once the window manager framed it
             layout = self.layout()
             if layout is not None:
                 layout.activate()

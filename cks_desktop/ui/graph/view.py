@@ -373,7 +373,8 @@ class GraphView(ViewActions, QWidget):
         self.empty_state.setVisible(empty)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.canvas and event.type() == QEvent.Type.Resize and self.empty_state.isVisible():
+        # isHidden, not isVisible: the first resize arrives while the window is being shown, before it is visible
+        if watched is self.canvas and event.type() == QEvent.Type.Resize and not self.empty_state.isHidden():
             self.empty_state.place(self.canvas.width(), self.canvas.height(), self.canvas.covered_right)
         return super().eventFilter(watched, event)
 
