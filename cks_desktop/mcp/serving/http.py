@@ -2,7 +2,8 @@
 
 Built from the SDK's pieces: ``StreamableHTTPSessionManager`` (both protocol eras, one
 session per 2025-era client, SSE resumption through our ``MemoryEventStore``, an idle timeout
-and a session cap), ``TransportSecuritySettings`` behind our own strict parse of Host and Origin
+and a session cap, with our ``admission.SessionLimits`` in front: a share per client, a reserve
+for new ones, idle sessions closed sooner near the cap), ``TransportSecuritySettings`` behind our own strict parse of Host and Origin
 (``hostcheck.StrictHostOrigin``, against DNS rebinding: only loopback names, or the bound host and
 ``--allow-host`` names, with any port),
 and ``BearerAuthBackend`` with a one-token ``TokenVerifier``. A request without the right
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-MAX_SESSIONS = 256
 SESSION_IDLE_TIMEOUT = 30 * 60.0
 SSE_RETRY_MS = 3000  # the retry field of SSE streams (and their priming event): how soon a dropped host reconnects
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -185,6 +185,7 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
     from starlette.middleware.authentication import AuthenticationMiddleware
     from starlette.routing import Route
 
+    from cks_desktop.mcp.serving.admission import MAX_SESSIONS, SessionLimits
     from cks_desktop.mcp.serving.events import MemoryEventStore
     from cks_desktop.mcp.serving.hostcheck import StrictHostOrigin
     from cks_desktop.mcp.serving.token import StaticTokenVerifier
@@ -195,6 +196,7 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
     endpoint: Any = StreamableHTTPASGIApp(manager)
     if serving is not None:
         endpoint = _ObserveSessions(endpoint, serving)
+    endpoint = SessionLimits(endpoint, path=PATH)
     middleware = [Middleware(StrictHostOrigin, names=allowed_names(host, extra_hosts))]
     if token is not None:
         middleware += [Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(token)))]
