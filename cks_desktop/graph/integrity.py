@@ -49,6 +49,7 @@ _SQLITE_NOTADB = 26
 _SQLITE_INTERRUPT = 9
 _SQLITE_BUSY = 5
 _SQLITE_LOCKED = 6
+_SQLITE_READONLY = 8
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,13 @@ FTS_TABLES = ("objects_fts",)  # fts_rebuild knows how to fill each
 def fts_check(conn: sqlite3.Connection, budget: float | None = OPEN_CHECK_BUDGET) -> Verdict:
     """FTS5's ``'integrity-check'`` of every full-text index, stopped after ``budget`` seconds.
     The problem names the index. Never raises for a damaged or unreadable index: that is the
-    verdict (only a busy or locked file raises)."""
+    verdict. The check is an ``INSERT`` and needs the write lock: while another program writes
+    (or on a read-only connection) it is skipped, unfinished, so opening never waits on it."""
     deadline = None if budget is None else time.monotonic() + budget
     if deadline is not None:
         conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
+    waits = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
     try:
         for table in FTS_TABLES:
             try:
@@ -113,11 +117,12 @@ def fts_check(conn: sqlite3.Connection, budget: float | None = OPEN_CHECK_BUDGET
                 code = getattr(exc, "sqlite_errorcode", None)
                 if isinstance(code, int) and code & 0xFF == _SQLITE_INTERRUPT or "interrupt" in str(exc).lower():
                     return Verdict(ok=True, finished=False)
-                if isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
-                    raise
+                if isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY):
+                    return Verdict(ok=True, finished=False)  # another writer holds the file: not checked now
                 # corrupt pages, and an index FTS5 cannot even open ("invalid fts5 file format")
                 return Verdict(ok=False, problem=f"the full-text index {table}: {exc}")
     finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(waits)}")
         if deadline is not None:
             conn.set_progress_handler(None, 0)
     return Verdict(ok=True)

@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,25 @@ def test_a_full_text_index_that_cannot_be_rebuilt_leaves_the_file_read_only(tmp_
     finally:
         store.close()
     assert digest(db) == before
+
+
+def test_the_full_text_check_never_waits_for_another_writer(tmp_path: Path) -> None:
+    """FTS5's check is an INSERT and needs the write lock; while another program writes, opening
+    skips it (unfinished) instead of waiting out the busy timeout, and reads go on."""
+    db = tmp_path / "cks.sqlite3"
+    sid = fill(db, 200)
+    other = sqlite3.connect(db, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE sessions SET title = 'busy'")
+        started = time.monotonic()
+        store = GraphStore.open(db, busy_timeout=5)
+        try:
+            assert time.monotonic() - started < 1.5
+            assert store.damage is None and not store.integrity_checked
+            assert len(store.all_objects(sid)) == 200
+        finally:
+            store.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
