@@ -8,7 +8,7 @@ for new ones, idle sessions closed sooner near the cap), ``TransportSecuritySett
 ``--allow-host`` names, with any port),
 and ``BearerAuthBackend`` with a one-token ``TokenVerifier``. A request without the right
 token gets 401 with ``WWW-Authenticate: Bearer`` and a JSON-RPC error saying where the
-token is; a foreign Host 421, a foreign Origin 403 (the SDK's answers), a body over 4 MB 413.
+token is; a foreign or malformed Host 421, Origin 403 (ours, then the SDK's), a body over 4 MB 413.
 
 The server runs as a task on the caller's asyncio loop (uvicorn's ``Server``, with its signal
 handling left to the caller: the window has its own quit flow, the CLI sets ``should_exit``).
