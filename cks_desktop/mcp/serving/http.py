@@ -3,9 +3,9 @@
 Built from the SDK's pieces: ``StreamableHTTPSessionManager`` (both protocol eras, one
 session per 2025-era client, SSE resumption through our ``MemoryEventStore``, an idle timeout
 and a session cap, with our ``admission.SessionLimits`` in front: a share per client, a reserve
-for new ones, idle sessions closed sooner near the cap), ``TransportSecuritySettings`` behind our own strict parse of Host and Origin
-(``hostcheck.StrictHostOrigin``, against DNS rebinding: only loopback names, or the bound host and
-``--allow-host`` names, with any port),
+for new ones, idle sessions closed sooner near the cap), ``TransportSecuritySettings`` behind
+our own strict parse of Host and Origin (``hostcheck.StrictHostOrigin``, against DNS rebinding:
+only loopback names, or the bound host and ``--allow-host`` names, with any port),
 and ``BearerAuthBackend`` with a one-token ``TokenVerifier``. A request without the right
 token gets 401 with ``WWW-Authenticate: Bearer`` and a JSON-RPC error saying where the
 token is; a foreign or malformed Host 421, Origin 403 (ours, then the SDK's), a body over 4 MB 413.
