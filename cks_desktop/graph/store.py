@@ -70,7 +70,13 @@ from cks_desktop.diskfull import disk_full_sentence, is_disk_full, sqlite_primar
 from cks_desktop.graph.edit_base import built_upon_sentence, check_bases, later_changes, object_version
 from cks_desktop.graph.errors import (DamagedDatabase, DatabaseError, NotFound, StoreError, ValidationFailed,
                                       damaged_sentence)
-from cks_desktop.graph.integrity import OPEN_CHECK_BUDGET, is_corruption, missing_parts, quick_check
+from cks_desktop.graph.integrity import (
+    OPEN_CHECK_BUDGET,
+    check_full_text,
+    is_corruption,
+    missing_parts,
+    quick_check,
+)
 from cks_desktop.graph.events import EventHub, GraphChanged, Listener, SessionEvent, StoreEvent
 from cks_desktop.graph.feed import ChangeFeed, OwnWrites
 from cks_desktop.graph.model import Change, Object, Relation, Session, TypeDef
@@ -236,6 +242,10 @@ class GraphStore:
             missing = missing_parts(conn)
             if missing:
                 damage = "missing " + ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        finished = verdict.finished
+        if damage is None and not full_disk:
+            damage, fts_finished = check_full_text(conn, path, check_budget)
+            finished = finished and fts_finished
         reason = None
         if damage is not None:
             reason = damaged_sentence(path, damage)
@@ -245,7 +255,7 @@ class GraphStore:
         if reason is not None:
             conn.execute("PRAGMA query_only = ON")  # SQLite itself refuses writes from any module
         store = cls(conn, path)
-        store._damage, store._read_only_reason, store.integrity_checked = damage, reason, verdict.finished
+        store._damage, store._read_only_reason, store.integrity_checked = damage, reason, finished
         return store
 
     def close(self) -> None:

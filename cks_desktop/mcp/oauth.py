@@ -18,6 +18,13 @@ metadata document, the token exchange, silent refresh, and step-up on
   ``NEEDS_AUTH``) instead of opening a browser nobody asked for, and instead of
   "the server refused the connection". A step-up during a call runs the flow at
   once only when the host can show the browser (``allow_step_up``).
+- One deadline for a whole sign-in: its ``timeout`` starts when the flow starts, and every
+  request of the flow (protected-resource and authorization-server metadata at each location
+  the SDK tries, registration, token) gets what is left of it as its timeout, as does the
+  browser step. The SDK builds those requests without one, so a metadata URL that accepts the
+  connection and never answers held a sign-in until the connection's start-up ceiling (63 s
+  for a 3 s timeout). A request still waiting at the deadline ends the sign-in with a sentence
+  naming it.
 - Whatever goes wrong inside a flow (metadata that is not metadata, a redirect
   elsewhere, a refused token exchange, a wrong state, a timeout) becomes one
   ``SignInError`` sentence naming the step that failed. Tokens never appear in it.
@@ -25,6 +32,7 @@ metadata document, the token exchange, silent refresh, and step-up on
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -132,6 +140,7 @@ class OAuthSession:
         self.signed_in = False  # a flow completed during this session
         self.error: str | None = None  # the sentence of the last failed flow
         self.flow_started = False  # a sign-in runs the browser step once; a failed one is not retried
+        self.deadline: float | None = None  # loop time when the running flow's timeout is up
         self.storage = KeychainTokenStorage(config.name, secrets, config.oauth)
         self._callback: LoopbackCallback | None = None
         self._opener: OpenUrl | None = None
@@ -193,6 +202,20 @@ class OAuthSession:
         """A client-credentials grant: the flow needs nobody, so it may run whenever the server asks."""
         return self.config.oauth is not None and self.config.oauth.machine
 
+    def start_deadline(self) -> None:
+        """A flow starts now: it has ``timeout`` seconds in all."""
+        self.deadline = asyncio.get_running_loop().time() + self.timeout
+
+    def remaining(self) -> float:
+        """Seconds left before the running flow's deadline (the whole ``timeout`` outside a flow)."""
+        if self.deadline is None:
+            return self.timeout
+        return max(0.0, self.deadline - asyncio.get_running_loop().time())
+
+    def timeout_sentence(self, request: httpx2.Request) -> str:
+        return (f"Signing in to '{self.config.name}' did not finish within {self.timeout:g} s: the authorization "
+                f"server did not answer in time (last request: {request.method} {request.url.copy_with(query=None)}).")
+
     def may_run_flow(self, challenge: Challenge) -> bool:
         if challenge.step_up:
             return self.step_up_opener is not None or (self.interactive and not self.flow_started)
@@ -218,7 +241,7 @@ class OAuthSession:
     async def _wait_for_code(self) -> AuthorizationCodeResult:
         assert self._callback is not None
         try:
-            return await self._callback.wait()
+            return await self._callback.wait(self.remaining())
         finally:
             if not self.interactive:  # a step-up's listener lives for that one answer
                 await self.close_listener()
@@ -246,9 +269,12 @@ class GatedAuth(httpx2.Auth):
         response: httpx2.Response | None = None
         challenged = False
         ran_here = False  # a client-credentials flow ran for this request
+        pending: str | None = None  # the sentence if the flow request now on its way times out
         try:
             try:
                 outgoing = await flow.__anext__()
+                if outgoing is not request:  # a refresh before the request itself
+                    pending = self._bound(outgoing)
                 while True:
                     response = yield outgoing
                     if outgoing is request:
@@ -259,6 +285,7 @@ class GatedAuth(httpx2.Auth):
                                 session.challenge = challenge
                                 return
                             ran_here = True
+                            session.start_deadline()
                         elif challenge is not None:
                             if session.signed_in and not challenge.step_up:
                                 session.challenge = challenge  # refused even after signing in
@@ -267,12 +294,17 @@ class GatedAuth(httpx2.Auth):
                                 session.challenge = challenge
                                 return
                             session.flow_started = True
+                            session.start_deadline()
                         else:
                             session.challenge = None
+                    elif session.error == pending:
+                        session.error = None  # that flow request was answered in time
                     stored = session.storage.stored
                     outgoing = await flow.asend(response)
                     if session.storage.stored != stored and outgoing is request:
                         session.signed_in = True  # new tokens: the request goes again with them
+                    if outgoing is not request:
+                        pending = self._bound(outgoing)
             except StopAsyncIteration:
                 return
         except (SignInError, OAuthFlowError, ValidationError, ValueError, httpx2.HTTPError) as exc:
@@ -288,6 +320,20 @@ class GatedAuth(httpx2.Auth):
             # The request once more, as it was refused: its refusal (not the authorization server's last
             # answer) becomes the request's error answer; the server refuses it again before acting on it.
             yield request
+
+    def _bound(self, outgoing: httpx2.Request) -> str | None:
+        """Give a flow request what is left of the sign-in's time, and note the sentence it ends in
+        if it runs out: a timeout is raised by the HTTP client, outside this generator, and the
+        connection reads the sentence from ``session.error``."""
+        session = self.session
+        left = session.remaining()
+        if left <= 0:
+            raise SignInError(session.timeout_sentence(outgoing))
+        outgoing.extensions["timeout"] = {"connect": left, "read": left, "write": left, "pool": left}
+        if session.error is None:
+            session.error = session.timeout_sentence(outgoing)
+            return session.error
+        return None
 
     def _sentence(self, exc: Exception, request: httpx2.Request, response: httpx2.Response | None) -> str:
         name = self.session.config.name

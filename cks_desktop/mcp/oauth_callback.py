@@ -70,11 +70,13 @@ class LoopbackCallback:
             self._result.set_exception(SignInError(reason or f"The sign-in to '{self.server}' was cancelled."))
             self._result.exception()  # retrieved: no "exception never retrieved" if nobody waits any more
 
-    async def wait(self) -> AuthorizationCodeResult:
-        """The redirect's parameters; ``SignInError`` on timeout, cancel, or a refusal by the server."""
+    async def wait(self, within: float | None = None) -> AuthorizationCodeResult:
+        """The redirect's parameters; ``SignInError`` on timeout, cancel, or a refusal by the server.
+        ``within``: what is left of the sign-in's ``timeout`` (the steps before used the rest)."""
         assert self._result is not None, "enter the listener first"
         try:
-            return await asyncio.wait_for(asyncio.shield(self._result), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(self._result),
+                                          self.timeout if within is None else min(within, self.timeout))
         except TimeoutError:
             minutes = self.timeout / 60
             span = f"{minutes:g} minutes" if minutes >= 1 else f"{self.timeout:g} s"

@@ -12,6 +12,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,95 @@ def test_the_open_check_is_bounded_in_time(tmp_path: Path) -> None:
         tiny.create_session("still writable")
     finally:
         tiny.close()
+
+
+def fts_integrity(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("INSERT INTO objects_fts(objects_fts) VALUES('integrity-check')")
+        return "ok"
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    finally:
+        conn.close()
+
+
+def test_a_damaged_full_text_index_is_found_and_rebuilt_from_the_objects(tmp_path: Path) -> None:
+    """Garbage in the full-text index's pages (blobs in ``objects_fts_data``) and in its own copy
+    of the text: SQLite's checks pass, FTS5's fails. Opening rebuilds the index from the objects:
+    searches find the right objects again and writes go on into a sound index."""
+    db = tmp_path / "cks.sqlite3"
+    store = GraphStore.open(db)
+    try:
+        sid = store.create_session("notes").id
+        store.apply(sid, [{"op": "add_object", "type": "Note", "name": f"n{i}",
+                           "properties": {"text": f"topic{i % 50} " * 40}} for i in range(3000)], "test")
+        found_before = sorted(o.name for o, _ in store.search_objects(sid, "topic7", limit=1000))
+    finally:
+        store.close()
+    assert len(found_before) == 60
+    conn = sqlite3.connect(db)
+    try:  # keep the record sizes and the b-trees sound: only the bytes inside the index change
+        conn.execute("UPDATE objects_fts_data SET block = substr(block, 1, 4) || randomblob(length(block) - 4) "
+                     "WHERE id > 10 AND id % 3 = 0")
+        conn.execute("UPDATE objects_fts_content SET c0 = 'wrong', c1 = 'topic7' WHERE rowid % 7 = 0")
+        conn.commit()
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+    assert "malformed" in fts_integrity(db)
+    store = GraphStore.open(db)
+    try:
+        assert store.damage is None and store.read_only_reason is None and store.integrity_checked
+        assert sorted(o.name for o, _ in store.search_objects(sid, "topic7", limit=1000)) == found_before
+        store.apply(sid, [{"op": "add_object", "type": "Note", "name": "late", "properties": {"text": "topic7"}}],
+                    "test")
+        assert "late" in {o.name for o, _ in store.search_objects(sid, "topic7", limit=1000)}
+    finally:
+        store.close()
+    assert fts_integrity(db) == "ok"
+
+
+def test_a_full_text_index_that_cannot_be_rebuilt_leaves_the_file_read_only(tmp_path: Path) -> None:
+    """The index's structure record overwritten: FTS5 cannot even open the table, so it cannot be
+    dropped and rebuilt. The file is then damaged like any other: read-only, one sentence."""
+    db = tmp_path / "cks.sqlite3"
+    sid = fill(db, 500)
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("UPDATE objects_fts_data SET block = randomblob(length(block)) WHERE id = 10")
+        conn.commit()
+    finally:
+        conn.close()
+    before = digest(db)
+    store = GraphStore.open(db)
+    try:
+        assert store.damage and "full-text index objects_fts" in store.damage
+        assert len(store.all_objects(sid)) == 500  # reads go on
+        with pytest.raises(DamagedDatabase, match="nothing is written to it"):
+            store.apply(sid, [{"op": "add_object", "type": "T", "name": "y"}], "t")
+    finally:
+        store.close()
+    assert digest(db) == before
+
+
+def test_the_full_text_check_never_waits_for_another_writer(tmp_path: Path) -> None:
+    """FTS5's check is an INSERT and needs the write lock; while another program writes, opening
+    skips it (unfinished) instead of waiting out the busy timeout, and reads go on."""
+    db = tmp_path / "cks.sqlite3"
+    sid = fill(db, 200)
+    other = sqlite3.connect(db, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE sessions SET title = 'busy'")
+        started = time.monotonic()
+        store = GraphStore.open(db, busy_timeout=5)
+        try:
+            assert time.monotonic() - started < 1.5
+            assert store.damage is None and not store.integrity_checked
+            assert len(store.all_objects(sid)) == 200
+        finally:
+            store.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

@@ -2,11 +2,13 @@
 
 Built from the SDK's pieces: ``StreamableHTTPSessionManager`` (both protocol eras, one
 session per 2025-era client, SSE resumption through our ``MemoryEventStore``, an idle timeout
-and a session cap), ``TransportSecuritySettings`` (Host and Origin checked against DNS
-rebinding: only loopback names, or the bound host and ``--allow-host`` names, with any port),
+and a session cap, with our ``admission.SessionLimits`` in front: a share per client, a reserve
+for new ones, idle sessions closed sooner near the cap), ``TransportSecuritySettings`` behind
+our own strict parse of Host and Origin (``hostcheck.StrictHostOrigin``, against DNS rebinding:
+only loopback names, or the bound host and ``--allow-host`` names, with any port),
 and ``BearerAuthBackend`` with a one-token ``TokenVerifier``. A request without the right
 token gets 401 with ``WWW-Authenticate: Bearer`` and a JSON-RPC error saying where the
-token is; a foreign Host 421, a foreign Origin 403 (the SDK's answers), a body over 4 MB 413.
+token is; a foreign or malformed Host 421, Origin 403 (ours, then the SDK's), a body over 4 MB 413.
 
 The server runs as a task on the caller's asyncio loop (uvicorn's ``Server``, with its signal
 handling left to the caller: the window has its own quit flow, the CLI sets ``should_exit``).
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-MAX_SESSIONS = 256
 SESSION_IDLE_TIMEOUT = 30 * 60.0
 SSE_RETRY_MS = 3000  # the retry field of SSE streams (and their priming event): how soon a dropped host reconnects
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -81,13 +82,19 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def security_settings(host: str, extra_hosts: tuple[str, ...] = ()) -> Any:
-    from mcp.server.transport_security import TransportSecuritySettings
-
+def allowed_names(host: str, extra_hosts: tuple[str, ...] = ()) -> list[str]:
+    """The host names Host and Origin may carry: loopback names, the bound host, ``--allow-host``."""
     names = list(LOOPBACK_NAMES)
     if not is_loopback(host) and host not in ("0.0.0.0", "::"):
         names.append(_url_host(host))
-    names += [_url_host(h) for h in extra_hosts]
+    return names + [_url_host(h) for h in extra_hosts]
+
+
+def security_settings(host: str, extra_hosts: tuple[str, ...] = ()) -> Any:
+    """The SDK's own check (kept behind ``StrictHostOrigin``, which parses the headers first)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = allowed_names(host, extra_hosts)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{n}:*" for n in names] + names,
@@ -178,7 +185,9 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
     from starlette.middleware.authentication import AuthenticationMiddleware
     from starlette.routing import Route
 
+    from cks_desktop.mcp.serving.admission import MAX_SESSIONS, SessionLimits
     from cks_desktop.mcp.serving.events import MemoryEventStore
+    from cks_desktop.mcp.serving.hostcheck import StrictHostOrigin
     from cks_desktop.mcp.serving.token import StaticTokenVerifier
 
     manager = StreamableHTTPSessionManager(
@@ -187,9 +196,10 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
     endpoint: Any = StreamableHTTPASGIApp(manager)
     if serving is not None:
         endpoint = _ObserveSessions(endpoint, serving)
-    middleware = []
+    endpoint = SessionLimits(endpoint, path=PATH)
+    middleware = [Middleware(StrictHostOrigin, names=allowed_names(host, extra_hosts))]
     if token is not None:
-        middleware = [Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(token)))]
+        middleware += [Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(token)))]
         endpoint = _RequireToken(endpoint)
 
     @contextlib.asynccontextmanager
