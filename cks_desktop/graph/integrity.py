@@ -103,7 +103,9 @@ def fts_check(conn: sqlite3.Connection, budget: float | None = OPEN_CHECK_BUDGET
     """FTS5's ``'integrity-check'`` of every full-text index, stopped after ``budget`` seconds.
     The problem names the index. Never raises for a damaged or unreadable index: that is the
     verdict. The check is an ``INSERT`` and needs the write lock: while another program writes
-    (or on a read-only connection) it is skipped, unfinished, so opening never waits on it."""
+    (or on a read-only connection) it is skipped, unfinished, so opening never waits on it. It
+    runs in a transaction that is always rolled back: FTS5 may note what it checked, and
+    opening a database must leave its file as it was."""
     deadline = None if budget is None else time.monotonic() + budget
     if deadline is not None:
         conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
@@ -112,7 +114,12 @@ def fts_check(conn: sqlite3.Connection, budget: float | None = OPEN_CHECK_BUDGET
     try:
         for table in FTS_TABLES:
             try:
-                conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
             except sqlite3.Error as exc:
                 code = getattr(exc, "sqlite_errorcode", None)
                 if isinstance(code, int) and code & 0xFF == _SQLITE_INTERRUPT or "interrupt" in str(exc).lower():
@@ -156,9 +163,20 @@ def _properties(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def check_full_text(conn: sqlite3.Connection, path: Path, budget: float | None) -> tuple[str | None, bool]:
+def check_full_text(path: Path, budget: float | None) -> tuple[str | None, bool]:
     """FTS5's own check of the full-text index (``quick_check`` cannot see inside its pages);
-    a damaged index is rebuilt from its content and checked again. (damage or None, finished)."""
+    a damaged index is rebuilt from its content and checked again. (damage or None, finished).
+    The check runs on a connection of its own, closed at once: the store's connection runs
+    ``PRAGMA optimize`` when it closes, and would otherwise write statistics for the index's
+    tables after every open, so that opening alone changed the file."""
+    side = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        return _check_full_text(side, path, budget)
+    finally:
+        side.close()
+
+
+def _check_full_text(conn: sqlite3.Connection, path: Path, budget: float | None) -> tuple[str | None, bool]:
     verdict = fts_check(conn, budget)
     if verdict.ok:
         return None, verdict.finished

@@ -244,7 +244,7 @@ class GraphStore:
                 damage = "missing " + ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         finished = verdict.finished
         if damage is None and not full_disk:
-            damage, fts_finished = check_full_text(conn, path, check_budget)
+            damage, fts_finished = check_full_text(path, check_budget)
             finished = finished and fts_finished
         reason = None
         if damage is not None:

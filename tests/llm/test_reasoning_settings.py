@@ -96,7 +96,7 @@ def test_bad_budgets_get_one_sentence_and_nothing_is_written(tmp_path: Path) -> 
         kept = store.get(sid)
         assert (kept.instructions, kept.reasoning, kept.reasoning_budget) == ("Be brief.", True, 4000)
         store.set(sid, instructions="", reasoning=None, reasoning_budget="")  # back to the default
-        assert store.get(sid).reasoning is None and sid not in services.settings.data["agent"]["session_reasoning"]
+        assert store.get(sid).reasoning is None and sid not in services.settings.data.get("agent", {}).get("session_reasoning", {})
         services.settings.data["agent"]["reasoning"] = {"enabled": "yes", "budget": "big"}  # hand-edited: ignored
         params = default_params(services.settings)
         assert params.reasoning is False and params.reasoning_budget is None
