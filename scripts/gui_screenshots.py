@@ -1,7 +1,7 @@
 """Take the GUI screenshots in docs/screenshots/: every scene in light and dark, at 1280×800 and 1024×700.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/gui_screenshots.py [--out docs/screenshots]
-        [--only chat,approval] [--no-optimise]
+    .venv/bin/python scripts/gui_screenshots.py [--out docs/screenshots] [--only chat,approval]
+        [--sizes 1280x800,1024x700] [--no-optimise]
 
 The real window, in a throwaway data folder, talks to the fake Anthropic server from
 ``tests/fakes`` (real SDK, real HTTP) and to an in-process MCP server, so the pictures show
@@ -31,9 +31,13 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``extraction-estimate``, ``extraction-progress``, ``extraction-review``: Documents → Extract
   knowledge: the estimate box, the run (paused) in the status bar, the review before writing.
 
-Each picture is the window grabbed with ``QWidget.grab()`` (works offscreen, no X server);
-a dialog is grabbed on its own and drawn centred over the window's grab, where a desktop
-shows it. The PNGs are squeezed with ``optipng`` when it is on the PATH (lossless).
+Each picture is the whole screen of a real X server (Xvfb) of that size with a real window
+manager (openbox) on it: the window as the app fits it to the screen, its frame, and every dialog
+where the window manager put it, at the size the app gave it. Offscreen renders hide exactly what a
+person meets (a status bar below the screen's edge, a dialog taller than the screen, one opened at
+the top-left), so the script never draws a dialog over a grab itself. Per screen size the script
+starts ``Xvfb`` and ``openbox`` (Debian's ``xvfb`` and ``openbox``) and runs itself inside them
+(``--screen WxH``). The PNGs are squeezed with ``optipng`` when it is on the PATH (lossless).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +103,7 @@ IMPORTED = [  # what File → Import graph… reads: two objects already there (
 
 
 class Shooter:
-    """Grabs one scene in every scheme and size; a dialog is drawn over the window's grab."""
+    """Grabs one scene in every scheme: the whole screen, window manager's frames included."""
 
     def __init__(self, window: Any, out: Path, only: set[str]) -> None:
         self.window, self.out, self.only = window, out, only
@@ -115,35 +120,22 @@ class Shooter:
         for scheme in SCHEMES:
             theme.manager().set_mode(scheme)
             for w, h in SIZES:
-                self.window.resize(w, h)
                 await settle(0.5)
                 if before_grab is not None:
                     before_grab()
                     await settle(0.3)
                 path = self.out / f"{scene}-{scheme}-{w}x{h}.png"
-                compose(self.window, dialog).save(str(path))
+                screen_grab().save(str(path))
                 self.saved.append(path)
                 print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", flush=True)
 
 
-def compose(window: Any, dialog: Any = None) -> Any:
-    """The window's grab, with ``dialog`` (if any) centred over it, as a desktop shows a modal."""
-    from PySide6.QtCore import QPoint
-    from PySide6.QtGui import QColor, QPainter
+def screen_grab() -> Any:
+    """The whole screen as the X server shows it: windows, frames and dialogs where they are."""
+    from PySide6.QtGui import QGuiApplication
 
-    picture = window.grab()
-    if dialog is None or not dialog.isVisible():
-        return picture
-    top = dialog.grab()
-    painter = QPainter(picture)
-    painter.fillRect(picture.rect(), QColor(0, 0, 0, 60))  # the window behind a modal, dimmed a little
-    x = max(0, (picture.width() - top.width()) // 2)
-    y = max(0, (picture.height() - top.height()) // 2)
-    painter.setPen(QColor(0, 0, 0, 90))
-    painter.drawRect(x - 1, y - 1, top.width() + 1, top.height() + 1)  # the frame a window manager draws
-    painter.drawPixmap(QPoint(x, y), top)
-    painter.end()
-    return picture
+    screen = QGuiApplication.primaryScreen()
+    return screen.grabWindow(0)
 
 
 async def settle(seconds: float = 0.3) -> None:
@@ -185,13 +177,6 @@ def image_mime(color: str = "#2080f0", size: int = 96) -> Any:
     return mime
 
 
-def fit_dialog(dialog: Any, window: Any) -> None:
-    """A dialog no bigger than the window it belongs to (what a person's screen allows)."""
-    hint = dialog.sizeHint()
-    dialog.resize(min(max(hint.width(), dialog.width()), window.width() - 48),
-                  min(max(hint.height(), dialog.height()), window.height() - 48))
-
-
 async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
     from PySide6.QtWidgets import QApplication
 
@@ -211,7 +196,6 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                                     provider_factory=lambda *_a: provider_for(  # thinking-live stalls a while
                                         fake, model="claude-sonnet-4-5", timeout=60.0))
         window = MainWindow(services)
-        window.resize(*SIZES[0])
         window.show()
         shots = Shooter(window, out, only)
         await window._probe_ollama()  # what start_background does first on a machine without a provider
@@ -254,7 +238,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
         task = panel.controller.task
         dialog = await asyncio.wait_for(opened, 30)
         await settle(0.6)
-        await shots.shoot("approval", dialog, before_grab=lambda: fit_dialog(dialog, window))
+        await shots.shoot("approval", dialog)
         dialog.allow_run_button.click()
         await asyncio.wait_for(task, 60)
         await settle(0.5)
@@ -299,7 +283,6 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             window.graph_view.inspector.viewerOpened.connect(lambda v: shown.done() or shown.set_result(v))
             window.graph_view.inspector.open_source(window.graph_view.inspector.sources_data.rows[0].source)
             viewer = await asyncio.wait_for(shown, 10)
-            viewer.resize(560, 420)
             await shots.shoot("sources-viewer", viewer)
             viewer.hide()
             window.graph_view._close_inspector()
@@ -314,7 +297,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                           "Use the type Person for people and Institution for universities.")
             box = panel.open_session_settings()
             await settle(0.5)
-            await shots.shoot("session-settings", box, before_grab=lambda: fit_dialog(box, window))
+            await shots.shoot("session-settings", box)
             box.reject()
 
         if shots.wanted("import-preview"):
@@ -340,16 +323,15 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             importing = asyncio.ensure_future(window.graph_io.import_file(path))
             box = await asyncio.wait_for(preview, 30)
             await settle(0.4)
-            await shots.shoot("import-preview", box, before_grab=lambda: fit_dialog(box, window))
+            await shots.shoot("import-preview", box)
             box.reject()
             await asyncio.wait_for(importing, 10)
 
         if shots.wanted("settings-mcp"):
             window.open_settings("mcp", "github")
-            settings = window.findChild(SettingsDialog)
-            settings.resize(900, 620)
+            settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
             await settle(0.8)
-            await shots.shoot("settings-mcp", settings, before_grab=lambda: fit_dialog(settings, window))
+            await shots.shoot("settings-mcp", settings)
             settings.reject()
 
         await new_ui_scenes(window, services, fake, shots)
@@ -453,18 +435,12 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
         if not shots.wanted(scene):
             return
         window.open_settings(page)
-        settings = window.findChild(SettingsDialog)
-        settings.resize(900, 620)
+        settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
         if prepare is not None:
             prepare(settings)
         await settle(0.8)
 
-        def fit() -> None:
-            fit_dialog(settings, window)
-            if prepare is not None:
-                prepare(settings)
-
-        await shots.shoot(scene, settings, before_grab=fit)
+        await shots.shoot(scene, settings, before_grab=None if prepare is None else lambda: prepare(settings))
         settings.reject()
         await settle(0.3)
 
@@ -486,12 +462,12 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
     if shots.wanted("mcp-oauth"):
         services.settings.mcp_servers["wiki"] = {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
         window.open_settings("mcp", "wiki")
-        settings = window.findChild(SettingsDialog)
+        settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
         await settle(0.5)
         editor = settings.mcp_page.open_editor("wiki")
         if editor is not None:
             await settle(0.6)
-            await shots.shoot("mcp-oauth", editor, before_grab=lambda: fit_dialog(editor, window))
+            await shots.shoot("mcp-oauth", editor)
             editor.reject()
         settings.reject()
         services.settings.mcp_servers.pop("wiki", None)
@@ -539,7 +515,7 @@ async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shoote
         progress.toggle_pause()
     dialog = await asyncio.wait_for(reviewed, 60)
     await settle(0.5)
-    await shots.shoot("extraction-review", dialog, before_grab=lambda: fit_dialog(dialog, window))
+    await shots.shoot("extraction-review", dialog)
     dialog.reject()
     fake.side_turn = None
 
@@ -566,16 +542,72 @@ def optimise(paths: list[Path]) -> None:
     print(f"optipng: {before / 1e6:.1f} MB → {after / 1e6:.1f} MB")
 
 
+def _size(text: str) -> tuple[int, int]:
+    w, _, h = text.partition("x")
+    return int(w), int(h)
+
+
+def _wait_for(check: Any, what: str, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{what} did not start within {seconds:.0f} s")
+        time.sleep(0.05)  # polling a process that starts on its own (a script, not a test)
+
+
+def _wm_running(env: dict[str, str]) -> bool:
+    done = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env,
+                          capture_output=True, text=True)
+    return done.returncode == 0 and "window id" in done.stdout
+
+
+def on_real_screens(args: argparse.Namespace, sizes: list[tuple[int, int]]) -> int:
+    """Per size: a new Xvfb of that size, openbox on it, and this script inside them."""
+    for tool in ("Xvfb", "openbox", "xprop"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed: apt-get install xvfb openbox x11-utils")
+    for number, (w, h) in enumerate(sizes, start=90):
+        while Path(f"/tmp/.X11-unix/X{number}").exists():
+            number += 10
+        env = {**os.environ, "DISPLAY": f":{number}", "QT_QPA_PLATFORM": "xcb"}
+        server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x24", "-nolisten", "tcp"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        manager = None
+        try:
+            _wait_for(lambda: subprocess.run(["xprop", "-root"], env=env, capture_output=True).returncode == 0,
+                      "Xvfb")
+            manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _wait_for(lambda: _wm_running(env), "openbox")
+            command = [sys.executable, __file__, "--screen", f"{w}x{h}", "--out", str(args.out),
+                       "--only", args.only, "--no-optimise"]
+            if subprocess.run(command, env=env).returncode != 0:
+                return 1
+        finally:
+            for process in (manager, server):
+                if process is not None:
+                    process.terminate()
+                    process.wait(10)
+    if not args.no_optimise:
+        optimise(sorted(args.out.glob("*.png")))
+    return 0
+
+
 def main() -> int:
+    global SIZES
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--only", default="", help=f"comma-separated scenes out of: {', '.join(SCENES)}")
+    parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES),
+                        help="screen sizes, e.g. 1280x800,1024x700")
+    parser.add_argument("--screen", default="", help=argparse.SUPPRESS)  # inside one Xvfb: its size
     parser.add_argument("--no-optimise", action="store_true")
     args = parser.parse_args()
     only = {s for s in args.only.split(",") if s}
     if unknown := only - set(SCENES):
         parser.error(f"unknown scene(s): {', '.join(sorted(unknown))}")
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not args.screen:
+        return on_real_screens(args, [_size(t) for t in args.sizes.split(",") if t])
+    SIZES = (_size(args.screen),)
     from PySide6.QtWidgets import QApplication
 
     from cks_desktop.ui.event_loop import AppEventLoop

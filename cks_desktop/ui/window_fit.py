@@ -39,3 +39,17 @@ def fitted(available: Rect, window: Rect, frame: tuple[int, int]) -> Rect:
         x = available.x + (available.width - width - extra_w) // 2
         y = available.y + (available.height - height - extra_h) // 2
     return Rect(x, y, width, height)
+
+
+def centred_on(owner: Rect, available: Rect, size: tuple[int, int], frame: tuple[int, int]) -> Rect:
+    """A secondary window of ``size`` (its inside) shrunk to ``available`` and centred on
+    ``owner`` (the window it belongs to, frame included), then moved only as far as it must to
+    stay, frame included, inside ``available``."""
+    extra_w, extra_h = frame
+    width = max(1, min(size[0], available.width - extra_w))
+    height = max(1, min(size[1], available.height - extra_h))
+    x = owner.x + (owner.width - width - extra_w) // 2
+    y = owner.y + (owner.height - height - extra_h) // 2
+    x = max(available.x, min(x, available.x + available.width - width - extra_w))
+    y = max(available.y, min(y, available.y + available.height - height - extra_h))
+    return Rect(x, y, width, height)

@@ -51,7 +51,7 @@ async def test_extract_knowledge_asks_runs_reviews_and_writes_one_change(qtbot, 
             dropped = first.text(3)
             first.setCheckState(0, Qt.CheckState.Unchecked)
             tree.setCurrentItem(first)
-            assert "[[" in dialog.sources.toPlainText()  # the source passage, its quote marked
+            assert dialog.marked_passages() and all(dialog.marked_passages())  # the source passage, its quote marked
             done = signal_future(controller.finished)
             dialog.findChild(type(dialog.split_button), "extractionReviewApply").click()
             (results,) = await wait(done)

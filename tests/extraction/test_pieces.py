@@ -6,6 +6,8 @@ import json
 import random
 import time
 
+import pytest
+
 from cks_desktop.extraction.chunking import CHARS_PER_TOKEN, MAX_TOKENS, chunk_text, page_of
 from cks_desktop.extraction.grounding import align, ground
 from cks_desktop.extraction.prompt import DATA_BEGIN, DATA_END, cache_key, user_message
@@ -146,6 +148,7 @@ def test_no_chained_merges_and_remembered_distinct_pairs() -> None:
     assert distinct.add(_m("Ada Lovelace")).existing_id is None  # the person said: different
 
 
+@pytest.mark.slow  # a timing: bench/documents.py measures it; here only on a quiet machine
 def test_ten_thousand_candidates_resolve_in_about_a_second() -> None:
     rng = random.Random(5)
     syll = ["ka", "lo", "mi", "ren", "tor", "va", "sel", "dun", "bri", "ox", "qua", "zen"]

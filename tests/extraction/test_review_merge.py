@@ -86,7 +86,9 @@ def test_merge_these_folds_selected_rows_of_one_type_and_writes_one_object(qtbot
         assert rows["e2"].text(2) == "merged into Ada Lovelace"
         assert rows["r1"].text(3) == "Ada Lovelace → London"
         dialog.tree.setCurrentItem(rows["e1"])
-        assert dialog.sources.toPlainText().count("[[") == 3  # every source passage, on the kept row
+        marked = dialog.marked_passages()  # every source passage, on the kept row, marked in the text
+        assert len(marked) == 3 and all(marked) and "[[" not in dialog.sources.toPlainText()
+        assert marked == [TEXT[e["start"]:e["end"]] for e in kept.evidence]
         dialog.findChild(type(button), "extractionReviewApply").click()
         (result,) = apply_plan(store, plan, load_context(store, sid), "extraction")
         objects = store.all_objects(sid)

@@ -100,11 +100,14 @@ async def test_private_key_jwt_signs_in_with_a_keychain_key(kind, alg, settings,
 async def test_an_expired_client_credentials_token_is_replaced_silently(settings, registry, memory_keyring,
                                                                         tmp_path) -> None:
     """No refresh token in this grant (RFC 6749 4.4.3): a dead token means asking for a new one, unasked."""
+    forget = tmp_path / "forget"  # the server forgets its tokens when this file appears: no clock involved
     async with oauth_server(tmp_path, OAUTH_CC_CLIENT=f"svc:{SECRET}", OAUTH_CC_LOG=str(tmp_path / "cc.txt"),
-                            OAUTH_TTL="1") as url:
+                            OAUTH_FORGET=str(forget)) as url:
         SecretStore(secure=True).set("mcp/m2m/oauth/clientSecret", SECRET)
         settings.mcp_servers["m2m"] = cc_entry(url, clientSecret="keychain:mcp/m2m/oauth/clientSecret")
-        for _ in range(2):
+        for run in range(2):
+            if run:
+                forget.touch()  # the kept token is dead now
             manager = make_manager(settings, registry, tmp_path)
             await manager.start_all()
             assert manager.connections["m2m"].status is Status.READY, manager.connections["m2m"].reason

@@ -4,17 +4,13 @@ smaller one, and one that fits stays where it was."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cks_desktop.ui.window_fit import FRAME_GUESS, WANTED, Rect, fitted
+from tests.ui.screens import run_on_screen
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_window_that_fits_stays_where_it_was() -> None:
@@ -67,16 +63,7 @@ qasync.run(main())
 @pytest.mark.parametrize("screen", [(1024, 700), (1280, 800)])
 def test_the_first_window_shows_the_composer_and_the_status_bar_on_a_small_screen(
         tmp_path: Path, screen: tuple[int, int]) -> None:
-    config = tmp_path / "screen.json"
-    config.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": screen[0],
-                                               "height": screen[1], "logicalDpi": 96}]}), encoding="utf-8")
-    env = {**os.environ, "QT_QPA_PLATFORM": f"offscreen:configfile={config}", "PYTHONPATH": str(ROOT),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-    (tmp_path / "home").mkdir()
-    out = subprocess.run([sys.executable, "-c", SHOW, str(tmp_path / "home")], capture_output=True, text=True,
-                         env=env, timeout=120, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
-    shown = json.loads(out.stdout.strip().splitlines()[-1])
+    shown = run_on_screen(tmp_path, screen, SHOW)
     x, y, w, h = shown["frame"]
     assert x >= 0 and y >= 0 and x + w <= screen[0] and y + h <= screen[1]
     w, h = shown["window"][2:]

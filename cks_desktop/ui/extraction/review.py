@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QPlainTextEdit, QPushButton,
-                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 COLUMNS = ("Write", "Kind", "Action", "Name", "Type", "Why to look")
 CONTEXT = 160
+# plain words for how a mention joined another and how its quote was found in the document
+MERGE_WORDS = {"exact": "the same name", "alias": "a name it is also known by", "fuzzy": "a name spelled nearly the same",
+               "model": "the model said they are one"}
+FOUND_WORDS = {"exact": "word for word", "fuzzy": "nearly word for word"}
 ROLE_KEY = Qt.ItemDataRole.UserRole + 1
 
 
@@ -74,6 +79,10 @@ class ReviewDialog(QDialog):
         self.sources = QPlainTextEdit()
         self.sources.setObjectName("extractionReviewSources")
         self.sources.setReadOnly(True)
+        self._marks: list[tuple[int, int]] = []
+        manager = theme.manager()
+        if manager is not None:  # the passages' marks are drawn in the scheme's colours: redraw on a switch
+            manager.themeChanged.connect(self._remark)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.tree)
         split.addWidget(self.sources)
@@ -178,19 +187,46 @@ class ReviewDialog(QDialog):
         if item is None:
             self.sources.setPlainText("")
             return
-        parts = []
+        parts: list[str] = []
+        marks: list[tuple[int, int]] = []  # (start, end) in the shown text of each source passage
         for m in item.merges:
-            parts.append(f"Merged: {m['name']} into {m['into']} ({m['tier']}, {m['score']:.2f})")
+            parts.append(f"Joined with {m['into']}: “{m['name']}” — {MERGE_WORDS.get(m['tier'], m['tier'])}"
+                         f" ({m['score']:.0%} sure)")
         for ev in item.evidence:
-            where = f"page {ev['page']}" if ev.get("page") else f"part {ev['chunk_index'] + 1}"
+            where = f"Page {ev['page']}" if ev.get("page") else f"Part {ev['chunk_index'] + 1}"
             if ev.get("start") is None:
-                parts.append(f"[{where}] quote not found in the document: “{ev['quote']}”")
+                parts.append(f"{where}: the quote was not found in the document: “{ev['quote']}”")
                 continue
             start, end = int(ev["start"]), int(ev["end"])
             before = self.text[max(0, start - CONTEXT):start]
             after = self.text[end:end + CONTEXT]
-            parts.append(f"[{where}, {ev['alignment']}] …{before}[[{self.text[start:end]}]]{after}…")
+            head = f"{where}, {FOUND_WORDS.get(ev['alignment'], ev['alignment'])}:\n…{before}"
+            offset = sum(len(x) + 2 for x in parts) + len(head)
+            marks.append((offset, offset + end - start))
+            parts.append(f"{head}{self.text[start:end]}{after}…")
         self.sources.setPlainText("\n\n".join(parts))
+        self.sources.setExtraSelections([self._mark(a, b) for a, b in marks])
+        self._marks = marks
+
+    def _remark(self, _scheme: str) -> None:
+        self.sources.setExtraSelections([self._mark(a, b) for a, b in self._marks])
+
+    def marked_passages(self) -> list[str]:
+        """The source passages marked in the sources pane, in order."""
+        shown = self.sources.toPlainText()
+        return [shown[a:b] for a, b in self._marks]
+
+    def _mark(self, start: int, end: int) -> QTextEdit.ExtraSelection:
+        cursor = QTextCursor(self.sources.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        mark = QTextEdit.ExtraSelection()
+        fmt = QTextCharFormat()
+        fmt.setBackground(theme.color("passage_mark"))
+        fmt.setForeground(theme.color("text"))
+        mark.format = fmt  # PySide6 exposes the struct's fields as attributes
+        mark.cursor = cursor
+        return mark
 
     def read_back(self) -> None:
         """The tick boxes and edited names/types into the plan."""

@@ -101,6 +101,13 @@ class DocumentViewer(QWidget):
         self._timer.timeout.connect(self._selection_settled)
         self.text.selectionChanged.connect(self._timer.start)
         self.resize(640, 560)
+        manager = theme.manager()
+        if manager is not None:  # the passage's mark is drawn in the scheme's colours: redraw on a switch
+            manager.themeChanged.connect(self._theme_changed)
+
+    def _theme_changed(self, _scheme: str) -> None:
+        if self.passage is not None:
+            self.show_passage(*self.passage)
 
     # -- opening ------------------------------------------------------------------------
     async def open_document(self, session_id: str, document_id: str, start: int | None = None,
@@ -148,7 +155,8 @@ class DocumentViewer(QWidget):
         cursor.setPosition(to_qt(doc.text, end), QTextCursor.MoveMode.KeepAnchor)
         mark = QTextEdit.ExtraSelection()
         fmt = QTextCharFormat()
-        fmt.setBackground(theme.color("warning_soft"))
+        fmt.setBackground(theme.color("passage_mark"))
+        fmt.setForeground(theme.color("text"))  # the scheme's own text colour on the mark, readable in both
         mark.format = fmt  # PySide6 exposes the struct's fields as attributes
         mark.cursor = cursor
         self.text.setExtraSelections([mark])
