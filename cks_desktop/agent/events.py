@@ -235,19 +235,24 @@ class ContextUsage:
 
 @dataclass(frozen=True)
 class Waiting:
-    """The provider is rate limiting or overloaded: the loop waits ``seconds`` and tries again.
+    """The request failed before any output (rate limited, overloaded, a server error, a dropped
+    connection): the provider's stream waits ``seconds`` and tries again (``llm/retry.py``).
     ``resumed`` True: the wait is over and attempt ``attempt`` starts (the notice goes)."""
 
     seconds: float
-    kind: str  # "rate_limited" or "overloaded"
+    kind: str  # the failure's ProviderError kind: "rate_limited", "overloaded", "server_error", ...
     attempt: int
     resumed: bool = False
     type: Literal["waiting"] = "waiting"
 
     @property
     def text(self) -> str:
-        why = "rate limited" if self.kind == "rate_limited" else "overloaded"
+        why = _WAIT_WHY.get(self.kind, self.kind.replace("_", " "))
         return f"waiting {max(1, round(self.seconds))} s ({why})"
+
+
+_WAIT_WHY = {"rate_limited": "rate limited", "overloaded": "overloaded", "server_error": "server error",
+             "connection": "connection failed", "stream_cut": "connection dropped", "timeout": "gateway timeout"}
 
 
 @dataclass(frozen=True)

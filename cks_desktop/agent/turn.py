@@ -18,18 +18,16 @@ output tokens) goes to the provider only when set, so providers that predate it 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, TYPE_CHECKING
 
 from cks_desktop.agent.request import request_messages
 from cks_desktop.llm.assembler import StreamAssembler
-from cks_desktop.llm.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStart
+from cks_desktop.llm.events import ReasoningDelta, RetryWait, TextDelta, ToolCallDelta, ToolCallStart
 from cks_desktop.llm.messages import Message, ToolDef
-from cks_desktop.llm.provider import GenerationParams, ProviderError
+from cks_desktop.llm.provider import GenerationParams
 
 if TYPE_CHECKING:
     from cks_desktop.llm.provider import Provider
@@ -40,44 +38,7 @@ CallListener = Callable[[str, str, int], None]
 """``(call id, wire name, characters of arguments so far)``."""
 
 WaitListener = Callable[[float, str, int, bool], None]
-"""``(seconds, kind, attempt, resumed)``: a rate-limit wait begins, or (resumed) it is over."""
-
-WAIT_KINDS = frozenset({"rate_limited", "overloaded"})
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a rate-limited or overloaded request is tried again.
-
-    ``attempts`` more tries, waiting the server's ``retry-after`` or ``first_s`` doubling,
-    never more than ``total_s`` in all: a server asking for longer than what is left gets
-    its error shown at once (the sentence says when to try again). Read from the adapter's
-    ``config``: ``options["rate_limit_retries"]`` / ``options["rate_limit_total_s"]``, else
-    ``max_retries`` (the person's Settings → Providers number; 0 in the test fakes)."""
-
-    attempts: int = 3
-    first_s: float = 1.0
-    total_s: float = 60.0
-
-    @classmethod
-    def for_provider(cls, provider: object) -> "RetryPolicy":
-        config = getattr(provider, "config", None)
-        options = getattr(config, "options", None) or {}
-        attempts = options.get("rate_limit_retries", getattr(config, "max_retries", 0))
-        total = options.get("rate_limit_total_s", cls.total_s)
-        first = options.get("rate_limit_first_s", cls.first_s)
-        ok = all(isinstance(v, (int, float)) and v >= 0 for v in (attempts, total, first))
-        return cls(int(attempts), float(first), float(total)) if ok else cls(0)
-
-    def wait_for(self, error: ProviderError, attempt: int, waited: float) -> float | None:
-        """Seconds to wait before try ``attempt`` (1-based), or None: do not retry."""
-        if error.kind not in WAIT_KINDS or attempt > self.attempts:
-            return None
-        detail = error.detail if isinstance(error.detail, dict) else {}
-        asked = detail.get("retry_after")
-        seconds = float(asked) if isinstance(asked, (int, float)) and asked >= 0 else self.first_s * 2 ** (attempt - 1)
-        return seconds if waited + seconds <= self.total_s else None
-
+"""``(seconds, kind, attempt, resumed)``: a wait before a retry begins, or (resumed) it is over."""
 
 class _Progress:
     """Per call of one stream: its id, name, the argument size, and when it was last reported."""
@@ -107,57 +68,34 @@ async def stream_turn(provider: "Provider", messages: list[Message], tools: list
                       assembler: StreamAssembler, on_text: Callable[[str], None],
                       on_call: CallListener | None = None,
                       params: GenerationParams | None = None, *, prepared: bool = False,
-                      on_wait: WaitListener | None = None, retry: RetryPolicy | None = None,
+                      on_wait: WaitListener | None = None,
                       on_reasoning: Callable[[str], None] | None = None) -> StreamAssembler:
     """Consume one provider stream; ProviderError and CancelledError propagate (the stream is closed).
 
-    A rate-limited or overloaded request that produced nothing yet is tried again after a wait
-    (``RetryPolicy``), told to ``on_wait``.
+    Nothing here retries: the adapter's stream is the one layer that does (``llm/retry.py``), and
+    its ``RetryWait`` events (a wait begins, a wait is over) are told to ``on_wait``.
 
     ``prepared``: ``messages`` is already the request's view (``agent/context.fit`` built it
     from ``request_messages``), so it is sent as it is. ``on_reasoning`` hears the model's
     thinking as it streams (never ``on_text``: it is no part of the answer)."""
     extra: dict[str, Any] = {"params": params} if params is not None and not params.empty else {}
     sent = messages if prepared else request_messages(messages)
-    policy = RetryPolicy.for_provider(provider) if retry is None else retry
-    attempt, waited = 0, 0.0
-    while True:
-        fed = _Fed(assembler)
-        try:
-            return await _one_stream(provider, sent, tools, system, fed, on_text, on_call, extra, on_reasoning)
-        except ProviderError as error:
-            attempt += 1
-            seconds = policy.wait_for(error, attempt, waited) if not fed.any else None
-            if seconds is None:  # after any output a retry could show text twice: never
-                raise
-            if on_wait is not None:
-                on_wait(seconds, error.kind, attempt, False)
-            await asyncio.sleep(seconds)  # Stop cancels the task here: CancelledError propagates
-            waited += seconds
-            if on_wait is not None:
-                on_wait(0.0, error.kind, attempt, True)
-
-
-class _Fed:
-    """The assembler, and whether any event reached it (then the turn is not retried)."""
-
-    def __init__(self, assembler: StreamAssembler) -> None:
-        self.assembler = assembler
-        self.any = False
-
-    def feed(self, event: Any) -> None:
-        self.any = True
-        self.assembler.feed(event)
+    return await _one_stream(provider, sent, tools, system, assembler, on_text, on_call, extra, on_reasoning,
+                             on_wait)
 
 
 async def _one_stream(provider: "Provider", sent: list[Message], tools: list[ToolDef], system: str | None,
-                      fed: _Fed, on_text: Callable[[str], None], on_call: CallListener | None,
-                      extra: dict[str, Any], on_reasoning: Callable[[str], None] | None = None) -> StreamAssembler:
+                      assembler: StreamAssembler, on_text: Callable[[str], None], on_call: CallListener | None,
+                      extra: dict[str, Any], on_reasoning: Callable[[str], None] | None = None,
+                      on_wait: WaitListener | None = None) -> StreamAssembler:
     stream = provider.stream(sent, tools, system=system, **extra)
     progress = _Progress(on_call)
-    assembler = fed
     async with contextlib.aclosing(stream):
         async for event in stream:
+            if isinstance(event, RetryWait):
+                if on_wait is not None:
+                    on_wait(event.seconds, event.kind, event.attempt, event.resumed)
+                continue
             assembler.feed(event)
             if isinstance(event, TextDelta):
                 if event.text:
@@ -169,4 +107,4 @@ async def _one_stream(provider: "Provider", sent: list[Message], tools: list[Too
                 progress.start(event)
             elif isinstance(event, ToolCallDelta):
                 progress.grow(event)
-    return assembler.assembler
+    return assembler

@@ -12,7 +12,9 @@ is over its cap (calls or USD) refuses to start, and one whose real cost crosses
 Cost: one call per uncached chunk, plus at most ONE batched call for the ambiguous pairs of the
 whole document (its answer is cached too). A chunk whose answer stays malformed after
 ``respond_json``'s repair turn, or whose provider keeps failing, is skipped with a sentence (not
-cached, so the next run asks again); a rate limit is retried with backoff first.
+cached, so the next run asks again). Nothing here retries a failed request: the provider's stream is
+the one layer that does (``llm/retry.py``), with the same policy as the chat, so a part whose
+provider keeps refusing costs ``1 + max_retries`` requests and is then skipped.
 
 Answer budget: each call asks for ``extraction.budget.answer_budget`` answer tokens (16,384 where
 the model is known to allow it). An answer cut at the limit anyway is not repaired (the repair would
@@ -58,8 +60,6 @@ VOCABULARY_CHARS = 2 * prompt.MAX_TYPES_OFFERED * 16  # the offered object and r
 MAX_PAIRS = 200
 PRELOAD_LIMIT = 50_000  # objects: above this a session is searched per name instead of loaded whole
 LOOKUP_HITS = 10
-RATE_LIMIT_RETRIES = 3
-RETRY_BASE_S = 1.0
 WRITE_STREAM_OVER = 5000  # ops: a bigger plan written with progress is streamed (graph/stream.py)
 WRITE_STEP = 2000  # ops planned and written at a time when streamed; progress after each
 MAX_SPLITS = 3  # a part whose answer is cut at the answer limit is halved, at most this deep
@@ -394,30 +394,24 @@ class Extraction:
 
         assert self.provider is not None
         loop = asyncio.get_running_loop()
-        for attempt in range(RATE_LIMIT_RETRIES + 1):
-            usage: list["Usage"] = []
-            started = loop.time()
-            try:
-                answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage,
-                                            max_output_tokens=self._budget())
-            except ProviderError as exc:
-                refused = exc.kind in ("rate_limited", "overloaded")
-                self._count(usage, loop.time() - started, refused=refused)
-                if refused and attempt < RATE_LIMIT_RETRIES:
-                    await asyncio.sleep(_retry_after(exc, attempt))
-                    continue
-                self.progress.failed_chunks.append(f"{what}: {exc.message}")
-                return None
-            except StructuredOutputError as exc:
-                self._count(usage, loop.time() - started)
-                if exc.cut_off and cut_off is not None:
-                    cut_off.append(True)
-                    return None
-                self.progress.failed_chunks.append(f"{what}: {exc.message}")
-                return None
+        usage: list["Usage"] = []
+        started = loop.time()
+        try:
+            answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage,
+                                        max_output_tokens=self._budget())
+        except ProviderError as exc:
+            self._count(usage, loop.time() - started, refused=exc.kind in ("rate_limited", "overloaded"))
+            self.progress.failed_chunks.append(f"{what}: {exc.message}")
+            return None
+        except StructuredOutputError as exc:
             self._count(usage, loop.time() - started)
-            return answer if isinstance(answer, dict) else None
-        return None
+            if exc.cut_off and cut_off is not None:
+                cut_off.append(True)
+                return None
+            self.progress.failed_chunks.append(f"{what}: {exc.message}")
+            return None
+        self._count(usage, loop.time() - started)
+        return answer if isinstance(answer, dict) else None
 
     def _count(self, usage: list["Usage"], seconds: float, refused: bool = False) -> None:
         """Add one ``respond_json`` exchange: each answered request (a repair turn is a second one)
@@ -546,14 +540,6 @@ def _side(ent: Any) -> dict[str, Any]:
             quote = ev.quote
     return {"name": ent.name, "type": ent.type, "description": ent.description,
             "in_graph_already": ent.existing_id is not None, "passage": quote[:300]}
-
-
-def _retry_after(exc: Any, attempt: int) -> float:
-    detail = getattr(exc, "detail", None) or {}
-    value = detail.get("retry_after") if isinstance(detail, dict) else None
-    if isinstance(value, (int, float)) and 0 <= value <= 60:
-        return float(value)
-    return float(RETRY_BASE_S * 2.0 ** attempt)
 
 
 def apply_plan(store: "GraphStore", plan: Plan, context: Context, origin: str, *,

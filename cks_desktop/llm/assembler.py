@@ -35,6 +35,7 @@ from typing import Any, assert_never
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
+    RetryWait,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -107,6 +108,8 @@ class StreamAssembler:
 
     # -- feeding -------------------------------------------------------------------------
     def feed(self, event: StreamEvent) -> None:
+        if isinstance(event, RetryWait):  # a wait between requests: no part of the answer
+            return
         if self.finish_reason is not None:
             self._violation(f"{type(event).__name__} after Finish")
         self.events.append(event)
@@ -154,6 +157,8 @@ class StreamAssembler:
                 if self._open:
                     self._violation(f"Finish while tool calls {sorted(self._open)} are still open")
                 self.finish_reason = event.reason
+            case RetryWait():  # returned above
+                pass
             case _:  # the union is closed: a new event kind fails the type check here first
                 assert_never(event)
 

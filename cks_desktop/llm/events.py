@@ -94,4 +94,20 @@ class Finish:
     type: Literal["finish"] = "finish"
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallDone | Usage | Finish
+@dataclass(frozen=True)
+class RetryWait:
+    """The request failed before any output and is tried again after ``seconds`` (``llm/retry.py``).
+
+    No part of the answer: assemblers skip it; the chat shows "waiting N s". ``kind`` is the
+    failure's (``rate_limited``, ``overloaded``, ``server_error``, ...); ``attempt`` the retry
+    about to be made (1-based). ``resumed`` True: the wait is over and that retry is being sent.
+    """
+
+    seconds: float
+    kind: str
+    attempt: int
+    resumed: bool = False
+    type: Literal["retry_wait"] = "retry_wait"
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallDone | Usage | Finish | RetryWait

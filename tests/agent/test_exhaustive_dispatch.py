@@ -43,7 +43,7 @@ FORGETFUL = textwrap.dedent("""
     def feed(event: llm.StreamEvent) -> None:
         match event:
             case llm.TextDelta() | llm.ReasoningDelta() | llm.ToolCallStart() | llm.ToolCallDelta() | llm.ToolCallDone() \
-                    | llm.Usage():
+                    | llm.Usage() | llm.RetryWait():
                 pass
             case _:  # Finish forgotten
                 assert_never(event)

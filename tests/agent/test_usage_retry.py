@@ -34,9 +34,9 @@ def store(tmp_path: Path) -> Iterator[GraphStore]:
         s.close()
 
 
-async def chat(store: GraphStore, fake: Any, session_id: str, **options: Any) -> list[Any]:
+async def chat(store: GraphStore, fake: Any, session_id: str, max_retries: int = 0, **options: Any) -> list[Any]:
     seen: list[Any] = []
-    provider = await asyncio.to_thread(provider_for, fake, options=options)
+    provider = await asyncio.to_thread(provider_for, fake, max_retries=max_retries, options=options)
     try:
         transcript = TranscriptStore.for_store(store)
         await ai_chat(session_id, transcript.load(session_id), "Go.",
@@ -56,7 +56,7 @@ async def test_rate_limit_is_waited_out(store: GraphStore, provider_name: str, s
     with make_fake(provider_name) as fake:
         fake.queue(Turn(status=status, retry_after=0.01), text_turn("Hello."))
         session_id = store.create_session("s").id
-        seen = await chat(store, fake, session_id, rate_limit_retries=2)
+        seen = await chat(store, fake, session_id, max_retries=2)
     waits = [e for e in seen if isinstance(e, ev.Waiting)]
     assert isinstance(seen[-1], ev.Finished) and seen[-1].reason == "stop", seen[-3:]
     assert [w.resumed for w in waits] == [False, True]
@@ -79,7 +79,7 @@ async def test_503_unavailable_is_waited_out_like_429(store: GraphStore, provide
         fake.queue(Turn(status=503, retry_after=0.01, error_body=body), Turn(status=503, retry_after=0.01),
                    text_turn("Back."))
         session_id = store.create_session("s").id
-        seen = await chat(store, fake, session_id, rate_limit_retries=2)
+        seen = await chat(store, fake, session_id, max_retries=2)
     waits = [e for e in seen if isinstance(e, ev.Waiting) and not e.resumed]
     assert [w.kind for w in waits] == ["overloaded", "overloaded"], seen
     assert "(overloaded)" in waits[0].text
@@ -92,7 +92,7 @@ async def test_retries_are_bounded(store: GraphStore) -> None:
     with make_fake("anthropic") as fake:
         fake.queue(*[Turn(status=429, retry_after=0.01)] * 3)
         session_id = store.create_session("s").id
-        seen = await chat(store, fake, session_id, rate_limit_retries=2)
+        seen = await chat(store, fake, session_id, max_retries=2)
     assert len([e for e in seen if isinstance(e, ev.Waiting) and not e.resumed]) == 2
     errors = [e for e in seen if isinstance(e, ev.ErrorEvent)]
     assert len(errors) == 1 and errors[0].kind == "rate_limited"
@@ -103,7 +103,7 @@ async def test_a_wait_longer_than_the_cap_fails_at_once(store: GraphStore) -> No
     with make_fake("openai") as fake:
         fake.queue(Turn(status=429, retry_after=30))
         session_id = store.create_session("s").id
-        seen = await chat(store, fake, session_id, rate_limit_retries=3, rate_limit_total_s=5)
+        seen = await chat(store, fake, session_id, max_retries=3, retry_max_wait_s=5)
     assert not [e for e in seen if isinstance(e, ev.Waiting)]
     assert [e.kind for e in seen if isinstance(e, ev.ErrorEvent)] == ["rate_limited"]
 
@@ -114,7 +114,7 @@ async def test_stop_cancels_the_wait(store: GraphStore) -> None:
         fake.queue(Turn(status=429, retry_after=50), text_turn("never"))
         session_id = store.create_session("s").id
         waiting = asyncio.Event()
-        provider = await asyncio.to_thread(provider_for, fake, options={"rate_limit_retries": 1})
+        provider = await asyncio.to_thread(provider_for, fake, max_retries=1)
 
         def on_event(event: Any) -> None:
             if isinstance(event, ev.Waiting) and not event.resumed:

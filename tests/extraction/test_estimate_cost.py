@@ -62,7 +62,7 @@ async def test_the_running_cost_bills_each_answered_request_once(tmp_path: Path)
     gold = GoldModel(setup.world, setup.docs, Noise(level=0.0, broken_json=1.0, rate_limit_once=True, seed=3))
     with make_fake("openai") as fake:
         fake.side_turn = gold
-        provider = provider_for(fake, model=MODEL)
+        provider = provider_for(fake, model=MODEL, max_retries=2)  # the adapter retries the 429
         try:
             doc = DocumentStore(setup.store).get(setup.session_id, "founding.md")
             ex = Extraction(setup.store, setup.session_id, doc, provider, prices=PRICES)

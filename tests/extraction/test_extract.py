@@ -25,7 +25,7 @@ async def world(tmp_path: Path) -> AsyncIterator[tuple[Setup, GoldModel, Any, An
     gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = gold
-        provider = provider_for(fake)
+        provider = provider_for(fake, max_retries=2)  # the app's default: a 429 is retried by the adapter
         try:
             yield setup, gold, fake, provider
         finally:

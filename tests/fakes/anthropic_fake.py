@@ -92,9 +92,7 @@ class FakeAnthropic(FakeServer):
             self.out_of_turns(out)
             return
         if turn.status is not None:
-            headers = {"request-id": "req_fake"}
-            if turn.retry_after is not None:
-                headers["retry-after"] = f"{turn.retry_after:g}"
+            headers = {"request-id": "req_fake", **turn.error_headers()}
             out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
             return
         self._stream(turn, body, model, out)

@@ -66,7 +66,7 @@ class CompatFake(FakeOpenAI):
             self.out_of_turns(out)
             return
         if turn.status is not None:
-            headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+            headers = turn.error_headers()
             out.json(turn.status, turn.error_body or self.error(turn.status, model), headers)
             return
         self.play(turn, body, model, out)

@@ -83,7 +83,7 @@ class FakeGemini(FakeServer):
             return
         model = match.group("model")
         if turn.status is not None:
-            headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+            headers = turn.error_headers()
             out.json(turn.status, turn.error_body or error_body(turn.status, model, turn.retry_after), headers)
             return
         self._stream(turn, model, out)

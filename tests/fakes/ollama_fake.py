@@ -85,7 +85,7 @@ class FakeOllama(FakeServer):
             self.out_of_turns(out)
             return
         if turn.status is not None:
-            headers = {"retry-after": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+            headers = turn.error_headers()
             out.json(turn.status, turn.error_body or {"error": _ERRORS.get(turn.status, "internal error")
                                                       .format(model=model)}, headers)
             return

@@ -52,9 +52,7 @@ def answered_with_status(out: Responder, turn: Turn, model: str) -> bool:
     """A scripted error turn (429 with retry-after, 500, …) answered as OpenAI does; False otherwise."""
     if turn.status is None:
         return False
-    headers = {"x-request-id": "req_fake"}
-    if turn.retry_after is not None:
-        headers["retry-after"] = f"{turn.retry_after:g}"
+    headers = {"x-request-id": "req_fake", **turn.error_headers()}
     out.json(turn.status, turn.error_body or error_body(turn.status, model), headers)
     return True
 

@@ -18,8 +18,8 @@
 Or in one line: ``async with fake_provider("gemini", text_turn("hi")) as (fake, provider): ...``
 
 ``provider_for`` builds the adapter with api_key "test", ``max_retries=0`` and a
-short timeout unless told otherwise; pass ``max_retries=2`` to let the SDK retry
-(the Ollama and Gemini backoffs are set to a few milliseconds). Wire names in
+short timeout unless told otherwise; pass ``max_retries=2`` to let the adapter's stream
+retry (``llm/retry.py``; its backoff without a Retry-After is set to a few milliseconds). Wire names in
 ``Turn``s are what the model sends; the fakes never check the key.
 """
 
@@ -55,7 +55,7 @@ def make_fake(name: str, **kwargs: Any) -> FakeServer:
 def provider_config_for(fake: FakeServer, *, model: str | None = None, max_retries: int = 0,
                         timeout: float = 5.0, api_key: str | None = "test",
                         options: dict[str, Any] | None = None) -> ProviderConfig:
-    merged: dict[str, Any] = {"retry_initial_delay": 0.005}
+    merged: dict[str, Any] = {"retry_first_s": 0.005}
     merged.update(options or {})
     return ProviderConfig(name=fake.name, model=model or fake.default_model, base_url=fake.base_url,
                           api_key=api_key, timeout=timeout, max_retries=max_retries, options=merged)

@@ -58,6 +58,15 @@ class Turn:
     thinking_signature: str | None = None
     redacted_thinking: str | None = None  # (Anthropic) a redacted_thinking block with this data
     reasoning_tokens: int = 0
+    # The Retry-After header as an HTTP date (``email.utils.formatdate(..., usegmt=True)``) instead of
+    # ``retry_after`` seconds.
+    retry_after_date: str | None = None
+
+    def error_headers(self) -> dict[str, str]:
+        """The headers of this turn's error answer: ``retry-after`` in seconds or as an HTTP date."""
+        if self.retry_after_date is not None:
+            return {"retry-after": self.retry_after_date}
+        return {"retry-after": f"{self.retry_after:g}"} if self.retry_after is not None else {}
 
 
 def text_turn(*chunks: str) -> Turn:

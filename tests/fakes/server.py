@@ -10,7 +10,10 @@ its final chunk and the client's HTTP library raises.
 Subclasses implement ``handle(request, out)``; ``out`` (a ``Responder``) writes
 JSON answers, starts a stream, sends chunks, ends, cuts or stalls. Scripted
 ``Turn``s are consumed one per generation request, in order; running out of
-turns answers 500 and is recorded in ``problems`` so a test notices.
+turns answers 500 and is recorded in ``problems`` so a test notices. ``always``
+answers every generation request with one turn (a persistent 429), and every
+request is recorded with its arrival time (``RecordedRequest.at``), so a test
+counts the requests a client sent and measures its waits between them.
 
 Use it as a context manager (``with FakeAnthropic() as fake:``): ``close()``
 stops the server, wakes any stalled response, and joins the handler threads.
@@ -43,6 +46,7 @@ class RecordedRequest:
     headers: dict[str, str]  # names in lower case
     body: Any  # the parsed JSON body, or None
     raw: bytes = b""
+    at: float = 0.0  # ``time.monotonic()`` when it arrived (to measure a client's waits between requests)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -139,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         parts = urlsplit(self.path)
         request = RecordedRequest(self.command, parts.path, dict(parse_qsl(parts.query)),
-                                  {k.lower(): v for k, v in self.headers.items()}, body, raw)
+                                  {k.lower(): v for k, v in self.headers.items()}, body, raw, time.monotonic())
         with fake.lock:
             fake.requests.append(request)
         self.close_connection = True
@@ -184,6 +188,8 @@ class FakeServer:
         self.problems: list[str] = []
         self.prompt_sizes: list[int] = []
         self.side_turn: Callable[[Any], Turn | None] | None = None
+        # Answer every generation request with this turn (a persistent 429, say), the queue untouched.
+        self.always: Turn | None = None
         self.lock = threading.Lock()
         self.closing = threading.Event()
         self.stalled = threading.Event()  # set when a response reaches its stall point
@@ -262,6 +268,8 @@ class FakeServer:
     def next_turn(self, body: Any = None) -> Turn | None:
         """The next queued turn; or, for a request ``side_turn`` answers (a summary request,
         say), that answer, without consuming the queue."""
+        if self.always is not None:
+            return self.always
         side = self.side_turn(body) if self.side_turn is not None and body is not None else None
         if side is not None:
             return side

@@ -111,7 +111,7 @@ async def test_the_wait_notice_shows_while_rate_limited_and_goes(qtbot, home) ->
         fake.queue(Turn(status=429, retry_after=0.3), text_turn("Here."))
 
         def factory(_name, _settings, _secrets):
-            return provider_for(fake, options={"rate_limit_retries": 2})
+            return provider_for(fake, max_retries=2)
 
         async with open_window(home, factory=factory, provider="openai") as window:
             window.sidebar.create_session()

@@ -5,14 +5,22 @@ one ``ProviderError``, and small helpers for ids, finish reasons and history.
 contract the agent relies on: either the events end with exactly one ``Finish``,
 or a ``ProviderError`` is raised (a stream that simply stops, with no terminal
 event, is a cut stream, never a silent empty answer). ``CancelledError`` and
-``GeneratorExit`` pass through untouched, so Stop is immediate. Nothing here
-retries: the SDKs retry failures before the response starts, and after the
-first byte a retry could show text twice.
+``GeneratorExit`` pass through untouched, so Stop is immediate.
+
+This is the one layer that retries a failed model request (``llm/retry.py``): a
+failure before this attempt yielded anything is tried again, ``max_retries`` times,
+after the policy's wait, announced by a ``RetryWait`` event before and after it. The
+SDK clients are built with their own retries off, so a request that keeps failing
+costs ``1 + max_retries`` requests; once anything was yielded a failure is raised
+as it is (a retry could show text twice).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
+import logging
 import re
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -21,11 +29,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from cks_desktop.ids import new_id
 from cks_desktop.llm.errors import ErrorContext, build
-from cks_desktop.llm.events import Finish, StreamEvent
+from cks_desktop.llm.events import Finish, RetryWait, StreamEvent
 from cks_desktop.llm.messages import Message, ToolDef, ToolResultPart
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderError, ProviderProfile
+from cks_desktop.llm.retry import RetryPolicy
 from cks_desktop.sdk_import import import_sdk
 
+log = logging.getLogger(__name__)
 _SYNTHETIC = re.compile(r"^call_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 
@@ -145,6 +155,34 @@ class Adapter:
     async def stream(self, messages: list[Message], tools: list[ToolDef], *, system: str | None = None,
                      response_schema: dict[str, Any] | None = None,
                      params: GenerationParams | None = None) -> AsyncGenerator[StreamEvent, None]:
+        """The answer's events; a failure before any of them is retried here (module docstring)."""
+        policy = RetryPolicy.for_config(self.config)
+        attempt = 0
+        while True:
+            shown = False
+            try:
+                async with contextlib.aclosing(self._attempt(messages, tools, system, response_schema,
+                                                             params)) as events:
+                    async for event in events:
+                        shown = True
+                        yield event
+                return
+            except ProviderError as error:
+                attempt += 1
+                seconds = None if shown else policy.delay(error, attempt)
+                if seconds is None:
+                    raise
+                kind = error.kind
+                log.info("%s: %s, retry %d of %d in %.2f s", self.display, kind, attempt, policy.max_retries,
+                         seconds)
+            yield RetryWait(seconds, kind, attempt)
+            await asyncio.sleep(seconds)  # Stop cancels the task here: CancelledError ends the wait at once
+            yield RetryWait(0.0, kind, attempt, resumed=True)
+
+    async def _attempt(self, messages: list[Message], tools: list[ToolDef], system: str | None,
+                       response_schema: dict[str, Any] | None,
+                       params: GenerationParams | None) -> AsyncGenerator[StreamEvent, None]:
+        """One request: its events ending in one ``Finish``, or one ``ProviderError``."""
         state = StreamState(params=params)
         finished = False
         events = self._events(messages, tools, system, response_schema, state)

@@ -18,9 +18,9 @@ under ``output`` or, for a failed call, under ``error``. A
 ``MALFORMED_FUNCTION_CALL`` finish (the model wrote a call Gemini could not
 parse; there is no call to answer) is reported as a ``bad_response`` error.
 
-Retries: google-genai retries 408/429/5xx with exponential backoff when given
-retry options; ``max_retries`` maps to its attempt count and
-``options["retry_initial_delay"]`` (default 1 s) to its first delay.
+Retries: google-genai would retry 408/429/5xx when given retry options; it is given
+none (``retry_options=None``: one attempt), because ``Adapter.stream`` is the one
+layer that retries (``llm/retry.py``), reading the ``RetryInfo`` delay.
 
 Thoughts: with ``params.reasoning`` the config asks for thought summaries
 (``include_thoughts``, and ``thinking_budget`` when set); ``thought`` parts stream as
@@ -166,15 +166,9 @@ class GeminiProvider(Adapter):
         if self._closed:
             raise RuntimeError("this provider was closed")
         if self._client_obj is None:
-            options = self.config.options or {}
-            retry = None
-            if self.config.max_retries > 0:
-                first = float(options.get("retry_initial_delay", 1.0))
-                retry = types.HttpRetryOptions(attempts=self.config.max_retries + 1, initial_delay=first,
-                                               max_delay=max(first * 8, first), jitter=min(first, 1.0))
             context = shared_tls("httpx2")  # google-genai would build two per client
             http = types.HttpOptions(base_url=self.config.base_url or None,
-                                     timeout=max(1, int(self.config.timeout * 1000)), retry_options=retry,
+                                     timeout=max(1, int(self.config.timeout * 1000)), retry_options=None,
                                      client_args={"verify": context},
                                      async_client_args={"verify": context, "ssl": context})
             self._client_obj = genai.Client(api_key=self.config.api_key or "", http_options=http)

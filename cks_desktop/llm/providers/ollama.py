@@ -12,10 +12,10 @@ of each property (so does the server), so nested object details do not reach
 the model. Results go back as ``role: "tool"`` messages with ``tool_name``; a
 failed call's result reads "Error: ...".
 
-The SDK has no retries of its own. A 429/500/502/503 answer before the first
-chunk is retried here, ``max_retries`` times with exponential backoff
-(``options["retry_initial_delay"]``, default 0.5 s); nothing is retried once a
-chunk has arrived.
+The SDK has no retries of its own, and nothing here retries: a 429/5xx answer
+(the SDK raises it at the first chunk) goes to ``Adapter.stream``, the one layer
+that retries (``llm/retry.py``). The SDK's ``ResponseError`` carries no headers, so
+a ``Retry-After`` from a proxy in front of Ollama is not seen: the policy backs off.
 
 Thinking: ``think`` (true, or a level for gpt-oss) when the session asks for it;
 ``message.thinking`` streams as ``ReasoningDelta``s and goes back as ``thinking`` on the
@@ -24,7 +24,6 @@ assistant messages of the exchange in progress.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -61,7 +60,6 @@ from cks_desktop.llm.vision import images_ready, sends_images
 from cks_desktop.tools.wire_names import to_wire
 
 DEFAULT_NUM_CTX = 16384
-_RETRY_STATUSES = {429, 500, 502, 503}
 _FINISH = {"stop": "stop", "length": "length", "load": "stop", "unload": "stop"}
 ORIGIN = "ollama"
 LEVEL_MODELS = ("gpt-oss",)  # models whose ``think`` takes a level ("low"/"medium"/"high"), not true
@@ -162,24 +160,14 @@ class OllamaProvider(Adapter):
         return kwargs
 
     async def _open(self, kwargs: dict[str, Any]) -> tuple[AsyncIterator[Any], Any]:
-        """Send the request; retry retryable statuses until the first chunk arrives."""
-        delay = float((self.config.options or {}).get("retry_initial_delay", 0.5))
-        attempt = 0
-        while True:
-            parts = await self._client().chat(**kwargs)
-            try:
-                first = await parts.__anext__()
-            except ollama.ResponseError as exc:
-                await _close(parts)
-                if exc.status_code in _RETRY_STATUSES and attempt < self.config.max_retries:
-                    await asyncio.sleep(delay * (2 ** attempt))
-                    attempt += 1
-                    continue
-                raise
-            except BaseException:
-                await _close(parts)
-                raise
-            return parts, first
+        """Send the request and wait for its first chunk (an error status is raised there)."""
+        parts = await self._client().chat(**kwargs)
+        try:
+            first = await parts.__anext__()
+        except BaseException:
+            await _close(parts)
+            raise
+        return parts, first
 
     async def _events(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                       response_schema: dict[str, Any] | None, state: StreamState) -> AsyncGenerator[StreamEvent, None]:

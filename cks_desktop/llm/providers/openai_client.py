@@ -30,7 +30,7 @@ class OpenAIClientAdapter(Adapter):
         if self._client_obj is None:
             self._client_obj = openai.AsyncOpenAI(
                 api_key=self.config.api_key or "not-needed", base_url=self.base_url,
-                timeout=self.config.timeout, max_retries=self.config.max_retries,
+                timeout=self.config.timeout, max_retries=0,  # Adapter.stream retries (llm/retry.py)
                 http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls("httpx2")))
         return self._client_obj
 
