@@ -2,7 +2,7 @@
 
 HippoRAG 2's shape, on the session graph as it is:
 1. seeds: objects whose name or one of whose aliases (``properties["aliases"]``) occurs in the
-   question as whole words, and the objects whose names are nearest to the question in the
+   question as whole words (or partly, by its proper nouns: "Ada" for "Ada Lovelace"), and the objects whose names are nearest to the question in the
    embedding space (weighted by similarity, so a weak match barely counts);
 2. a personalised PageRank (igraph, damping 0.5: half the walk stays near the seeds) over the
    objects and relations, restarting at the seeds;
@@ -61,16 +61,30 @@ def _names(obj: "Object") -> list[str]:
 
 
 def named_in(question: str, objects: list["Object"]) -> dict[int, float]:
-    """Index → weight of the objects whose name or alias occurs in the question as whole words."""
+    """Index → weight of the objects the question names.
+
+    A name or alias occurring whole (as words) weighs 1; a name only partly named ("Ada" for
+    "Ada Lovelace") weighs the share of its words named, counting only words written with a capital
+    in the question and at least three letters long (a proper noun, not a common word).
+    """
     words = _words(question)
     grams = {words[i:i + k] for k in range(1, MAX_NGRAM + 1) for i in range(len(words) - k + 1)}
+    proper = {w.casefold() for w in _WORD.findall(question) if w[:1].isupper() and len(w) >= 3}
     found: dict[int, float] = {}
     for i, obj in enumerate(objects):
+        best = 0.0
         for name in _names(obj):
             key = _words(name)
-            if key and key in grams:
-                found[i] = 1.0
+            if not key:
+                continue
+            if key in grams:
+                best = 1.0
                 break
+            named = sum(1 for w in key if w in proper)
+            if named:
+                best = max(best, named / len(key))
+        if best > 0:
+            found[i] = best
     return found
 
 

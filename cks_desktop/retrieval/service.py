@@ -26,7 +26,7 @@ DEFAULT_K = 5
 MAX_K = 50
 DEFAULT_BUDGET_CHARS = 4000
 CANDIDATES = 50
-WEIGHTS = {"lexical": 1.0, "dense": 1.0, "graph": 1.0}
+WEIGHTS = {"lexical": 1.0, "dense": 1.0, "graph": 2.0}
 
 
 class RetrievalError(Exception):
