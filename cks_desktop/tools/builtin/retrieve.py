@@ -12,19 +12,18 @@ from typing import Any
 from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.refs import blocking
 from cks_desktop.tools.context import ToolContext
-from cks_desktop.tools.types import Policy, ToolSpec
+from cks_desktop.tools.types import Policy, ToolError, ToolSpec
 
 MAX_QUESTION_CHARS = 4000
 
 
 async def retrieve_passages(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    from cks_desktop.retrieval.embedder import EmbedderError
     from cks_desktop.retrieval.service import RetrievalError, retrieve
 
     try:
         found = await blocking(retrieve, ctx.store, ctx.session_id, args["question"], k=args.get("k", 5))
-    except (RetrievalError, EmbedderError) as exc:
-        return {"error": str(exc), "passages": [], "objects": [], "relations": []}
+    except RetrievalError as exc:  # a question it cannot search for: an error result the model can read
+        raise ToolError(str(exc)) from None
     out = found.to_json()
     if not found.documents:
         out["note"] = "This session has no documents to search."
