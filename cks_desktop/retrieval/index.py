@@ -58,15 +58,19 @@ class IndexReport:
 
 
 def _stale_documents(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, str, str]]:
-    """(id, name, page_starts JSON) of documents not cut with today's cut and model."""
-    rows = conn.execute(
-        "SELECT d.id, d.name, d.page_starts FROM documents d WHERE d.session_id = ? AND NOT EXISTS "
-        "(SELECT 1 FROM passages p WHERE p.session_id = d.session_id AND p.document_id = d.id) "
-        "UNION SELECT DISTINCT d.id, d.name, d.page_starts FROM documents d JOIN passages p "
-        "ON p.session_id = d.session_id AND p.document_id = d.id "
-        "WHERE d.session_id = ? AND (p.cut != ? OR p.model != ?)",
-        (session_id, session_id, passages.CUT, embedder.MODEL)).fetchall()
-    return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+    """(id, name, page_starts JSON) of documents not cut with today's cut and model.
+
+    One indexed look-up per document (a document's passages are written together, so its first
+    row tells its cut): never a scan of the passages, which would cost every query at 100,000.
+    """
+    out: list[tuple[str, str, str]] = []
+    for doc_id, name, starts in conn.execute("SELECT id, name, page_starts FROM documents WHERE session_id = ? "
+                                             "ORDER BY n", (session_id,)).fetchall():
+        row = conn.execute("SELECT cut, model FROM passages WHERE session_id = ? AND document_id = ? LIMIT 1",
+                           (session_id, doc_id)).fetchone()
+        if row is None or tuple(row) != (passages.CUT, embedder.MODEL):
+            out.append((str(doc_id), str(name), str(starts)))
+    return out
 
 
 class PassageIndex:
@@ -75,7 +79,10 @@ class PassageIndex:
     def __init__(self, store: "GraphStore") -> None:
         self.store = store
 
-    def sync(self, session_id: str, progress: Progress | None = None) -> IndexReport:
+    def sync(self, session_id: str, progress: Progress | None = None, *, sweep: bool = True) -> IndexReport:
+        """Bring the session's index up to date; ``sweep=False`` (a query) skips the clean-up of
+        full-text rows of removed passages unless this call re-cut something (searches skip such
+        rows anyway; counting them costs a scan)."""
         report = IndexReport()
         with self.store.connection_lock() as conn:
             stale = _stale_documents(conn, session_id)
@@ -83,7 +90,8 @@ class PassageIndex:
             if progress is not None:
                 progress(done, len(stale), name)
             self._index_document(session_id, doc_id, tuple(int(s) for s in json.loads(starts_json)), report)
-        report.swept = self._sweep()
+        if sweep or report.documents:
+            report.swept = self._sweep()
         if progress is not None and stale:
             progress(len(stale), len(stale), "")
         return report

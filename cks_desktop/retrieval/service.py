@@ -97,7 +97,7 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
         if not isinstance(conn, sqlite3.Connection):
             raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
                                  "database it is not built yet.")
-    PassageIndex(store).sync(session_id, progress)
+    PassageIndex(store).sync(session_id, progress, sweep=False)
     query = embedder.embed([text])[0]
     with store.connection_lock() as conn:
         documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
