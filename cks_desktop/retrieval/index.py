@@ -110,7 +110,7 @@ class PassageIndex:
         todo = list({p.text_hash: p for p in missing}.values())  # one embedding per distinct text
         for i in range(0, len(todo), EMBED_BATCH):
             batch = todo[i:i + EMBED_BATCH]
-            vectors = embedder.embed([p.text for p in batch])
+            vectors = embedder.embed([p.indexed for p in batch])
             for p, v in zip(batch, vectors):
                 known[p.text_hash] = v.astype(np.float32).tobytes()
         report.embedded += len(todo)
@@ -129,7 +129,7 @@ class PassageIndex:
                     "dims, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (session_id, doc_id, p.index, p.start, p.end, p.page, p.text_hash, passages.CUT,
                      embedder.MODEL, embedder.DIMS, known[p.text_hash]))
-                conn.execute("INSERT INTO passages_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, p.text))
+                conn.execute("INSERT INTO passages_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, p.indexed))
         _bump()
         report.documents += 1
         report.passages += len(cut)

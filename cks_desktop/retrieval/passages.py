@@ -20,7 +20,7 @@ from cks_desktop.extraction.chunking import chunk_text
 TARGET_TOKENS = 100
 MAX_TOKENS = 150
 OVERLAP = 0.0
-CUT = f"structure:{TARGET_TOKENS}/{MAX_TOKENS}/{OVERLAP}"
+CUT = f"structure:{TARGET_TOKENS}/{MAX_TOKENS}/{OVERLAP}:headings"
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,22 @@ class Passage:
     end: int
     page: int | None
     text: str
+    headings: tuple[str, ...] = ()  # the heading path in force at ``start``
+
+    @property
+    def indexed(self) -> str:
+        """What is searched and embedded: the heading path, then the passage's own text.
+
+        A fact often names its subject only in the heading above it ("Ada Varga" over "Ada joined
+        Northwind Labs…"); searching the headings too finds it. What is returned is the span alone.
+        """
+        if not self.headings:
+            return self.text
+        return " › ".join(self.headings) + "\n" + self.text
 
     @property
     def text_hash(self) -> str:
-        return text_hash(self.text)
+        return text_hash(self.indexed)
 
 
 def text_hash(text: str) -> str:
@@ -50,5 +62,6 @@ def cut(text: str, page_starts: Sequence[int] = ()) -> list[Passage]:
     for chunk in chunks:
         if not chunk.text.strip():
             continue
-        out.append(Passage(index=len(out), start=chunk.start, end=chunk.end, page=chunk.page, text=chunk.text))
+        out.append(Passage(index=len(out), start=chunk.start, end=chunk.end, page=chunk.page, text=chunk.text,
+                           headings=chunk.heading_path))
     return out

@@ -126,3 +126,13 @@ def test_fts_operators_in_a_question_are_only_words(store: GraphStore) -> None:
     sid, _ = _session(store, FACTS)
     found = retrieve(store, sid, 'body: "Agnelli" NEAR( OR * ) -died ^', k=1)
     assert "Agnelli" in found.passages[0].text
+
+
+def test_a_fact_naming_its_subject_only_in_the_heading_is_found_by_it(store: GraphStore) -> None:
+    filler = " ".join(DISTRACTORS)
+    text = (f"Greta Silva\n\n{filler} {filler}\n\nShe joined Copperleaf Foods in 1961.\n\n"
+            f"Hugo Novak\n\n{filler} {filler}\n\nHe joined Copperleaf Foods in 1975.")
+    sid, _ = _session(store, [text])
+    found = retrieve(store, sid, "When did Greta Silva join Copperleaf Foods?", k=1, use_graph=False)
+    assert "1961" in found.passages[0].text and "Greta Silva" not in found.passages[0].text
+    assert found.passages[0].text == text[found.passages[0].start:found.passages[0].end]
