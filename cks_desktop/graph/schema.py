@@ -281,6 +281,33 @@ CREATE TABLE chat_images (
 ) WITHOUT ROWID;
 """
 
+# passages of each document for retrieval (tables owned by cks_desktop/retrieval/index.py).
+# A passage is ``documents.text[span_start:span_end]`` of its document; removing the document removes its
+# passages (the foreign key). ``vector`` is the passage's embedding (float32, ``dims`` values) by
+# ``model``; ``text_hash`` lets a re-cut keep the vectors of passages whose text did not change.
+# ``passages_fts`` (rowid = ``passages.n``) is written by the index, not by triggers; rows whose
+# passage is gone are skipped by every search and swept at the next indexing.
+_V10_PASSAGES = """
+CREATE TABLE passages (
+    n            INTEGER PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    document_id  TEXT NOT NULL,
+    idx          INTEGER NOT NULL,
+    span_start   INTEGER NOT NULL,
+    span_end     INTEGER NOT NULL,
+    page         INTEGER,
+    text_hash    TEXT NOT NULL,
+    cut          TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    dims         INTEGER NOT NULL,
+    vector       BLOB NOT NULL,
+    FOREIGN KEY (session_id, document_id) REFERENCES documents(session_id, id) ON DELETE CASCADE
+);
+CREATE INDEX passages_by_document ON passages (session_id, document_id, span_start);
+CREATE INDEX passages_by_hash ON passages (session_id, text_hash);
+CREATE VIRTUAL TABLE passages_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+"""
+
 # Append-only. user_version N means the first N steps have run.
 MIGRATIONS: list[Migration] = [
     Migration("sessions, objects, relations, types, changes, full-text index", _V1),
@@ -292,6 +319,7 @@ MIGRATIONS: list[Migration] = [
     Migration("provenance of objects and relations", _V7_EVIDENCE),
     Migration("extraction runs and answer cache", _V8_EXTRACTION),
     Migration("images in a chat", _V9_IMAGES),
+    Migration("passages of documents for retrieval", _V10_PASSAGES),
 ]
 
 

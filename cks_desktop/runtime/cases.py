@@ -15,6 +15,7 @@ from cks_desktop.settings import Documents, Settings
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
+    from cks_desktop.runtime.ask import AskUseCase
     from cks_desktop.runtime.documents import DocumentsUseCase
     from cks_desktop.runtime.extraction import ExtractionUseCase
     from cks_desktop.runtime.graph_io import GraphIOUseCase
@@ -44,3 +45,9 @@ class UseCases:
         from cks_desktop.runtime.graph_io import GraphIOUseCase
 
         return GraphIOUseCase(self.store)
+
+    @cached_property
+    def ask(self) -> "AskUseCase":
+        from cks_desktop.runtime.ask import AskUseCase
+
+        return AskUseCase(self.store)

@@ -101,11 +101,11 @@ def test_export_import_round_trip(home: Path, tmp_path: Path) -> None:
 def test_tools_list(home: Path) -> None:
     offered = as_json(cks(home, "tools", "list", "--json"))["tools"]
     names = {t["name"] for t in offered}
-    assert len(names) == 23 and {"evolve_knowledge", "construct_knowledge", "read_mcp_resource"} <= names
+    assert len(names) == 24 and {"evolve_knowledge", "construct_knowledge", "read_mcp_resource"} <= names
     assert "create_session" not in names
     assert all("session_id" not in t["input_schema"]["properties"] for t in offered)
     everything = {t["name"]: t for t in as_json(cks(home, "tools", "list", "--all", "--json"))["tools"]}
-    assert len(everything) == 28 and everything["delete_session"]["llm_exposed"] is False
+    assert len(everything) == 29 and everything["delete_session"]["llm_exposed"] is False
     text = ok(cks(home, "tools", "list"))
     assert "graph_summary" in text and "delete_session" not in text
 

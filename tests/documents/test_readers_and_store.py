@@ -203,7 +203,8 @@ def test_a_database_with_schema_four_gains_the_table(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE documents")
     # the tables of migrations 6 and later: a schema-4 file has none of them
-    for table in ("chat_usage", "evidence", "extraction_cache", "extraction_runs", "chat_images"):
+    for table in ("chat_usage", "evidence", "extraction_cache", "extraction_runs", "chat_images", "passages",
+                  "passages_fts"):
         conn.execute(f"DROP TABLE {table}")
     conn.execute("PRAGMA user_version = 4")
     conn.close()

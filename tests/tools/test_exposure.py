@@ -22,6 +22,7 @@ TABLE: dict[str, tuple[set[Scope], Policy, bool]] = {
     "list_objects": ({R}, Policy.AUTO, True),
     "get_object": ({R}, Policy.AUTO, True),
     "search_objects": ({R}, Policy.AUTO, True),
+    "retrieve_passages": ({R}, Policy.AUTO, True),
     "list_relations": ({R}, Policy.AUTO, True),
     "neighbors": ({R}, Policy.AUTO, True),
     "find_path": ({R}, Policy.AUTO, True),
@@ -75,7 +76,7 @@ def test_admin_tools_are_never_offered(scopes: frozenset[Scope]) -> None:
         offered = {s.name for s in reg.offered(Run("S", caller, granted_scopes=scopes))}
         assert not offered & set(ADMIN_TOOLS)
         assert all(reg.get(n).scopes <= scopes for n in offered)  # type: ignore[union-attr]
-    assert len(reg.offered(Run("S", Caller.MODEL))) == 21  # get_sources
+    assert len(reg.offered(Run("S", Caller.MODEL))) == 22  # get_sources, retrieve_passages
 
 
 @pytest.mark.asyncio

@@ -1,7 +1,7 @@
 """The built-in tools (each spec declares its name, scopes,
 policy and exposure) and the one function that builds a ready registry.
 
-Modules: ``read_tools`` (graph.read), ``write_tools`` + ``merge`` (single
+Modules: ``read_tools`` (graph.read), ``retrieve`` (retrieve_passages, graph.read), ``write_tools`` + ``merge`` (single
 writes), ``evolve`` (batched writes), ``files`` (read_text_file), ``admin``
 (session management, never offered to models), ``schemas`` and ``refs``
 (shared pieces).
@@ -15,6 +15,7 @@ from cks_desktop.tools.builtin.admin import admin_tools
 from cks_desktop.tools.builtin.evolve import evolve_tool
 from cks_desktop.tools.builtin.files import file_tools
 from cks_desktop.tools.builtin.read_tools import read_tools
+from cks_desktop.tools.builtin.retrieve import retrieve_tools
 from cks_desktop.tools.builtin.write_tools import write_tools
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import ToolSpec
@@ -27,7 +28,7 @@ ADMIN_TOOLS = ("create_session", "list_sessions", "rename_session", "delete_sess
 
 
 def builtin_specs() -> list[ToolSpec]:
-    return [*read_tools(), *write_tools(), evolve_tool(), *file_tools(), *admin_tools()]
+    return [*read_tools(), *retrieve_tools(), *write_tools(), evolve_tool(), *file_tools(), *admin_tools()]
 
 
 def register_builtin_tools(registry: ToolRegistry) -> None:

@@ -1,0 +1,141 @@
+"""The one retrieval function every door calls (the ``ask`` use case, the tool, ``mcp serve``).
+
+``retrieve`` brings the session's passages index up to date, then ranks passages three ways —
+BM25 over the words, cosine over the local embeddings, and graph expansion from the objects the
+question names — fuses them by reciprocal rank, merges overlapping passages, and returns the best
+within ``k`` passages and a character budget, with the objects and relations the walk reached.
+
+Blocking: run it on a worker thread. Bad input is one sentence (``RetrievalError``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cks_desktop.retrieval import dense, embedder, fusion, graph, lexical
+from cks_desktop.retrieval.index import PassageIndex, Progress
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.model import Object, Relation
+    from cks_desktop.graph.store import GraphStore
+
+MAX_QUESTION_CHARS = 4000
+DEFAULT_K = 5
+MAX_K = 50
+DEFAULT_BUDGET_CHARS = 4000
+CANDIDATES = 50
+WEIGHTS = {"lexical": 1.0, "dense": 0.5, "graph": 2.0}  # measured in bench/retrieval.py
+
+
+class RetrievalError(Exception):
+    """A question that cannot be searched for, in one sentence."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One passage returned: ``text == document text[start:end]``; ``score`` in (0, 1], best 1."""
+
+    document: str
+    document_id: str
+    page: int | None
+    start: int
+    end: int
+    text: str
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"document": self.document, "document_id": self.document_id, "page": self.page,
+                "start": self.start, "end": self.end, "text": self.text, "score": self.score}
+
+
+@dataclass
+class Retrieval:
+    """What a question found."""
+
+    passages: list[Hit] = field(default_factory=list)
+    objects: list["Object"] = field(default_factory=list)
+    relations: list["Relation"] = field(default_factory=list)
+    documents: int = 0  # how many documents the session has (0: nothing to search)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passages": [h.to_json() for h in self.passages],
+                "objects": [{"id": o.id, "type": o.type, "name": o.name} for o in self.objects],
+                "relations": [{"id": r.id, "type": r.type, "source": r.source_id, "target": r.target_id}
+                              for r in self.relations]}
+
+
+def check_question(question: str) -> str:
+    """The question stripped, or one sentence saying why it cannot be searched for."""
+    text = question.strip()
+    if not text:
+        raise RetrievalError("The question is empty; ask something.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise RetrievalError(f"The question is {len(text):,} characters long; ask in at most "
+                             f"{MAX_QUESTION_CHARS:,} characters.")
+    return text
+
+
+def retrieve(store: "GraphStore", session_id: str, question: str, *, k: int = DEFAULT_K,
+             budget_chars: int = DEFAULT_BUDGET_CHARS, use_graph: bool = True,
+             progress: Progress | None = None) -> Retrieval:
+    """The passages (and objects, relations) that best answer ``question`` in the session."""
+    try:
+        return _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+    except embedder.EmbedderError as exc:  # a broken install: the same one sentence as bad input
+        raise RetrievalError(str(exc)) from None
+
+
+def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budget_chars: int, use_graph: bool,
+              progress: Progress | None) -> Retrieval:
+    text = check_question(question)
+    if not 1 <= k <= MAX_K:
+        raise RetrievalError(f"k must be between 1 and {MAX_K}; it was {k}.")
+    store.get_session(session_id)  # an unknown session is the store's one sentence
+    with store.connection_lock() as conn:
+        if not isinstance(conn, sqlite3.Connection):
+            raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
+                                 "database it is not built yet.")
+    PassageIndex(store).sync(session_id, progress, sweep=False)
+    query = embedder.embed([text])[0]
+    with store.connection_lock() as conn:
+        documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
+                                     (session_id,)).fetchone()[0])
+        lex = lexical.search(conn, session_id, text, CANDIDATES)
+        near = dense.top(dense.vectors(conn, id(store), session_id), query, CANDIDATES)
+    expansion = graph.expand(store, store.connection_lock, session_id, text, query) if use_graph \
+        else graph.Expansion()
+    lists: list[tuple[float, list[int]]] = [(WEIGHTS["lexical"], [n for n, _ in lex]),
+                                            (WEIGHTS["dense"], [n for n, _ in near])]
+    if expansion.passages:
+        lists.append((WEIGHTS["graph"], [n for n, _ in expansion.passages[:CANDIDATES]]))
+    fused = fusion.rrf(lists)
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
+    hits = _hits(store, session_id, best, k, budget_chars)
+    return Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
+
+
+def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k: int,
+          budget_chars: int) -> list[Hit]:
+    if not best:
+        return []
+    score_of = dict(best)
+    with store.connection_lock() as conn:
+        marks = ",".join("?" * len(best))
+        rows = conn.execute(f"SELECT n, document_id, span_start, span_end, page FROM passages WHERE n IN ({marks})",
+                            [n for n, _ in best]).fetchall()
+    spans = [fusion.Span(str(doc), int(start), int(end), None if page is None else int(page), score_of[int(n)])
+             for n, doc, start, end, page in rows]
+    chosen = fusion.within_budget(fusion.merge_overlaps(spans), k, budget_chars)
+    top = max((s.score for s in chosen), default=1.0) or 1.0
+    out: list[Hit] = []
+    with store.connection_lock() as conn:
+        for s in chosen:
+            row = conn.execute("SELECT name, substr(text, ?, ?) FROM documents WHERE session_id = ? AND id = ?",
+                               (s.start + 1, s.end - s.start, session_id, s.document_id)).fetchone()
+            if row is None:  # removed meanwhile
+                continue
+            out.append(Hit(document=str(row[0]), document_id=s.document_id, page=s.page, start=s.start, end=s.end,
+                           text=str(row[1]), score=round(s.score / top, 4)))
+    return out

@@ -1,0 +1,40 @@
+"""The ask use case: retrieval over a session's documents and graph, for the window and the CLI.
+
+``retrieve`` runs the core's one retrieval function (``retrieval/service.py``) on a worker thread,
+so neither the index's embedding nor the search ever runs on the event loop. Answers written by a
+model from these passages are not built yet: ``answer_needs_provider`` is the sentence a front
+end shows when asked for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from cks_desktop.retrieval.index import IndexReport, PassageIndex, Progress
+from cks_desktop.retrieval.service import DEFAULT_BUDGET_CHARS, DEFAULT_K, Retrieval, RetrievalError, retrieve
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.store import GraphStore
+
+ANSWER_NEEDS_PROVIDER = ("Answering a question needs a model provider, and answers are not built yet; "
+                         "use --retrieve-only to see the passages that answer it.")
+
+
+class AskUseCase:
+    """Retrieval on one store."""
+
+    Error = RetrievalError
+
+    def __init__(self, store: "GraphStore") -> None:
+        self.store = store
+
+    async def retrieve(self, session_id: str, question: str, *, k: int = DEFAULT_K,
+                       budget_chars: int = DEFAULT_BUDGET_CHARS, progress: Progress | None = None) -> Retrieval:
+        """The passages, objects and relations that answer ``question`` (index brought up to date first)."""
+        return await asyncio.to_thread(retrieve, self.store, session_id, question, k=k,
+                                       budget_chars=budget_chars, progress=progress)
+
+    async def index(self, session_id: str, progress: Progress | None = None) -> IndexReport:
+        """Bring the session's passages index up to date, on a worker thread."""
+        return await asyncio.to_thread(PassageIndex(self.store).sync, session_id, progress)
