@@ -547,7 +547,7 @@ def _size(text: str) -> tuple[int, int]:
     return int(w), int(h)
 
 
-def _wait_for(check: Any, what: str, seconds: float = 20.0) -> None:
+def _wait_for(check: Any, what: str, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while not check():
         if time.monotonic() > deadline:
@@ -570,13 +570,13 @@ def on_real_screens(args: argparse.Namespace, sizes: list[tuple[int, int]]) -> i
         while Path(f"/tmp/.X11-unix/X{number}").exists():
             number += 10
         env = {**os.environ, "DISPLAY": f":{number}", "QT_QPA_PLATFORM": "xcb"}
-        server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x24", "-nolisten", "tcp"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        quiet: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{w}x{h}x24", "-nolisten", "tcp"], **quiet)
         manager = None
         try:
             _wait_for(lambda: subprocess.run(["xprop", "-root"], env=env, capture_output=True).returncode == 0,
                       "Xvfb")
-            manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            manager = subprocess.Popen(["openbox"], env=env, **quiet)  # no terminal: started in the background too
             _wait_for(lambda: _wm_running(env), "openbox")
             command = [sys.executable, __file__, "--screen", f"{w}x{h}", "--out", str(args.out),
                        "--only", args.only, "--no-optimise"]
