@@ -44,6 +44,7 @@ from cks_desktop.tools.wire_names import to_wire
 MAX_DESCRIPTION = 8_000  # characters of one tool's description that go into every request
 MAX_SCHEMA = 100_000  # characters of one tool's input schema (as JSON) that may go into every request
 MAX_STRUCTURED = 100_000  # characters of a result's structured content kept (the registry's text cap)
+TRUNCATED_MARK = "cks-desktop/structured-truncated"  # set by result_cap when it clipped the structured content
 
 HandlerFactory = Callable[[str], Handler]
 """Makes the registry handler that calls one tool of the server."""
@@ -180,7 +181,8 @@ def result_to_output(result: types.CallToolResult) -> ToolOutput:
             parts.append(describe_block(block))
     text = "\n".join(p for p in parts if p)
     structured = result.structured_content
-    if structured is not None and json_size_over(structured, MAX_STRUCTURED):
+    clipped = isinstance(result.meta, dict) and result.meta.get(TRUNCATED_MARK) is True
+    if structured is not None and (clipped or json_size_over(structured, MAX_STRUCTURED)):
         # Capped like text: a model reads the beginning; the value itself is not passed on.
         note = f"[truncated: the structured content was larger than {MAX_STRUCTURED:,} characters"
         if text:
