@@ -4,7 +4,8 @@ A tool result of 50 MB is capped for the model anyway (``convert.result_to_outpu
 beginning of the text and drops structured content past ``MAX_STRUCTURED``), but pydantic's
 parse and the SDK's result checks of the whole value ran on the event loop and held it for
 more than a second. A line longer than ``stdio_stream.PARSE_OFF_LOOP_BYTES`` is therefore read on
-a worker thread with ``json.loads``; if it is the response to a tool call (a ``result`` with a
+a worker thread a piece at a time (``json_pieces``: ``json.loads`` would hold the GIL, and so
+the loop, for the whole parse); if it is the response to a tool call (a ``result`` with a
 ``content`` list), its text blocks are cut to ``MAX_TEXT`` characters in all and its structured
 content, if over the cap, is replaced by its clipped beginning and marked (``TRUNCATED_MARK`` in
 the result's ``_meta``), so the converter adds the same note as before. What reaches the SDK is

@@ -30,7 +30,6 @@ Everything else follows the SDK's transport, so the connection behaves the same:
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -46,6 +45,7 @@ from anyio.abc import AsyncResource
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
 
+from cks_desktop.mcp import json_pieces
 from cks_desktop.mcp.result_cap import cap_message
 
 log = logging.getLogger(__name__)
@@ -123,10 +123,11 @@ def parse_line(line: bytes | LineTooLong, encoding: str = "utf-8") -> SessionMes
 
 
 def parse_big_line(line: bytes, encoding: str = "utf-8") -> SessionMessage | Exception:
-    """``parse_line`` for a long line, on a worker thread: decoded with ``json.loads``, a tool
-    result capped (``result_cap``), then the small rest validated as usual."""
+    """``parse_line`` for a long line, on a worker thread: decoded a piece at a time (``json_pieces``,
+    so the GIL is given up between items), a tool result capped (``result_cap``), then the small
+    rest validated as usual."""
     try:
-        decoded = json.loads(line.decode(encoding))
+        decoded = json_pieces.loads(line.decode(encoding))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return parse_line(line, encoding)  # the usual parse error, worded as for any line
     try:

@@ -59,6 +59,27 @@ async def test_a_50_mb_result_is_capped_off_the_loop(tool, settings, registry, r
         assert len(result.content) < 200_000  # capped for the model
         assert result.structured is None
         assert "truncated" in result.content or "…" in result.content
+        print(f"{tool}: longest stall {beat.longest * 1000:.0f} ms")
         assert beat.longest < BUDGET, f"the event loop stalled {beat.longest:.3f} s"
     finally:
         await manager.aclose()
+
+
+@pytest.mark.parametrize("doc", ['{}', '[]', ' [ 1 , [ ] , { } ] ', '"s"', '12', 'null',
+                                 '{"a": [1, 2.5, -3e2, true, false, null, "x\\u00e9\\n"], "b": {"c": {}}, "a2": "d"}'])
+def test_the_piecewise_parser_reads_what_json_loads_reads(doc: str) -> None:
+    import json
+
+    from cks_desktop.mcp.json_pieces import loads
+
+    assert loads(doc) == json.loads(doc)
+
+
+@pytest.mark.parametrize("doc", ['{', '[1,]', '{"a" 1}', '{"a":1,}', '[1] x', '', '{1: 2}', '[1 2]'])
+def test_the_piecewise_parser_refuses_what_json_loads_refuses(doc: str) -> None:
+    from cks_desktop.mcp.json_pieces import loads
+
+    with pytest.raises(ValueError):
+        loads(doc)
+    with pytest.raises(RecursionError):
+        loads("[" * 1000 + "]" * 1000)
