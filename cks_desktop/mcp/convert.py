@@ -112,23 +112,31 @@ def json_size_over(value: Any, limit: int) -> bool:
     return False
 
 
-def clip_json(value: Any, budget: int) -> Any:
+def clip_json(value: Any, budget: int, *, marks: bool = True) -> Any:
     """A copy of ``value`` cut down to about ``budget`` characters of JSON (long strings
     shortened, the rest of long lists and objects left out), made without rendering the
-    whole value: a 50 MB result costs no more than a small one."""
+    whole value: a 50 MB result costs no more than a small one.
+
+    ``marks``: say where something was left out (``"… 12 more"`` in a list, a ``"…"`` key, a
+    trailing ``…``), for a person reading it. Without marks the copy keeps the value's shapes
+    (a list of objects stays one), so a tool's output schema still accepts the clipped value."""
     left = [budget]
+    ellipsis = "…" if marks else ""
 
     def clip(item: Any) -> Any:
         if left[0] <= 0:
-            return "…"
+            if marks or isinstance(item, str):
+                return ellipsis
+            return {} if isinstance(item, dict) else [] if isinstance(item, (list, tuple)) else item
         if isinstance(item, str):
             left[0] -= len(item) + 2
-            return item if left[0] >= 0 else item[:max(0, len(item) + left[0])] + "…"
+            return item if left[0] >= 0 else item[:max(0, len(item) + left[0])] + ellipsis
         if isinstance(item, dict):
             out: dict[str, Any] = {}
             for key, sub in item.items():
                 if left[0] <= 0:
-                    out["…"] = f"{len(item) - len(out)} more"
+                    if marks:
+                        out["…"] = f"{len(item) - len(out)} more"
                     break
                 left[0] -= len(str(key)) + 4
                 out[str(key)] = clip(sub)
@@ -137,7 +145,8 @@ def clip_json(value: Any, budget: int) -> Any:
             items: list[Any] = []
             for sub in item:
                 if left[0] <= 0:
-                    items.append(f"… {len(item) - len(items)} more")
+                    if marks:
+                        items.append(f"… {len(item) - len(items)} more")
                     break
                 left[0] -= 2
                 items.append(clip(sub))

@@ -7,7 +7,8 @@ more than a second. A line longer than ``stdio_stream.PARSE_OFF_LOOP_BYTES`` is 
 a worker thread a piece at a time (``json_pieces``: ``json.loads`` would hold the GIL, and so
 the loop, for the whole parse); if it is the response to a tool call (a ``result`` with a
 ``content`` list), its text blocks are cut to ``MAX_TEXT`` characters in all and its structured
-content, if over the cap, is replaced by its clipped beginning and marked (``TRUNCATED_MARK`` in
+content, if over the cap, is replaced by its clipped beginning (of the same shapes, so a tool's
+output schema still accepts it) and marked (``TRUNCATED_MARK`` in
 the result's ``_meta``), so the converter adds the same note as before. What reaches the SDK is
 then small. Nothing else about the message is changed.
 """
@@ -42,7 +43,7 @@ def cap_message(message: Any) -> Any:
     result["content"] = kept
     structured = result.get("structuredContent")
     if structured is not None and json_size_over(structured, MAX_STRUCTURED):
-        result["structuredContent"] = clip_json(structured, MAX_STRUCTURED)
+        result["structuredContent"] = clip_json(structured, MAX_STRUCTURED, marks=False)
         meta = result.get("_meta")
         result["_meta"] = {**(meta if isinstance(meta, dict) else {}), TRUNCATED_MARK: True}
     return message

@@ -45,7 +45,7 @@ class Heartbeat:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("tool", ["big_text", "big_structured"])
+@pytest.mark.parametrize("tool", ["big_text", "big_structured", "big_typed"])
 async def test_a_50_mb_result_is_capped_off_the_loop(tool, settings, registry, run, tmp_path: Path):
     settings.mcp_servers["big"] = {"command": sys.executable, "args": [str(SERVERS / "big_result_server.py")],
                                    "approval": "auto", "timeout": 120}

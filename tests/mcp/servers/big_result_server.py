@@ -1,7 +1,8 @@
 """A stdio MCP server (the official SDK's low-level API) whose results are 50 MB.
 
 ``big_text`` answers with one 50 MB text block; ``big_structured`` with 50 MB of
-structured content (100,000 records of 500 characters). What a careless or hostile
+structured content (100,000 records of 500 characters); ``big_typed`` the same under an output
+schema (the clipped value must still satisfy it). What a careless or hostile
 server sends: the client must cap it for the model without stalling its event loop.
 """
 
@@ -19,6 +20,9 @@ SIZE = 50 * 1024 * 1024
 TOOLS = [
     types.Tool(name="big_text", input_schema={"type": "object"}, description="50 MB of text."),
     types.Tool(name="big_structured", input_schema={"type": "object"}, description="50 MB of structured content."),
+    types.Tool(name="big_typed", input_schema={"type": "object"}, description="The same, with an output schema.",
+               output_schema={"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "object"}}},
+                              "required": ["rows"]}),
 ]
 
 
@@ -27,7 +31,7 @@ async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> t
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-    if params.name == "big_structured":
+    if params.name in ("big_structured", "big_typed"):
         rows = [{"id": i, "body": "y" * 500} for i in range(SIZE // 520)]
         return types.CallToolResult(content=[], structured_content={"rows": rows})
     return types.CallToolResult(content=[types.TextContent(text="x" * SIZE)])
