@@ -6,7 +6,8 @@ server's arguments, ``?api_key=`` or ``user:pass@`` in a URL, ``DATABASE_URL``,
 by word (``MY_PASS`` but not ``COMPASS``) and by the long words anywhere
 (``…TOKEN…``); values are matched by the shapes of well-known credentials
 (``sk-…``, ``ghp_…``, ``xox…``, ``AIza…``, ``AKIA…``, JWTs, PEM blocks, URLs with
-credentials) and, for long unbroken strings, by their entropy.
+credentials) and, for long unbroken strings, by their entropy. A URL's path segments are
+checked one by one (``/mcp/sk-live-…/sse``: a key in the path, as some hosted servers want it).
 
 A false positive only means a harmless value is kept in the keychain and shown
 as ``[secret]``; a false negative leaks. The rules lean to the first.
@@ -66,6 +67,14 @@ _ASSIGNMENT = re.compile(r"(?i)((?:api[_-]?key|token|secret|password|passwd|auth
                          r"[\"']?)[^\s\"',}&\[]{4,}")
 _BEARER = re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/=]{8,}")
 _HIGH_ENTROPY_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.]{32,}")
+# A URL path segment that starts like a known credential (shorter than the free-text shapes ask:
+# in a path, ``sk-live-abc123`` is a key, not a word).
+_SEGMENT_PREFIX = re.compile(r"(?:sk-|sk_|rk_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|"
+                             r"xox[abposr]-|AKIA|ASIA|AIza|hf_|npm_)[A-Za-z0-9_\-]{6,}")
+_SEGMENT_TOKEN = re.compile(r"[A-Za-z0-9_\-~.]{24,}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# scheme://host then the path (up to the query, fragment or the end of the URL in text).
+_URL_PATH = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s/?#\"'<>]+)(/[^\s?#\"'<>]*)")
 
 
 def _words(name: str) -> list[str]:
@@ -107,6 +116,34 @@ def _high_entropy(token: str) -> bool:
     return _entropy(token) >= 4.0
 
 
+def path_segment_looks_secret(segment: str) -> bool:
+    """Whether one segment of a URL's path is a credential (``/mcp/sk-live-…/sse``).
+
+    A known prefix, any credential shape, or a long random-looking token (24+ characters of
+    mixed letters and digits; a UUID is an id, not a secret). Words, numbers, dates and
+    ordinary names stay readable."""
+    from urllib.parse import unquote
+
+    segment = unquote(segment)
+    if len(segment) < 8:
+        return False
+    if _SEGMENT_PREFIX.fullmatch(segment) or value_looks_secret(segment):
+        return True
+    if not _SEGMENT_TOKEN.fullmatch(segment) or _UUID.fullmatch(segment):
+        return False
+    has = [any(c.islower() for c in segment), any(c.isupper() for c in segment), any(c.isdigit() for c in segment)]
+    return sum(has) >= 2 and any(c.isdigit() for c in segment) and _entropy(segment) >= 3.5
+
+
+def redact_url_paths(text: str) -> str:
+    """``text`` with the secret-looking path segments of every URL in it replaced by ``[redacted]``."""
+    def path(match: re.Match[str]) -> str:
+        segments = match.group(2).split("/")
+        return match.group(1) + "/".join(REDACTED if path_segment_looks_secret(s) else s for s in segments)
+
+    return _URL_PATH.sub(path, text)
+
+
 def url_has_credentials(value: str) -> bool:
     """A URL with ``user:password@`` or a secret-named query parameter."""
     try:
@@ -116,6 +153,8 @@ def url_has_credentials(value: str) -> bool:
     if not parts.scheme or not parts.netloc:
         return False
     if parts.password:
+        return True
+    if any(path_segment_looks_secret(segment) for segment in parts.path.split("/")):
         return True
     try:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
@@ -145,6 +184,7 @@ def redact_text(text: str, known: Iterable[str] = ()) -> str:
     for value in sorted({v for v in known if v and len(v) >= 4}, key=len, reverse=True):
         text = text.replace(value, REDACTED)
     text = _PEM.sub(REDACTED, text)
+    text = redact_url_paths(text)
     for pattern in _SHAPES:
         text = pattern.sub(REDACTED, text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)

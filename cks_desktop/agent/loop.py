@@ -126,6 +126,28 @@ class _CallOutcome:
         return ev.CallState.of(self.result.outcome)
 
 
+def _expected_failure(exc: BaseException) -> bool:
+    """A save that failed for a reason its own sentence explains (a full disk, a read-only or
+    unreachable database): logged without a traceback."""
+    from cks_desktop.diskfull import is_disk_full
+    from cks_desktop.graph.errors import DatabaseError
+
+    return isinstance(exc, DatabaseError) or is_disk_full(exc)
+
+
+def _not_saved_sentence(exc: BaseException) -> str:
+    """What was not saved, and why, in one sentence (a full disk named as such)."""
+    from cks_desktop.diskfull import is_disk_full
+
+    why = str(exc).rstrip(".")
+    if "disk is full" in why.lower() or is_disk_full(exc):
+        if not why.lower().startswith("the disk is full"):
+            why = f"The disk is full ({why})"
+        return (f"{why}; this turn (your message, the answer and its usage) could not be saved in the "
+                "session: it is shown here, and the next turn is saved once there is space.")
+    return f"The chat could not be saved: {why}."
+
+
 @dataclass
 class _Chat:
     """Mutable state of one ``ai_chat`` call (never outlives it)."""
@@ -160,10 +182,13 @@ class _Chat:
         try:
             self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
-            log.exception("saving the transcript failed")
+            if _expected_failure(exc):  # its sentence says all; no traceback in the log or the terminal
+                log.info("saving the transcript failed: %s", exc)
+            else:
+                log.exception("saving the transcript failed")
             if not self.save_failed and not (isinstance(exc, Unreachable) and not self.iterations):
                 self.save_failed = True
-                self.emit(ev.ErrorEvent(f"The chat could not be saved: {exc}", "save_failed"))
+                self.emit(ev.ErrorEvent(_not_saved_sentence(exc), "save_failed"))
             return exc
         return None
 
@@ -176,8 +201,11 @@ class _Chat:
 
         try:
             self.transcript.append(self.session_id, [_assistant(text)], mark=Mark.ERROR)
-        except Exception:  # the chat already shows the error; a failed save is logged
-            log.exception("saving the error in the transcript failed")
+        except Exception as exc:  # the chat already shows the error; a failed save is logged
+            if _expected_failure(exc):
+                log.info("saving the error in the transcript failed: %s", exc)
+            else:
+                log.exception("saving the error in the transcript failed")
 
     def finish(self, reason: ev.FinishReason) -> None:
         self.emit(ev.Finished(reason, self.iterations))

@@ -21,6 +21,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from cks_desktop.agent.transcript import TranscriptStore
+from cks_desktop.diskfull import is_disk_full
+from cks_desktop.graph.errors import DatabaseError, Unreachable
 from cks_desktop.llm.events import Usage
 from cks_desktop.llm.prices import cost_usd, price_for
 from cks_desktop.agent.transcript import last_seq
@@ -96,8 +98,13 @@ def record(transcript: TranscriptStore | None, session_id: str, iteration: int, 
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     try:
         _insert(transcript, session_id, iteration, name, model, usage, at)
-    except sqlite3.Error:  # the count is a nicety: a failed write never ends the answer
-        log.warning("could not save token usage for session %s", session_id, exc_info=True)
+    except Unreachable:
+        raise  # a team database that is down: the turn's save says so and stops
+    except (sqlite3.Error, DatabaseError, OSError) as exc:  # the count is a nicety: a failed write never ends the answer
+        if isinstance(exc, DatabaseError) or is_disk_full(exc):  # a full disk: said once by the save
+            log.info("could not save token usage for session %s: %s", session_id, exc)
+        else:
+            log.warning("could not save token usage for session %s", session_id, exc_info=True)
 
 
 def _insert(transcript: TranscriptStore, session_id: str, iteration: int, name: str, model: str, usage: Usage,

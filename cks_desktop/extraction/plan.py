@@ -24,6 +24,7 @@ from cks_desktop.extraction.chunking import Chunk
 from cks_desktop.extraction.grounding import Normalised, ground
 from cks_desktop.extraction.resolution import Entity, Existing, Mention, Pair, Resolver
 from cks_desktop.extraction.vocabulary import EXTRACTED_TYPE, NEW_TYPES_WARNING, Vocabulary
+from cks_desktop.graph.validation import MAX_NAME, MAX_TYPE
 from cks_desktop.llm.structured import key_values
 
 ALIASES = "aliases"
@@ -33,6 +34,17 @@ RISK_UNALIGNED = 3
 RISK_MERGE = 2
 RISK_NEW_TYPE = 1
 PLAN_VERSION = 1
+
+# What one part's answer may write. A model may say anything: 10,004 objects from 100 characters,
+# a 5 MB value, 10,000 properties on one object. Objects and relations are bounded by the part's
+# length (a floor for short parts), values and counts by what a person could review.
+OBJECTS_FLOOR = 30  # objects one part may name, however short
+CHARS_PER_OBJECT = 20  # beyond the floor: one object per this many characters of the part
+RELATIONS_FLOOR = 60
+CHARS_PER_RELATION = 10
+MAX_PROPERTIES = 100  # properties of one object from one answer
+MAX_PROPERTY_VALUE = 10_000  # characters of one property value (and of a description)
+MAX_ALIASES = 20
 
 
 @dataclass
@@ -68,8 +80,30 @@ class ChunkResult:
 _RESERVED = frozenset((ALIASES, DESCRIPTION, EXTRACTED_TYPE, CONFLICTS))  # the app writes these itself
 
 
-def _props(items: Any) -> dict[str, Any]:
-    return {key: str(value) for key, value in key_values(items, skip=_RESERVED).items()}
+def part_limits(chars: int) -> tuple[int, int]:
+    """(objects, relations) one answer may write for a part of ``chars`` characters."""
+    return max(OBJECTS_FLOOR, chars // CHARS_PER_OBJECT), max(RELATIONS_FLOOR, chars // CHARS_PER_RELATION)
+
+
+def _props(items: Any, name: str, skipped: list[str]) -> dict[str, Any]:
+    """The answer's properties for one object, at most ``MAX_PROPERTIES`` of at most
+    ``MAX_PROPERTY_VALUE`` characters each (what is left out is noted in ``skipped``)."""
+    out: dict[str, Any] = {}
+    too_long = 0
+    given = key_values(items, skip=_RESERVED)
+    for key, value in given.items():
+        text = str(value)
+        if len(key) > MAX_TYPE or len(text) > MAX_PROPERTY_VALUE:
+            too_long += 1
+        elif len(out) < MAX_PROPERTIES:
+            out[key] = text
+    if too_long:
+        skipped.append(f"{too_long} propert{'y' if too_long == 1 else 'ies'} of {name[:60]!r} longer than "
+                       f"{MAX_PROPERTY_VALUE:,} characters (left out)")
+    extra = len(given) - too_long - len(out)
+    if extra > 0:
+        skipped.append(f"{extra:,} properties of {name[:60]!r} past the first {MAX_PROPERTIES} (left out)")
+    return out
 
 
 def _evidence(quote: str, chunk: Chunk, document_id: str, page_starts: tuple[int, ...], norm: Normalised,
@@ -92,31 +126,48 @@ def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_s
     out = ChunkResult()
     norm = Normalised(chunk.text)
     refs: set[str] = set()
-    for obj in answer.get("objects") or []:
-        if not isinstance(obj, dict):
-            continue
+    max_objects, max_relations = part_limits(len(chunk.text))
+    objects = [o for o in answer.get("objects") or [] if isinstance(o, dict)]
+    if len(objects) > max_objects:
+        out.skipped.append(f"{len(objects) - max_objects:,} more objects than part {chunk.index + 1} "
+                           f"({len(chunk.text):,} characters) can name; the first {max_objects} were kept")
+    for obj in objects[:max_objects]:
         name, said = str(obj.get("name", "")).strip(), str(obj.get("type", "")).strip()
         ref = str(obj.get("ref", "")).strip() or name
         if not name or ref in refs:
-            out.skipped.append(f"an object without a name or with a repeated ref ({ref or '?'})")
+            out.skipped.append(f"an object without a name or with a repeated ref ({ref[:60] or '?'})")
+            continue
+        type_, _mapped = vocab.map(said)
+        if len(name) > MAX_NAME or len(type_) > MAX_TYPE:
+            what = f"name is {len(name):,}" if len(name) > MAX_NAME else f"type is {len(type_):,}"
+            out.skipped.append(f"the object {name[:60]!r}: its {what} characters long (at most "
+                               f"{MAX_NAME if len(name) > MAX_NAME else MAX_TYPE}); left out")
             continue
         refs.add(ref)
-        type_, _mapped = vocab.map(said)
         at = chunk.text.find(name)
         ev = _evidence(str(obj.get("quote", "")) or name, chunk, document_id, page_starts, norm, at if at >= 0 else None)
         aliases = [str(a).strip() for a in obj.get("aliases") or [] if str(a).strip() and str(a).strip() != name]
+        aliases = [a for a in aliases if len(a) <= MAX_NAME][:MAX_ALIASES]
+        description = str(obj.get("description", "")).strip()[:MAX_PROPERTY_VALUE]
         out.mentions.append(Mention(chunk=chunk.index, ref=ref, name=name, type=type_, said_type=said,
-                                    description=str(obj.get("description", "")).strip(), aliases=aliases,
-                                    properties=_props(obj.get("properties")), evidence=[ev]))
-    for rel in answer.get("relations") or []:
-        if not isinstance(rel, dict):
-            continue
+                                    description=description, aliases=aliases,
+                                    properties=_props(obj.get("properties"), name, out.skipped), evidence=[ev]))
+    relations = [r for r in answer.get("relations") or [] if isinstance(r, dict)]
+    if len(relations) > max_relations:
+        out.skipped.append(f"{len(relations) - max_relations:,} more relations than part {chunk.index + 1} "
+                           f"({len(chunk.text):,} characters) can state; the first {max_relations} were kept")
+    for rel in relations[:max_relations]:
         src, dst = str(rel.get("source", "")).strip(), str(rel.get("target", "")).strip()
         if src not in refs or dst not in refs:
-            out.skipped.append(f"a relation {src} → {dst} whose end is not an object of the answer")
+            out.skipped.append(f"a relation {src[:60]} → {dst[:60]} whose end is not an object of the answer")
+            continue
+        type_ = relation_type(str(rel.get("type", "")))
+        if len(type_) > MAX_TYPE:
+            out.skipped.append(f"a relation {src[:60]} → {dst[:60]} whose type is {len(type_):,} characters long "
+                               f"(at most {MAX_TYPE}); left out")
             continue
         ev = _evidence(str(rel.get("quote", "")), chunk, document_id, page_starts, norm, None)
-        out.relations.append((src, dst, relation_type(str(rel.get("type", ""))), ev))
+        out.relations.append((src, dst, type_, ev))
     return out
 
 

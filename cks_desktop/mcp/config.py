@@ -75,7 +75,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from cks_desktop.secret_shapes import REDACTED, name_looks_secret, redact_text, value_looks_secret
+from cks_desktop.secret_shapes import (
+    REDACTED,
+    name_looks_secret,
+    path_segment_looks_secret,
+    redact_text,
+    value_looks_secret,
+)
 from cks_desktop.tools.types import Policy, Scope
 
 if TYPE_CHECKING:
@@ -219,7 +225,8 @@ SECRET_SECTIONS = ("env", "headers", "args", "url", "oauth")
 OAUTH_SECRET_KEYS = ("clientSecret", "privateKey", "idpClientSecret", "idToken")  # kept only in the keychain
 OAUTH_SECRET_WORDS = ("OAuth client secret", "OAuth private key", "identity provider client secret", "ID token")
 SHOWN_SECRET = "[secret]"
-_REF_IN_TEXT = re.compile(r"keychain:[^\s&#\"']+")
+# A reference in a URL's path has a definite end (``…/url/path-N``), so the path goes on after it.
+_REF_IN_TEXT = re.compile(r"keychain:(?:mcp/[^\s&#\"'/]+/url/path-\d+(?![^\s&#\"'/])|[^\s&#\"']+)")
 _ARG_REF = re.compile(r"^(-{1,2}[A-Za-z0-9_.\-]+=)?keychain:(.+)$")
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -730,7 +737,8 @@ def protect_url(url: str, headers: dict[str, str], *, server: str,
     """Move a URL's credentials to the keychain.
 
     Secret query values (``?api_key=``, ``?token=``, or credential-shaped) become references
-    inside the query; ``user:password@`` becomes an ``Authorization: Basic`` header (what the
+    inside the query, a secret-looking path segment (``/mcp/sk-live-…/sse``) a reference in its
+    place (``keychain:mcp/<server>/url/path-<i>``); ``user:password@`` becomes an ``Authorization: Basic`` header (what the
     HTTP client would send for it anyway), itself kept in the keychain.
     Returns the URL, the headers and what was moved.
     """
@@ -754,6 +762,13 @@ def protect_url(url: str, headers: dict[str, str], *, server: str,
             moved.append("URL user and password (now an Authorization header)")
         netloc = parts.netloc.rpartition("@")[2]
         parts = parts._replace(netloc=netloc)
+    if "/" not in server and any(path_segment_looks_secret(s) for s in parts.path.split("/")):
+        segments = parts.path.split("/")
+        for i, segment in enumerate(segments):
+            if segment and not is_secret_ref(segment) and path_segment_looks_secret(segment):
+                segments[i] = _keep(secrets, server, "url", f"path-{i}", unquote(segment))
+                moved.append(f"URL path segment {i}")
+        parts = parts._replace(path="/".join(segments))
     if parts.query:
         pieces: list[str] = []
         for piece in parts.query.split("&"):

@@ -44,6 +44,7 @@ from cks_desktop.tools.wire_names import to_wire
 MAX_DESCRIPTION = 8_000  # characters of one tool's description that go into every request
 MAX_SCHEMA = 100_000  # characters of one tool's input schema (as JSON) that may go into every request
 MAX_STRUCTURED = 100_000  # characters of a result's structured content kept (the registry's text cap)
+TRUNCATED_MARK = "cks-desktop/structured-truncated"  # set by result_cap when it clipped the structured content
 
 HandlerFactory = Callable[[str], Handler]
 """Makes the registry handler that calls one tool of the server."""
@@ -111,23 +112,31 @@ def json_size_over(value: Any, limit: int) -> bool:
     return False
 
 
-def clip_json(value: Any, budget: int) -> Any:
+def clip_json(value: Any, budget: int, *, marks: bool = True) -> Any:
     """A copy of ``value`` cut down to about ``budget`` characters of JSON (long strings
     shortened, the rest of long lists and objects left out), made without rendering the
-    whole value: a 50 MB result costs no more than a small one."""
+    whole value: a 50 MB result costs no more than a small one.
+
+    ``marks``: say where something was left out (``"… 12 more"`` in a list, a ``"…"`` key, a
+    trailing ``…``), for a person reading it. Without marks the copy keeps the value's shapes
+    (a list of objects stays one), so a tool's output schema still accepts the clipped value."""
     left = [budget]
+    ellipsis = "…" if marks else ""
 
     def clip(item: Any) -> Any:
         if left[0] <= 0:
-            return "…"
+            if marks or isinstance(item, str):
+                return ellipsis
+            return {} if isinstance(item, dict) else [] if isinstance(item, (list, tuple)) else item
         if isinstance(item, str):
             left[0] -= len(item) + 2
-            return item if left[0] >= 0 else item[:max(0, len(item) + left[0])] + "…"
+            return item if left[0] >= 0 else item[:max(0, len(item) + left[0])] + ellipsis
         if isinstance(item, dict):
             out: dict[str, Any] = {}
             for key, sub in item.items():
                 if left[0] <= 0:
-                    out["…"] = f"{len(item) - len(out)} more"
+                    if marks:
+                        out["…"] = f"{len(item) - len(out)} more"
                     break
                 left[0] -= len(str(key)) + 4
                 out[str(key)] = clip(sub)
@@ -136,7 +145,8 @@ def clip_json(value: Any, budget: int) -> Any:
             items: list[Any] = []
             for sub in item:
                 if left[0] <= 0:
-                    items.append(f"… {len(item) - len(items)} more")
+                    if marks:
+                        items.append(f"… {len(item) - len(items)} more")
                     break
                 left[0] -= 2
                 items.append(clip(sub))
@@ -180,7 +190,8 @@ def result_to_output(result: types.CallToolResult) -> ToolOutput:
             parts.append(describe_block(block))
     text = "\n".join(p for p in parts if p)
     structured = result.structured_content
-    if structured is not None and json_size_over(structured, MAX_STRUCTURED):
+    clipped = isinstance(result.meta, dict) and result.meta.get(TRUNCATED_MARK) is True
+    if structured is not None and (clipped or json_size_over(structured, MAX_STRUCTURED)):
         # Capped like text: a model reads the beginning; the value itself is not passed on.
         note = f"[truncated: the structured content was larger than {MAX_STRUCTURED:,} characters"
         if text:

@@ -6,7 +6,9 @@ read, concatenates it and splits the whole buffer again: a message of n bytes co
 A 100 MB ``resources/read`` answer took about a minute inside that loop before anything of ours
 saw it. Here the line buffer is a ``bytearray``: each chunk is appended once and searched for
 ``b"\\n"`` only from where the last search ended, so a message costs O(n); a complete line is
-decoded and parsed once (pydantic's JSON parser, as the SDK does).
+decoded and parsed once (pydantic's JSON parser, as the SDK does); a line longer than
+``PARSE_OFF_LOOP_BYTES`` is parsed on a worker thread, since a 50 MB answer takes pydantic most of
+a second and the loop (the GUI's) must not wait for it.
 
 Everything else follows the SDK's transport, so the connection behaves the same:
 
@@ -43,10 +45,14 @@ from anyio.abc import AsyncResource
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.message import SessionMessage
 
+from cks_desktop.mcp import json_pieces
+from cks_desktop.mcp.result_cap import cap_message
+
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 20  # per read from the pipe (the SDK reads 64 KB)
 MAX_LINE_BYTES = 512 * 1024 * 1024  # one message; past this the line is dropped with a sentence
+PARSE_OFF_LOOP_BYTES = 256 * 1024  # a longer line is decoded and parsed on a worker thread, not the loop
 STDIN_GRACE = 2.0  # the server's time to exit by itself once its stdin closed
 TERM_GRACE = 2.0  # SIGTERM → SIGKILL
 REAP_TIMEOUT = 2.0
@@ -116,6 +122,20 @@ def parse_line(line: bytes | LineTooLong, encoding: str = "utf-8") -> SessionMes
     return SessionMessage(message)
 
 
+def parse_big_line(line: bytes, encoding: str = "utf-8") -> SessionMessage | Exception:
+    """``parse_line`` for a long line, on a worker thread: decoded a piece at a time (``json_pieces``,
+    so the GIL is given up between items), a tool result capped (``result_cap``), then the small
+    rest validated as usual."""
+    try:
+        decoded = json_pieces.loads(line.decode(encoding))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return parse_line(line, encoding)  # the usual parse error, worded as for any line
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(cap_message(decoded), by_name=False))
+    except ValueError as exc:
+        return exc
+
+
 @asynccontextmanager
 async def stdio_streams(server: StdioServerParameters, errlog: TextIO = sys.stderr, *,
                         max_line: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
@@ -141,8 +161,12 @@ async def stdio_streams(server: StdioServerParameters, errlog: TextIO = sys.stde
                         except anyio.EndOfStream:
                             break
                         for line in splitter.feed(chunk):
+                            if isinstance(line, bytes) and len(line) > PARSE_OFF_LOOP_BYTES:
+                                parsed = await anyio.to_thread.run_sync(parse_big_line, line, server.encoding)
+                            else:
+                                parsed = parse_line(line, server.encoding)
                             try:
-                                await read_writer.send(parse_line(line, server.encoding))
+                                await read_writer.send(parsed)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                                 return  # the session is gone
                 finally:

@@ -99,3 +99,15 @@ def test_merge_these_folds_selected_rows_of_one_type_and_writes_one_object(qtbot
         assert rel.source_id == ada.id
     finally:
         store.close()
+
+
+def test_what_was_left_out_of_the_answers_is_shown_in_the_review(qtbot) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    plan = Plan("s", "d", "notes.txt", skipped=["the object 'London': its type is 300 characters long (at most "
+                                                 "200); left out", "9,970 more objects than part 1 (100 "
+                                                 "characters) can name; the first 30 were kept"])
+    dialog = ReviewDialog(plan, TEXT)
+    qtbot.addWidget(dialog)
+    label = dialog.findChild(QLabel, "extractionReviewSkipped")
+    assert label is not None and "London" in label.text() and "9,970 more objects" in label.text()

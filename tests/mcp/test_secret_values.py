@@ -157,3 +157,38 @@ def test_secrets_an_older_version_kept_in_clear_move_to_the_keychain(home, memor
     assert mcp(home, "call", "rogue", "env", "--json") == 0  # the server still receives the real value
     server_env = json.loads(json.loads(capsys.readouterr().out)["content"])
     assert server_env["DATABASE_URL"] == SECRETS["DATABASE_URL"]
+
+
+PATH_KEY = "sk-live-abc123def"
+PATH_TOKEN = "Zx81kQ0pLm2Rt7Vb9Nc4Wd6Ye3Ua5Sg"
+
+
+def test_a_secret_in_a_url_path_goes_to_the_keychain_and_is_never_shown(home, memory_keyring, capsys) -> None:
+    from cks_desktop.mcp.config import parse_server, resolve_url, shown
+    from cks_desktop.secret_shapes import redact_text
+    from cks_desktop.secrets import SecretStore
+
+    assert mcp(home, "add", "hosted", "--url", f"https://h.example/mcp/{PATH_KEY}/sse", "--disabled") == 0
+    assert mcp(home, "add", "tokened", "--url", f"https://h.example/t/{PATH_TOKEN}/mcp?team=7", "--disabled") == 0
+    assert mcp(home, "add", "plain", "--url", "https://h.example/api/v2/users/2024-01-05/mcp", "--disabled") == 0
+    out = capsys.readouterr().out
+    assert "kept in the keychain" in out and PATH_KEY not in out and PATH_TOKEN not in out
+    saved = json.loads((home / "settings.json").read_text())["mcpServers"]
+    assert saved["hosted"]["url"] == "https://h.example/mcp/keychain:mcp/hosted/url/path-2/sse"
+    assert saved["tokened"]["url"] == "https://h.example/t/keychain:mcp/tokened/url/path-2/mcp?team=7"
+    assert saved["plain"]["url"] == "https://h.example/api/v2/users/2024-01-05/mcp"  # ordinary paths stay
+    store = SecretStore(secure=True)
+    assert resolve_url(parse_server("hosted", saved["hosted"]), store) == f"https://h.example/mcp/{PATH_KEY}/sse"
+    assert resolve_url(parse_server("tokened", saved["tokened"]), store) == \
+        f"https://h.example/t/{PATH_TOKEN}/mcp?team=7"
+    for argv in (["list", "--json", "--no-probe"], ["list", "--no-probe"], ["show", "hosted", "--json"],
+                 ["show", "tokened"]):
+        assert mcp(home, *argv) == 0
+        listed = capsys.readouterr().out
+        assert "[secret]" in listed and PATH_KEY not in listed and PATH_TOKEN not in listed, (argv, listed)
+    assert PATH_KEY not in files_text(home) and PATH_TOKEN not in files_text(home)
+    # a log line or an error that quotes the resolved URL keeps the path readable, the key out
+    line = f"connecting to https://h.example/mcp/{PATH_KEY}/sse failed: 404 at https://h.example/api/v2/users"
+    assert redact_text(line) == \
+        "connecting to https://h.example/mcp/[redacted]/sse failed: 404 at https://h.example/api/v2/users"
+    assert shown(f"https://h.example/t/{PATH_TOKEN}/mcp") == "https://h.example/t/[secret]/mcp"

@@ -60,6 +60,11 @@ class ReviewDialog(QDialog):
         lay.addWidget(plain_label(summary, name="extractionReviewSummary", wrap=True))
         for warning in plan.warnings:
             lay.addWidget(plain_label(warning, name="extractionReviewWarning", wrap=True))
+        if plan.skipped:  # what the model said that could not be written (too much for a part, a bad type)
+            first = "; ".join(plan.skipped[:3])
+            more = f" (and {len(plan.skipped) - 3} more)" if len(plan.skipped) > 3 else ""
+            lay.addWidget(plain_label(f"Left out of the model's answers: {first}{more}.",
+                                      name="extractionReviewSkipped", wrap=True))
         for pair in plan.pairs[:5]:
             lay.addWidget(plain_label(f"Possibly the same: {pair['a_name']} and {pair['b_name']} ({pair['reason']}); "
                                       "kept apart.", name="extractionReviewPair", wrap=True))
