@@ -78,6 +78,8 @@ def test_ten_megabytes_of_nesting_is_read_without_recursion(tmp_path: Path) -> N
     ("binary", "is not a text file"),
     ("blank_text", "contains no readable text"),
     ("scripts_only", "contains no readable text"),
+    ("nul_bytes", "contains no readable text"),
+    ("control_only", "contains no readable text"),
     ("missing", "does not exist"),
     ("folder", "is a folder"),
 ])
@@ -105,6 +107,10 @@ def test_a_file_that_cannot_be_read_gets_one_sentence(tmp_path: Path, case: str,
         path = _write(tmp_path / "blob.dat", bytes(range(256)) * 4)
     elif case == "blank_text":
         path = _write(tmp_path / "blank.md", " \n\t\n")
+    elif case == "nul_bytes":  # was added as a document of "0 characters"
+        path = _write(tmp_path / "zeros.txt", b"\x00" * 4096)
+    elif case == "control_only":
+        path = _write(tmp_path / "ctl.txt", b"\x00\x01\x02\x1b\x7f \n\t\x00")
     elif case == "scripts_only":
         path = _write(tmp_path / "s.html", "<script>alert(1)</script><style>p{}</style>")
     elif case == "folder":

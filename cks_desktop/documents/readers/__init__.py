@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from cks_desktop.documents.errors import UnreadableDocument
@@ -35,6 +36,11 @@ def media_type_of(name: str, head: bytes) -> str:
     return registry.detect(name, head).media_type
 
 
+# a character a person can read: not white space, not a control character (C0, DEL, C1), not the
+# replacement character a decoder puts where bytes were not text
+_READABLE = re.compile("[^\\s\x00-\x1f\x7f-\x9f\ufffd]")
+
+
 def read_bytes(data: bytes, name: str, source: str = "", media_type: str | None = None) -> ReadDocument:
     """Read a document from bytes already in memory (``name`` is what the person sees)."""
     if not data:
@@ -43,7 +49,7 @@ def read_bytes(data: bytes, name: str, source: str = "", media_type: str | None 
     kind = media_type or fmt.media_type
     extracted = fmt.read(data, name)
     reader = fmt.reader_name()
-    if not extracted.text.strip():
+    if _READABLE.search(extracted.text) is None:  # NUL bytes and control characters are not text
         raise UnreadableDocument(f"{name} contains no readable text.")
     return ReadDocument(sha256=hashlib.sha256(data).hexdigest(), name=name, size=len(data), media_type=kind,
                         source=source, reader=reader, text=extracted.text, page_starts=extracted.page_starts)
