@@ -66,6 +66,7 @@ async def test_view_theme_switches_live_and_is_kept_in_settings(qtbot, home, the
         menu.actions_by_mode["dark"].trigger()
         assert await changed == ("dark",)
         assert menu.actions_by_mode["dark"].isChecked()
+        assert all(a.icon().isNull() for a in menu.actions())  # no icon in the place of the check mark
         # palette, style sheet, the graph and bound icons all changed, without a restart
         assert QApplication.palette().color(QPalette.ColorRole.Window).name() != before_palette
         assert QApplication.palette().color(QPalette.ColorRole.Window).name().upper() == theme.hex_color("background")
@@ -106,7 +107,9 @@ async def test_every_menu_and_toolbar_action_has_an_icon_and_names_its_shortcut(
             if action.isSeparator():
                 continue
             widget_action = action.metaObject().className() == "QWidgetAction"
-            if not widget_action and action.icon().isNull():
+            choice = action.isCheckable() and action.actionGroup() is not None and action.actionGroup().isExclusive()
+            # one of several choices (View → Theme) shows a check mark, where an icon would hide it
+            if not choice and not widget_action and action.icon().isNull():
                 missing.append(action.objectName() or action.text())
             keys = shortcut_text(action)
             if keys and keys not in tooltip_text(action):

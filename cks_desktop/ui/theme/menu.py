@@ -20,9 +20,9 @@ from cks_desktop.ui import theme
 from cks_desktop.ui.text import plain_tooltip
 
 log = logging.getLogger(__name__)
-CHOICES = (("system", "&System", "monitor", "Follow the system's light or dark setting"),
-           ("light", "&Light", "sun", "Always light"),
-           ("dark", "&Dark", "moon", "Always dark"))
+CHOICES = (("system", "&System", "Follow the system's light or dark setting"),
+           ("light", "&Light", "Always light"),
+           ("dark", "&Dark", "Always dark"))
 
 
 class ThemeMenu(QMenu):
@@ -33,13 +33,14 @@ class ThemeMenu(QMenu):
         self.group = QActionGroup(self)
         self.group.setExclusive(True)
         self.actions_by_mode: dict[str, QAction] = {}
-        for mode, text, icon_name, tip in CHOICES:
+        for mode, text, tip in CHOICES:
             action = QAction(text, self)
             action.setObjectName(f"theme{mode.capitalize()}Action")
             action.setCheckable(True)
             action.setToolTip(plain_tooltip(tip))
             action.setStatusTip(tip)
-            theme.bind_icon(action, icon_name)
+            # no icon: a menu item with one shows it where the check mark goes, and the current
+            # choice could not be told from the others
             action.triggered.connect(lambda _checked=False, m=mode: self.choose(m))
             self.group.addAction(action)
             self.addAction(action)
