@@ -8,7 +8,12 @@ the same under it.
 
 Each entry: ``{"id" (sha256 of the original bytes), "name", "size", "media_type", "source",
 "added_at", "reader", "text", "page_starts"}``. The original bytes are not kept (the store keeps
-the extracted text, which is what provenance points at), so the id is carried, not recomputed.
+the extracted text, which is what provenance points at), so the id cannot be checked against the
+file. An imported id is trusted only when it is the sha256 of the entry's text (a plain-text file);
+any other entry gets an id derived from its text under an "imported" prefix (``imported_id``) and
+its source is marked imported, and the graph's evidence is pointed at that id. A planted entry whose
+id is some real file's hash therefore never takes that hash: adding the real file later stores the
+real text under its own id instead of deduplicating into the planted one.
 
 Import: the section is checked first (every bad entry named, nothing written), then the
 documents are added in one transaction (deduplicated: re-importing adds nothing), then the
@@ -18,6 +23,8 @@ documents out again.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -84,6 +91,32 @@ def _entry(i: int, item: Any) -> ReadDocument:
                         page_starts=tuple(starts))
 
 
+_IMPORTED = b"cks-desktop imported document\0"
+
+
+def imported_id(text: str) -> str:
+    """The id of an imported document whose carried id is not the hash of its text: derived from
+    the text under a prefix, so it is stable (re-importing dedupes) and no real file's hash."""
+    return hashlib.sha256(_IMPORTED + text.encode("utf-8")).hexdigest()
+
+
+def _trusted(doc: ReadDocument) -> ReadDocument:
+    """``doc`` as it may be stored: its carried id kept only when it is the hash of its text."""
+    if hashlib.sha256(doc.text.encode("utf-8")).hexdigest() == doc.sha256:
+        return doc
+    source = doc.source if doc.source.startswith("imported") else f"imported{': ' + doc.source if doc.source else ''}"
+    return dataclasses.replace(doc, sha256=imported_id(doc.text), source=source)
+
+
+def _repoint(data: str, renamed: dict[str, str]) -> str:
+    """``data`` with every quoted carried id that was not trusted replaced by its new id (the
+    evidence's ``document_id``; a 64-hex string in quotes names nothing else in a cks-graph file)."""
+    if not renamed:
+        return data
+    pattern = re.compile('"(' + "|".join(renamed) + ')"')
+    return pattern.sub(lambda m: f'"{renamed[m.group(1)]}"', data)
+
+
 def parse_documents(data: str) -> list[ReadDocument]:
     """The documents section of a cks-graph JSON text (empty when there is none); bad → StoreError."""
     if f'"{KEY}"' not in data:
@@ -105,7 +138,9 @@ def import_json(store: "GraphStore", session_id: str, data: str, origin: str,
     """Import the graph and its documents; returns the graph's result and how many documents were new."""
     from cks_desktop.documents.store import DocumentStore
 
-    docs = parse_documents(data)
+    carried = parse_documents(data)
+    docs = [_trusted(d) for d in carried]
+    data = _repoint(data, {c.sha256: d.sha256 for c, d in zip(carried, docs) if c.sha256 != d.sha256})
     # The documents go first: the graph's sources (cks-graph version 2) cite them. If the graph
     # is then refused, the documents this call added are taken out again (nothing half-imported).
     store.get_session(session_id)
