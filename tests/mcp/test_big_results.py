@@ -16,7 +16,8 @@ from cks_desktop.mcp.manager import McpManager
 from cks_desktop.tools.types import ToolCall
 from tests.mcp.conftest import SERVERS, no_login_shell
 
-BUDGET = 0.25  # seconds the loop may be held at once
+BUDGET = 0.5  # s: the target is 250 ms (bench/mcp_big_result.py measures it); on the loop it was 1.2-1.8 s,
+# so twice the target still tells the two apart on a loaded machine
 
 
 class Heartbeat:

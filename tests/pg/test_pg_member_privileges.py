@@ -172,7 +172,8 @@ def test_an_upgrade_by_the_admin_gives_an_old_team_database_the_members_rules(
         with psycopg.connect(pg_cluster.dsn(), autocommit=True) as raw:
             raw.execute(f"GRANT CONNECT ON DATABASE {name} TO cks_members")
         alice, bob = _member_url(admin, "alice"), _member_url(admin, "bob")
-        with pytest.raises(DatabaseError, match="schema 12, this version needs 13"):
+        needs = f"schema {PREVIOUS_VERSION}, this version needs {pg_schema.schema_version()}"
+        with pytest.raises(DatabaseError, match=needs):
             PgGraphStore.connect(alice, migrate=False)
         with psycopg.connect(admin, autocommit=True) as raw:  # alice used the previous version
             raw.execute("INSERT INTO sessions (id, title, created_at, instructions, owner) "
