@@ -60,6 +60,9 @@ def run_watch(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import store_for
 
     previous = signal.signal(signal.SIGTERM, _on_term) if hasattr(signal, "SIGTERM") else None
+    # Ctrl+C stops, even when the watch was started by a program that ignores SIGINT for its
+    # children (a non-interactive shell's background job): Python keeps an inherited "ignore".
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with store_for(args) as store:
             only = args.session_id
@@ -75,6 +78,7 @@ def run_watch(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     return EXIT_OK
 
 
