@@ -17,13 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QPlainTextEdit, QPushButton,
-                               QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.provenance.viewer import passage_mark
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
@@ -210,28 +210,16 @@ class ReviewDialog(QDialog):
             marks.append((offset, offset + end - start))
             parts.append(f"{head}{self.text[start:end]}{after}…")
         self.sources.setPlainText("\n\n".join(parts))
-        self.sources.setExtraSelections([self._mark(a, b) for a, b in marks])
         self._marks = marks
+        self._remark("")
 
     def _remark(self, _scheme: str) -> None:
-        self.sources.setExtraSelections([self._mark(a, b) for a, b in self._marks])
+        self.sources.setExtraSelections([passage_mark(self.sources.document(), a, b) for a, b in self._marks])
 
     def marked_passages(self) -> list[str]:
         """The source passages marked in the sources pane, in order."""
         shown = self.sources.toPlainText()
         return [shown[a:b] for a, b in self._marks]
-
-    def _mark(self, start: int, end: int) -> QTextEdit.ExtraSelection:
-        cursor = QTextCursor(self.sources.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        mark = QTextEdit.ExtraSelection()
-        fmt = QTextCharFormat()
-        fmt.setBackground(theme.color("passage_mark"))
-        fmt.setForeground(theme.color("text"))
-        mark.format = fmt  # PySide6 exposes the struct's fields as attributes
-        mark.cursor = cursor
-        return mark
 
     def read_back(self) -> None:
         """The tick boxes and edited names/types into the plan."""

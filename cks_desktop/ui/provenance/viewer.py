@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QTextCharFormat, QTextCursor
+from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (QDialogButtonBox, QListWidget, QListWidgetItem, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget)
 
 from cks_desktop.plural import counted
@@ -43,6 +43,21 @@ def from_qt(text: str, position: int) -> int:
             return i
         units += 2 if ord(c) > 0xFFFF else 1
     return len(text)
+
+
+def passage_mark(document: QTextDocument, start: int, end: int) -> QTextEdit.ExtraSelection:
+    """A source passage ``[start, end)`` (Qt positions) marked in the scheme's colours; drawn again
+    by its owner when the theme switches."""
+    cursor = QTextCursor(document)
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    mark = QTextEdit.ExtraSelection()
+    fmt = QTextCharFormat()
+    fmt.setBackground(theme.color("passage_mark"))
+    fmt.setForeground(theme.color("text"))  # the scheme's own text colour on the mark, readable in both
+    mark.format = fmt  # PySide6 exposes the struct's fields as attributes
+    mark.cursor = cursor
+    return mark
 
 
 class DocumentViewer(QWidget):
@@ -150,16 +165,8 @@ class DocumentViewer(QWidget):
             return
         start, end = max(0, min(start, len(doc.text))), max(0, min(end, len(doc.text)))
         self.passage = (start, end)
-        cursor = QTextCursor(self.text.document())
-        cursor.setPosition(to_qt(doc.text, start))
-        cursor.setPosition(to_qt(doc.text, end), QTextCursor.MoveMode.KeepAnchor)
-        mark = QTextEdit.ExtraSelection()
-        fmt = QTextCharFormat()
-        fmt.setBackground(theme.color("passage_mark"))
-        fmt.setForeground(theme.color("text"))  # the scheme's own text colour on the mark, readable in both
-        mark.format = fmt  # PySide6 exposes the struct's fields as attributes
-        mark.cursor = cursor
-        self.text.setExtraSelections([mark])
+        self.text.setExtraSelections([passage_mark(self.text.document(), to_qt(doc.text, start),
+                                                   to_qt(doc.text, end))])
         caret = QTextCursor(self.text.document())
         caret.setPosition(to_qt(doc.text, start))
         self.text.setTextCursor(caret)  # no selection: the passage is marked, not selected
