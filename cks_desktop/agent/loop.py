@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from cks_desktop.agent import context as ctx
 from cks_desktop.agent import events as ev
@@ -345,6 +345,9 @@ def _notice(chat: _Chat, text: str, kind: ev.Notice) -> None:
     chat.save([message], notice=kind)
 
 
+_Step = Literal["again", "ended"]  # a model turn to repeat (after compaction), or a chat that has ended
+
+
 async def ai_chat(
     session_id: str,
     messages: Sequence[Message],
@@ -365,130 +368,45 @@ async def ai_chat(
     Assistant builds both once per turn.
     Cancelling the task is Stop: the transcript is saved consistently, then the
     ``CancelledError`` propagates.
+
+    The steps: prepare (the run, the tools, the system prompt, the prompt saved), then per model
+    turn stream it (``_model_turn``), run its calls (``_run_calls``) and decide whether to go on
+    (``_stopped_after_calls``); the iteration cap ends it with a notice.
     """
-    provider, registry, store = deps.provider, deps.registry, deps.store
-    max_iterations, params, grant = options.max_iterations, options.params, options.grant
+    max_iterations = options.max_iterations
     if max_iterations < 1:
         raise ValueError("max_iterations must be at least 1")
     emit = _safe_emit(on_event)
     chat = _Chat(session_id, list(messages), emit, deps.transcript)
-    run = Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=grant.scopes,
-              source_grants=dict(grant.by_source), scope_setting=grant.scope_setting,
-              allowed_folders=tuple(grant.allowed_folders), llm=provider,
-              on_progress=lambda call_id, done, total, message: emit(ev.ToolCallProgress(call_id, done, total,
-                                                                                         message)))
-    tools, wire_back = tool_defs(registry, run)
+    run = _run_for(session_id, approver, emit, options, deps.provider)
+    tools, wire_back = tool_defs(deps.registry, run)
     system_prompt = options.system_prompt
     if system_prompt is None:
-        offered = [wire_back[t.name] for t in tools]
-        sources = {spec.source for spec in (registry.resolve(n) for n in offered) if spec is not None}
-        quoted = {name: text for name, text in options.server_instructions.items() if f"mcp:{name}" in sources}
-        system_prompt = _build_prompt(store, session_id, options.instructions, offered, quoted)
-    chat.images = ImageStore(store)
-    if vision.has_images(chat.messages):  # the transcript keeps references: fill in the bytes once
-        chat.messages = await chat.images.hydrate_async(session_id, chat.messages)
-    if isinstance(prompt, Message) and prompt.images and not await vision.accepts_images(provider):
-        emit(ev.ErrorEvent(vision.refusal(provider), "no_image_support"))  # nothing saved: the draft stays
-        chat.finish("error")
+        system_prompt = _system_prompt_for(deps, options, session_id, [wire_back[t.name] for t in tools])
+    if not await _take_prompt(chat, deps, prompt):
         return chat.messages
-    if prompt is not None:
-        not_kept = chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
-        if isinstance(not_kept, Unreachable):  # a team database that is down: no answer to a message
-            chat.messages.pop()                # it could not keep; the window gives the text back
-            emit(ev.ErrorEvent(str(not_kept), NOT_SAVED))
-            chat.finish("error")
-            return chat.messages
     meter = BudgetMeter(options.budget) if options.budget is not None and not options.budget.empty else None
 
     while chat.iterations < max_iterations:
         chat.iterations += 1
         emit(ev.TurnStarted(chat.iterations))
-        turn = StreamAssembler()
-        request: ctx.Fitted | None = None
-        try:
-            request = await _prepare(chat, provider, tools, system_prompt, params)
-            await stream_turn(provider, request.messages, tools, system_prompt, turn,
-                              lambda text: emit(ev.TextDelta(text)),
-                              lambda call_id, wire, size: _preparing(chat, registry, wire_back, call_id, wire, size),
-                              params, prepared=True,
-                              on_wait=lambda s, kind, n, resumed: emit(ev.Waiting(s, kind, n, resumed)),
-                              on_reasoning=lambda text: emit(ev.ReasoningDelta(text)))
-            record_usage(chat.transcript, chat.session_id, chat.iterations, provider, turn.usage)
-            if meter is not None:
-                meter.add(turn.usage, provider, estimate_in=request.tokens,
-                          estimate_out_chars=len(turn.text) + sum(len(c.raw_arguments) for c in turn.calls))
-            if turn.usage is not None and turn.usage.input_tokens:
-                ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
-        except asyncio.CancelledError:
-            _end_partial(chat, turn.text, stopped=True, reasoning=turn.cut())
-            chat.finish("cancelled")
-            raise
-        except ProviderError as exc:
-            if exc.kind == "prompt_too_long" and not chat.retried_too_long and not turn.text and request:
-                # One compaction and one retry: trust the estimate less and aim well below it.
-                log.info("the provider said the prompt was too long (estimate %d tokens); compacting",
-                         request.tokens)
-                chat.retried_too_long = True
-                ctx.estimator_for(provider).tighten()
-                chat.budget = max(256, min(request.budget, request.tokens) * 7 // 10)
-                chat.iterations -= 1
+        turn = await _model_turn(chat, deps, tools, wire_back, system_prompt, options.params, meter)
+        match turn:
+            case "again":
                 continue
-            _end_partial(chat, turn.text, reasoning=turn.cut())
-            emit(ev.ErrorEvent(exc.message, exc.kind))
-            chat.record_error(exc.message)
-            chat.finish("error")
-            return chat.messages
-        except Exception as exc:  # an adapter bug: one sentence for the person, the trace for the log
-            log.exception("the model stream failed")
-            _end_partial(chat, turn.text)
-            text = f"The answer stopped because of an internal error ({type(exc).__name__})."
-            emit(ev.ErrorEvent(text, "internal"))
-            chat.record_error(text)
-            chat.finish("error")
-            return chat.messages
-
+            case "ended":
+                return chat.messages
         assistant = turn.message(wire_back.get)
         calls = list(zip(turn.calls, assistant.tool_calls))
+        if assistant.parts or calls:
+            emit(ev.AssistantMessage(assistant))
         if not calls:
             if assistant.parts:
-                emit(ev.AssistantMessage(assistant))
                 chat.save([assistant])
             chat.finish("stop")
             return chat.messages
-        emit(ev.AssistantMessage(assistant))
-
-        outcomes: list[_CallOutcome] = []
-        try:
-            for done, part in calls:
-                outcome = await _run_call(chat, registry, run, done, part)
-                outcomes.append(outcome)
-                _track_failures(chat, outcome)
-        except _CancelledDuringCall as stop:
-            outcomes.append(stop.outcome)
-            ran_ids = {o.part.id for o in outcomes}  # calls that never started are dropped
-            ran = Message("assistant", [p for p in assistant.parts
-                                        if not isinstance(p, ToolCallPart) or p.id in ran_ids])
-            from cks_desktop.agent.transcript import Mark
-
-            chat.save([ran, _tool_message(outcomes)], outcomes, mark=Mark.STOPPED)
-            chat.finish("cancelled")
-            raise asyncio.CancelledError() from None
-        chat.save([assistant, _tool_message(outcomes)], outcomes)
-
-        if chat.tripped is not None:
-            failed = chat.tripped
-            last = failed.result.content.strip().splitlines()[0] if failed.result.content.strip() else ""
-            text = (f"Stopped: the call to {failed.display_name} failed {REPEATED_FAILURE_LIMIT} times in a row "
-                    f"with the same arguments. Last error: {last}")
-            emit(ev.ErrorEvent(text, "repeated_failure"))
-            _notice(chat, text, ev.Notice.REPEATED_FAILURE)
-            chat.finish("repeated_failure")
-            return chat.messages
-        if meter is not None and meter.reached and chat.iterations < max_iterations:  # like the cap, below
-            text = meter.notice_text()
-            emit(ev.IterationLimit(chat.iterations, text, kind="budget"))
-            _notice(chat, text, ev.Notice.BUDGET)
-            chat.finish("limit")
+        await _run_calls(chat, deps.registry, run, assistant, calls)
+        if _stopped_after_calls(chat, meter, max_iterations):
             return chat.messages
 
     text = limit_text(max_iterations)
@@ -496,6 +414,155 @@ async def ai_chat(
     _notice(chat, text, ev.Notice.ITERATION_LIMIT)
     chat.finish("limit")
     return chat.messages
+
+
+def _run_for(session_id: str, approver: Approver, emit: ev.EventListener, options: TurnOptions,
+             provider: Provider) -> Run:
+    """The model's run of this turn: its grants, folders and the approval relay that reports waits."""
+    grant = options.grant
+    return Run(session_id, Caller.MODEL, _ApprovalRelay(approver, emit), granted_scopes=grant.scopes,
+               source_grants=dict(grant.by_source), scope_setting=grant.scope_setting,
+               allowed_folders=tuple(grant.allowed_folders), llm=provider,
+               on_progress=lambda call_id, done, total, message: emit(ev.ToolCallProgress(call_id, done, total,
+                                                                                          message)))
+
+
+def _system_prompt_for(deps: ChatDeps, options: TurnOptions, session_id: str, offered: list[str]) -> str:
+    """The session's system prompt, quoting the instructions of the MCP servers whose tools are offered."""
+    sources = {spec.source for spec in (deps.registry.resolve(n) for n in offered) if spec is not None}
+    quoted = {name: text for name, text in options.server_instructions.items() if f"mcp:{name}" in sources}
+    return _build_prompt(deps.store, session_id, options.instructions, offered, quoted)
+
+
+async def _take_prompt(chat: _Chat, deps: ChatDeps, prompt: str | Message | None) -> bool:
+    """Fill in the transcript's images and save the person's prompt; False when the turn ends here
+    (images for a model that takes none, or a team database that could not keep the prompt)."""
+    chat.images = ImageStore(deps.store)
+    if vision.has_images(chat.messages):  # the transcript keeps references: fill in the bytes once
+        chat.messages = await chat.images.hydrate_async(chat.session_id, chat.messages)
+    if isinstance(prompt, Message) and prompt.images and not await vision.accepts_images(deps.provider):
+        chat.emit(ev.ErrorEvent(vision.refusal(deps.provider), "no_image_support"))  # nothing saved: the draft stays
+        chat.finish("error")
+        return False
+    if prompt is None:
+        return True
+    not_kept = chat.save([prompt if isinstance(prompt, Message) else Message.user(prompt)])
+    if isinstance(not_kept, Unreachable):  # a team database that is down: no answer to a message
+        chat.messages.pop()                # it could not keep; the window gives the text back
+        chat.emit(ev.ErrorEvent(str(not_kept), NOT_SAVED))
+        chat.finish("error")
+        return False
+    return True
+
+
+async def _model_turn(chat: _Chat, deps: ChatDeps, tools: list[ToolDef], wire_back: Mapping[str, str],
+                      system_prompt: str | None, params: GenerationParams | None,
+                      meter: BudgetMeter | None) -> StreamAssembler | _Step:
+    """Stream one model turn and record its usage; a failure ends the chat with its sentence, except
+    one "prompt too long", which compacts and asks for the turn again. Stop saves what streamed."""
+    provider, emit = deps.provider, chat.emit
+    turn = StreamAssembler()
+    request: ctx.Fitted | None = None
+    try:
+        request = await _prepare(chat, provider, tools, system_prompt, params)
+        await stream_turn(provider, request.messages, tools, system_prompt, turn,
+                          lambda text: emit(ev.TextDelta(text)),
+                          lambda call_id, wire, size: _preparing(chat, deps.registry, wire_back, call_id, wire, size),
+                          params, prepared=True,
+                          on_wait=lambda s, kind, n, resumed: emit(ev.Waiting(s, kind, n, resumed)),
+                          on_reasoning=lambda text: emit(ev.ReasoningDelta(text)))
+    except asyncio.CancelledError:
+        _end_partial(chat, turn.text, stopped=True, reasoning=turn.cut())
+        chat.finish("cancelled")
+        raise
+    except ProviderError as exc:
+        return _provider_failed(chat, provider, exc, turn, request)
+    except Exception as exc:  # an adapter bug: one sentence for the person, the trace for the log
+        log.exception("the model stream failed")
+        _end_partial(chat, turn.text)
+        _fail(chat, f"The answer stopped because of an internal error ({type(exc).__name__}).", "internal")
+        return "ended"
+    _measure(chat, provider, turn, request, meter)
+    return turn
+
+
+def _measure(chat: _Chat, provider: Provider, turn: StreamAssembler, request: ctx.Fitted,
+             meter: BudgetMeter | None) -> None:
+    """Record a finished turn's usage, count it against the budget and teach the token estimator."""
+    record_usage(chat.transcript, chat.session_id, chat.iterations, provider, turn.usage)
+    if meter is not None:
+        meter.add(turn.usage, provider, estimate_in=request.tokens,
+                  estimate_out_chars=len(turn.text) + sum(len(c.raw_arguments) for c in turn.calls))
+    if turn.usage is not None and turn.usage.input_tokens:
+        ctx.estimator_for(provider).observe(request.chars, len(request.messages), turn.usage.input_tokens)
+
+
+def _provider_failed(chat: _Chat, provider: Provider, exc: ProviderError, turn: StreamAssembler,
+                     request: ctx.Fitted | None) -> _Step:
+    """A provider's error: one compaction and retry for a first "prompt too long" before any text,
+    else the partial answer kept and the error's sentence shown and recorded."""
+    if exc.kind == "prompt_too_long" and not chat.retried_too_long and not turn.text and request:
+        # Trust the estimate less and aim well below it.
+        log.info("the provider said the prompt was too long (estimate %d tokens); compacting", request.tokens)
+        chat.retried_too_long = True
+        ctx.estimator_for(provider).tighten()
+        chat.budget = max(256, min(request.budget, request.tokens) * 7 // 10)
+        chat.iterations -= 1
+        return "again"
+    _end_partial(chat, turn.text, reasoning=turn.cut())
+    _fail(chat, exc.message, exc.kind)
+    return "ended"
+
+
+def _fail(chat: _Chat, text: str, kind: str) -> None:
+    """End the chat on an error: its sentence shown and kept in the transcript beside Retry."""
+    chat.emit(ev.ErrorEvent(text, kind))
+    chat.record_error(text)
+    chat.finish("error")
+
+
+async def _run_calls(chat: _Chat, registry: ToolRegistry, run: Run, assistant: Message,
+                     calls: Sequence[tuple[ToolCallDone, ToolCallPart]]) -> None:
+    """Run an answer's calls one after another and save the answer with all their results; on Stop,
+    save the calls that ran (a result each) and re-raise."""
+    outcomes: list[_CallOutcome] = []
+    try:
+        for done, part in calls:
+            outcome = await _run_call(chat, registry, run, done, part)
+            outcomes.append(outcome)
+            _track_failures(chat, outcome)
+    except _CancelledDuringCall as stop:
+        outcomes.append(stop.outcome)
+        ran_ids = {o.part.id for o in outcomes}  # calls that never started are dropped
+        ran = Message("assistant", [p for p in assistant.parts
+                                    if not isinstance(p, ToolCallPart) or p.id in ran_ids])
+        from cks_desktop.agent.transcript import Mark
+
+        chat.save([ran, _tool_message(outcomes)], outcomes, mark=Mark.STOPPED)
+        chat.finish("cancelled")
+        raise asyncio.CancelledError() from None
+    chat.save([assistant, _tool_message(outcomes)], outcomes)
+
+
+def _stopped_after_calls(chat: _Chat, meter: BudgetMeter | None, max_iterations: int) -> bool:
+    """End the chat after a round of calls when one call failed the same way too often, or the
+    budget is spent before the cap (the cap itself is the loop's end); each leaves a notice."""
+    if chat.tripped is not None:
+        failed = chat.tripped
+        last = failed.result.content.strip().splitlines()[0] if failed.result.content.strip() else ""
+        text = (f"Stopped: the call to {failed.display_name} failed {REPEATED_FAILURE_LIMIT} times in a row "
+                f"with the same arguments. Last error: {last}")
+        chat.emit(ev.ErrorEvent(text, "repeated_failure"))
+        _notice(chat, text, ev.Notice.REPEATED_FAILURE)
+        chat.finish("repeated_failure")
+        return True
+    if meter is not None and meter.reached and chat.iterations < max_iterations:  # like the cap
+        text = meter.notice_text()
+        chat.emit(ev.IterationLimit(chat.iterations, text, kind="budget"))
+        _notice(chat, text, ev.Notice.BUDGET)
+        chat.finish("limit")
+        return True
+    return False
 
 
 async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system: str | None,

@@ -54,8 +54,12 @@ def summary_side(body: Any) -> Turn | None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("turns", [40, pytest.param(200, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", ["anthropic", "openai"])
-async def test_a_200_turn_chat_never_exceeds_a_small_window(name: str, graph: Any, asyncgen_hooks: None) -> None:
+async def test_a_long_chat_never_exceeds_a_small_window(name: str, turns: int, graph: Any,
+                                                        asyncgen_hooks: None) -> None:
+    """Forty turns already summarise several times over (the window holds about five results);
+    the 200-turn run, with the slow suite, shows the same at a length people reach."""
     transcript = TranscriptStore.for_store(graph)
     sid = graph.session.id
     registry = page_registry(graph)
@@ -67,7 +71,7 @@ async def test_a_200_turn_chat_never_exceeds_a_small_window(name: str, graph: An
         options = {"context_window": WINDOW} if name == "anthropic" else None
         provider = provider_for(fake, timeout=30, options=options)
         try:
-            for i in range(200):
+            for i in range(turns):
                 fake.queue(call_turn("read_page", {"n": i}), text_turn(f"Read page {i}."))
                 await ai_chat(sid, transcript.load(sid), f"Read page {i}, and remember number {i}.",
                               ChatDeps(provider, registry, graph, transcript), turn_options(system_prompt="test"),
@@ -77,20 +81,20 @@ async def test_a_200_turn_chat_never_exceeds_a_small_window(name: str, graph: An
         bodies = [json.dumps(r.body) for r in fake.generation_requests]
         assert fake.problems == []
         assert max(fake.prompt_sizes) <= WINDOW, "a request exceeded the window"
-    assert [e.reason for e in recorder.of(ev.Finished)] == ["stop"] * 200  # no dead chat, no error
+    assert [e.reason for e in recorder.of(ev.Finished)] == ["stop"] * turns  # no dead chat, no error
     # The transcript keeps everything: every prompt, call and whole result, plus the summaries.
     saved = transcript.history(sid)
     plain = [s for s in saved if s.notice is None]
-    assert len(plain) == 800
+    assert len(plain) == 4 * turns
     results = [p for s in plain for p in s.message.tool_results]
-    assert len(results) == 200 and all(len(r.content) > PAGE for r in results)
+    assert len(results) == turns and all(len(r.content) > PAGE for r in results)
     summaries = [s for s in saved if s.notice is ev.Notice.SUMMARY]
     assert summaries and all(s.message.text.startswith(SUMMARY_HEAD) for s in summaries)
     # The model was told what was shortened: stubs naming the tool, and the summary in place.
     assert any(STUB in b and "call read_page again" in b for b in bodies)
     assert any("[Summary of the earlier conversation" in b for b in bodies[-5:])
     # The newest prompt always went out in the person's own words.
-    assert "Read page 199, and remember number 199." in bodies[-1]
+    assert f"Read page {turns - 1}, and remember number {turns - 1}." in bodies[-1]
     usage = recorder.of(ev.ContextUsage)
     assert usage and usage[-1].window == WINDOW and all(u.tokens <= u.budget for u in usage)
 
