@@ -88,9 +88,33 @@ def _doc_errors(fn: Any) -> Any:
     return run
 
 
+class _Progress:
+    """Progress lines on stderr for a long read (a PDF of hundreds of pages or more): one at each
+    tenth of the way, so a big file never reads for minutes in silence."""
+
+    EVERY_OVER = 200  # pages: smaller files are read without a word
+
+    def __init__(self) -> None:
+        self._shown: tuple[str, int] = ("", -1)
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        if total < self.EVERY_OVER:
+            return
+        tenth = done * 10 // total
+        if (name, tenth) != self._shown:
+            self._shown = (name, tenth)
+            print(f"Reading {name}: {done:,} of {total:,} pages…", file=sys.stderr, flush=True)
+
+
 def _add(args: argparse.Namespace) -> int:
+    from cks_desktop.documents.progress import ReadProgress
+
     with _documents(args) as documents:
-        outcome = documents.add_files(args.session, args.files)
+        try:
+            outcome = documents.add_files(args.session, args.files, ReadProgress(_Progress()))
+        except KeyboardInterrupt:  # Ctrl+C: the files are read before anything is stored
+            print("cks-desktop: stopped; nothing was added.", file=sys.stderr)
+            return 130
     if args.json:
         print_json({"session_id": args.session, "added": [d.to_json() for d in outcome.added],
                     "already": [d.to_json() for d in outcome.already],

@@ -11,14 +11,14 @@ Each entry: ``{"id" (sha256 of the original bytes), "name", "size", "media_type"
 the extracted text, which is what provenance points at), so the id cannot be checked against the
 file. An imported id is trusted only when it is the sha256 of the entry's text (a plain-text file);
 any other entry gets an id derived from its text under an "imported" prefix (``imported_id``) and
-its source is marked imported, and the graph's evidence is pointed at that id. A planted entry whose
+its source is marked imported, and the graph's evidence (its ``document_id`` fields, nothing
+else in the file) is pointed at that id. A planted entry whose
 id is some real file's hash therefore never takes that hash: adding the real file later stores the
 real text under its own id instead of deduplicating into the planted one.
 
 Import: the section is checked first (every bad entry named, nothing written), then the
-documents are added in one transaction (deduplicated: re-importing adds nothing), then the
-graph with its sources is imported (one change); a refused graph takes the just-added
-documents out again.
+documents (deduplicated: re-importing adds nothing) and the graph with its sources are written
+in ONE transaction, documents first: a refused graph, an error or a kill -9 leaves neither.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.documents.model import ReadDocument
@@ -108,15 +109,6 @@ def _trusted(doc: ReadDocument) -> ReadDocument:
     return dataclasses.replace(doc, sha256=imported_id(doc.text), source=source)
 
 
-def _repoint(data: str, renamed: dict[str, str]) -> str:
-    """``data`` with every quoted carried id that was not trusted replaced by its new id (the
-    evidence's ``document_id``; a 64-hex string in quotes names nothing else in a cks-graph file)."""
-    if not renamed:
-        return data
-    pattern = re.compile('"(' + "|".join(renamed) + ')"')
-    return pattern.sub(lambda m: f'"{renamed[m.group(1)]}"', data)
-
-
 def parse_documents(data: str) -> list[ReadDocument]:
     """The documents section of a cks-graph JSON text (empty when there is none); bad → StoreError."""
     if f'"{KEY}"' not in data:
@@ -135,20 +127,28 @@ def parse_documents(data: str) -> list[ReadDocument]:
 
 def import_json(store: "GraphStore", session_id: str, data: str, origin: str,
                 on_conflict: str | None = None) -> tuple["ApplyResult", int]:
-    """Import the graph and its documents; returns the graph's result and how many documents were new."""
-    from cks_desktop.documents.store import DocumentStore
+    """Import the graph and its documents in ONE transaction (both or nothing, a kill -9
+    included); returns the graph's result and how many documents were new."""
+    from cks_desktop.documents.store import AddResult, DocumentStore
+    from cks_desktop.graph.formats.common import CarriedDocuments
 
     carried = parse_documents(data)
     docs = [_trusted(d) for d in carried]
-    data = _repoint(data, {c.sha256: d.sha256 for c, d in zip(carried, docs) if c.sha256 != d.sha256})
-    # The documents go first: the graph's sources (cks-graph version 2) cite them. If the graph
-    # is then refused, the documents this call added are taken out again (nothing half-imported).
     store.get_session(session_id)
-    added = DocumentStore(store).add(session_id, docs).added if docs else []
-    try:
-        result = store.import_data(session_id, "json", data, origin, on_conflict=on_conflict)
-    except BaseException:
-        for doc in added:
-            DocumentStore(store).remove(session_id, doc.id)
-        raise
+    if not docs:
+        return store.import_data(session_id, "json", data, origin, on_conflict=on_conflict), 0
+    documents = DocumentStore(store)
+    done: list[AddResult] = []
+
+    def write(conn: sqlite3.Connection) -> bool:
+        # The documents go first: the graph's sources cite them.
+        done.append(documents.add_in(conn, session_id, docs))
+        return bool(done[-1].added)
+
+    renamed = {c.sha256: d.sha256 for c, d in zip(carried, docs) if c.sha256 != d.sha256}
+    result = store.import_data(session_id, "json", data, origin, on_conflict=on_conflict,
+                               documents=CarriedDocuments(write, frozenset(d.sha256 for d in docs), renamed))
+    added = done[-1].added if done else []
+    if added:
+        documents.notify(session_id)
     return result, len(added)

@@ -64,31 +64,43 @@ class DocumentStore:
 
     def add(self, session_id: str, documents: Iterable[ReadDocument], added_at: str | None = None) -> AddResult:
         """Store the documents not yet in the session, in one transaction."""
-        from cks_desktop.graph.sqlite_util import now_iso
-
         self.store.get_session(session_id)  # NotFound: one sentence, before anything is written
-        stamp = added_at or now_iso()
-        result = AddResult()
-        seen: set[str] = set()
         with self.store.transaction() as conn:
-            for doc in documents:
-                existing = self._find(conn, session_id, doc.sha256)
-                if existing is not None or doc.sha256 in seen:
-                    result.already.append(existing or next(d for d in result.added if d.id == doc.sha256))
-                    continue
-                seen.add(doc.sha256)
-                conn.execute("INSERT INTO documents (session_id, id, name, size, media_type, source, added_at, "
-                             "reader, text, page_starts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (session_id, doc.sha256, doc.name, doc.size, doc.media_type, doc.source, stamp,
-                              doc.reader, doc.text, json.dumps(list(doc.page_starts))))
-                found = self._find(conn, session_id, doc.sha256)
-                assert found is not None
-                result.added.append(found)
-            if result.added:
-                self.store.note_own_documents(conn, session_id)  # the change feed skips our own add
+            result = self.add_in(conn, session_id, documents, added_at)
         if result.added:
             _notify(session_id)
         return result
+
+    def add_in(self, conn: sqlite3.Connection, session_id: str, documents: Iterable[ReadDocument],
+               added_at: str | None = None) -> AddResult:
+        """``add`` inside a write transaction the caller owns (an import writes its documents and
+        its graph in one); the caller notifies (``notify``) after it commits."""
+        from cks_desktop.graph.sqlite_util import now_iso
+
+        stamp = added_at or now_iso()
+        result = AddResult()
+        seen: set[str] = set()
+        for doc in documents:
+            existing = self._find(conn, session_id, doc.sha256)
+            if existing is not None or doc.sha256 in seen:
+                result.already.append(existing or next(d for d in result.added if d.id == doc.sha256))
+                continue
+            seen.add(doc.sha256)
+            conn.execute("INSERT INTO documents (session_id, id, name, size, media_type, source, added_at, "
+                         "reader, text, page_starts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (session_id, doc.sha256, doc.name, doc.size, doc.media_type, doc.source, stamp,
+                          doc.reader, doc.text, json.dumps(list(doc.page_starts))))
+            found = self._find(conn, session_id, doc.sha256)
+            assert found is not None
+            result.added.append(found)
+        if result.added:
+            self.store.note_own_documents(conn, session_id)  # the change feed skips our own add
+        return result
+
+    @staticmethod
+    def notify(session_id: str) -> None:
+        """Tell the listeners that the session's documents changed (after a caller's commit)."""
+        _notify(session_id)
 
     @staticmethod
     def _find(conn: sqlite3.Connection, session_id: str, doc_id: str) -> Document | None:

@@ -62,7 +62,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from cks_desktop.graph import history, queries, rows
 from cks_desktop.graph.batch import Planner
@@ -86,6 +86,9 @@ from cks_desktop.graph.schema import _refuse_newer, migrate, schema_version
 from cks_desktop.graph.sqlite_util import database_error, now_iso
 from cks_desktop.graph.writer import summarize, write_plan
 from cks_desktop.ids import new_id
+
+if TYPE_CHECKING:
+    from cks_desktop.graph.formats.common import CarriedDocuments
 
 log = logging.getLogger(__name__)
 
@@ -684,13 +687,16 @@ class GraphStore:
                                     for e in exc.errors]) from None
 
     def apply_stream(self, session_id: str, items: Iterable[tuple[int, dict[str, Any]]], origin: str, *,
-                     reverts: str | None = None, chunk_size: int | None = None) -> ApplyResult:
+                     reverts: str | None = None, chunk_size: int | None = None,
+                     prelude: Callable[[sqlite3.Connection], bool] | None = None) -> ApplyResult:
         """Like ``apply``, for a big batch given as ``(op index, op)`` pairs (an iterator, e.g.
         an importer's): planned and written chunk by chunk in ONE transaction
         (``graph/stream.py``), so its memory does not grow with its size. All or nothing;
         ``ValidationFailed`` lists every failing op. ``ops`` and ``created`` of the result
         stay empty and the returned change holds no op lists (``get_change`` reads them).
-        Not for batches that define types."""
+        Not for batches that define types. ``prelude(conn)`` runs first inside the same
+        transaction (an import's documents) and says whether it wrote anything: then the
+        transaction commits even when the ops change nothing."""
         from cks_desktop.graph.stream import STREAM_CHUNK, stream_batch
 
         if not isinstance(origin, str) or not origin:
@@ -705,10 +711,11 @@ class GraphStore:
                 self._check_writable()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
+                    wrote = prelude(conn) if prelude is not None else False
                     outcome = stream_batch(conn, session_id, items, origin, now_iso(), reverts,
                                            chunk_size or STREAM_CHUNK)
                     if outcome.change is None:
-                        conn.execute("ROLLBACK")
+                        conn.execute("COMMIT" if wrote else "ROLLBACK")
                         return ApplyResult(None, {}, outcome.summary, outcome.counts, [])
                     self._own.note_change(outcome.change.id)  # before COMMIT: the feed may see it right after
                     conn.execute("COMMIT")
@@ -745,13 +752,14 @@ class GraphStore:
                             evidence)
 
     def import_data(self, session_id: str, format: str, data: str, origin: str,
-                    on_conflict: str | None = None) -> ApplyResult:
+                    on_conflict: str | None = None, documents: "CarriedDocuments | None" = None) -> ApplyResult:
         """Formats: json, graphml, memory-jsonl. One change; bad input → StoreError (an
         ``ImportRefused`` naming every problem), nothing written. ``on_conflict``: skip,
-        merge, rename or error (``formats/conflicts.py``); None keeps the old rule."""
+        merge, rename or error (``formats/conflicts.py``); None keeps the old rule.
+        ``documents``: what the file carries, written in the same transaction as the graph."""
         from cks_desktop.graph.formats import import_graph
 
-        return import_graph(self, session_id, format, data, origin, on_conflict)
+        return import_graph(self, session_id, format, data, origin, on_conflict, documents)
 
     def preview_import(self, session_id: str, format: str, data: str) -> Any:
         """An ``ImportPreview``: counts, types, a sample and every conflict; writes nothing."""

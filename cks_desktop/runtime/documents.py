@@ -3,8 +3,9 @@
 ``add_files`` reads every file first (the size cap is the settings' ``documents.max_file_mb``,
 checked before a byte is read), collects one refusal sentence per file that cannot be read, then
 stores the readable ones in ONE transaction (``DocumentStore.add``): a file is added whole or not
-at all. It blocks (PDFs of hundreds of pages take seconds): the window runs it on a worker thread,
-the CLI calls it directly. The formats, the window's file filter and the CLI's help come from the
+at all. It blocks (PDFs of thousands of pages take seconds; more than ``pdf.MAX_PAGES`` are refused):
+the window runs it on a worker thread with a progress dialog that can cancel, the CLI calls it
+directly, printing progress, and stops on Ctrl+C (``documents/progress.py``). The formats, the window's file filter and the CLI's help come from the
 reader registry (``documents/readers/registry.py``).
 """
 
@@ -22,6 +23,7 @@ from cks_desktop.settings import Documents
 
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
+    from cks_desktop.documents.progress import ReadProgress
     from cks_desktop.graph.store import GraphStore
 
 __all__ = ["AddOutcome", "DocumentsUseCase", "OrphanChoice", "Orphans", "Refusal", "Removal", "orphan_words"]
@@ -79,10 +81,12 @@ class DocumentsUseCase:
         return registry.short_name(media_type)
 
     # -- the flows ---------------------------------------------------------------------------
-    def add_files(self, session_id: str, files: Sequence[Path | str]) -> AddOutcome:
+    def add_files(self, session_id: str, files: Sequence[Path | str],
+                  progress: "ReadProgress | None" = None) -> AddOutcome:
         """Read ``files``, add the readable ones in one transaction, refuse the others by name.
         Raises ``StoreError`` for an unknown session (before any file is read) or a database fault
-        (then nothing was added)."""
+        (then nothing was added). ``progress`` hears how a long read goes; its ``cancel`` stops
+        the request with ``ReadCancelled`` before anything is stored."""
         from cks_desktop.documents.errors import UnreadableDocument
         from cks_desktop.documents.readers import read_path
         from cks_desktop.documents.store import DocumentStore
@@ -92,7 +96,7 @@ class DocumentsUseCase:
         read, refused = [], []
         for name in files:
             try:
-                read.append(read_path(Path(name).expanduser(), limit))
+                read.append(read_path(Path(name).expanduser(), limit, progress))
             except UnreadableDocument as exc:
                 refused.append(Refusal(str(name), str(exc)))
         result = DocumentStore(self.store).add(session_id, read)

@@ -1,7 +1,8 @@
 """File → Add documents… and dropping files onto the window: documents into the current session.
 
-Reading runs on a worker thread (a PDF of hundreds of pages takes seconds; the event loop never
-waits on it); the store writes all readable files of one request in one transaction. Each file
+Reading runs on a worker thread (a PDF of thousands of pages takes seconds; the event loop never
+waits on it); a read that lasts shows a progress dialog ("Reading big.pdf: page 1,200 of 3,000")
+whose Cancel stops it with nothing added (``documents/progress.py``); the store writes all readable files of one request in one transaction. Each file
 that cannot be read is named with its one sentence in a message box opened with ``open()``
 (never ``exec()``); the others are added. The file dialog is window-modal, also ``open()``ed.
 The flow itself is the documents use case (``runtime/documents.py``); its filter lists the formats
@@ -11,12 +12,13 @@ the reader registry has.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox, QProgressDialog
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
@@ -33,6 +35,7 @@ class DocumentIntake(QObject):
     """The window's way in for documents; one per window."""
 
     dialogOpened = Signal(object)  # the file dialog or the problems box, once open
+    progressShown = Signal(object)  # the progress dialog of a read that lasts, once visible
     added = Signal(object, object)  # (AddOutcome, list of refusal sentences)
     failed = Signal(str)
 
@@ -107,13 +110,34 @@ class DocumentIntake(QObject):
         if not sid:
             self._fail("Open a session first.")
             return None
+        from cks_desktop.documents.progress import ReadCancelled, ReadProgress
+
         documents = self.window.services.documents
         self._say(f"Reading {counted(len(paths), 'file')}…")
+        loop = asyncio.get_running_loop()
+        dialog = self._progress_dialog()
+        posted = [0.0]
+
+        def step(name: str, done: int, total: int) -> None:  # on the worker: at most 20 updates a second
+            now = time.monotonic()
+            if now - posted[0] >= 0.05 or done == total:
+                posted[0] = now
+                loop.call_soon_threadsafe(self._show_progress, dialog, name, done, total)
+
+        progress = ReadProgress(step)
+        dialog.canceled.connect(progress.cancel.set)
         try:
-            result = await asyncio.to_thread(documents.add_files, sid, paths)
+            result = await asyncio.to_thread(documents.add_files, sid, paths, progress)
+        except ReadCancelled as exc:
+            self._fail(str(exc))
+            return None
         except StoreError as exc:
             self._fail(f"Nothing was added: {exc}")
             return None
+        finally:
+            dialog.canceled.disconnect()
+            dialog.reset()
+            dialog.deleteLater()
         refused = [r.error for r in result.refused]
         parts = []
         if result.added:
@@ -127,6 +151,31 @@ class DocumentIntake(QObject):
         if refused:
             await self._show_refused(refused)
         return result
+
+    def _progress_dialog(self) -> QProgressDialog:
+        """A dialog that shows itself only if the read lasts over 0.4 s; Cancel stops the read."""
+        dialog = QProgressDialog("Reading…", "Cancel", 0, 0, self.window)
+        dialog.setObjectName("documentsReadProgress")
+        dialog.setWindowTitle("Adding documents")
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.setMinimumDuration(400)
+        dialog.setAutoReset(False)
+        dialog.setAutoClose(False)
+        dialog.setValue(0)  # starts the 0.4 s clock
+        return dialog
+
+    def _show_progress(self, dialog: QProgressDialog, name: str, done: int, total: int) -> None:
+        try:
+            if dialog.wasCanceled():
+                return
+            dialog.setMaximum(total)  # 0: busy (the file is being opened)
+            dialog.setLabelText(f"Reading {name}: page {done:,} of {total:,}" if total else f"Opening {name}…")
+            dialog.setValue(done)
+        except RuntimeError:  # the read ended and the dialog went meanwhile
+            return
+        if dialog.isVisible() and not dialog.property("announced"):  # it shows itself after 0.4 s
+            dialog.setProperty("announced", True)
+            self.progressShown.emit(dialog)
 
     async def _show_refused(self, refused: list[str]) -> None:
         box = plain_message_box(self.window, icon=QMessageBox.Icon.Warning, title="Some files were not added",

@@ -110,4 +110,6 @@ def test_what_was_left_out_of_the_answers_is_shown_in_the_review(qtbot) -> None:
     dialog = ReviewDialog(plan, TEXT)
     qtbot.addWidget(dialog)
     label = dialog.findChild(QLabel, "extractionReviewSkipped")
-    assert label is not None and "London" in label.text() and "9,970 more objects" in label.text()
+    assert label is not None and "Left out of the model's answers (2)" in label.text()
+    assert dialog.left_out is not None  # every note, under why it cannot be ticked in
+    assert "London" in dialog.left_out.toPlainText() and "9,970 more objects" in dialog.left_out.toPlainText()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import ReadDocument
+from cks_desktop.documents.progress import ReadProgress
 from cks_desktop.documents.readers import registry
 
 TEXT, MARKDOWN, HTML = "text/plain", "text/markdown", "text/html"
@@ -41,13 +42,18 @@ def media_type_of(name: str, head: bytes) -> str:
 _READABLE = re.compile("[^\\s\x00-\x1f\x7f-\x9f\ufffd]")
 
 
-def read_bytes(data: bytes, name: str, source: str = "", media_type: str | None = None) -> ReadDocument:
-    """Read a document from bytes already in memory (``name`` is what the person sees)."""
+def read_bytes(data: bytes, name: str, source: str = "", media_type: str | None = None,
+               progress: ReadProgress | None = None) -> ReadDocument:
+    """Read a document from bytes already in memory (``name`` is what the person sees);
+    ``progress``: told as a long read goes, and stops it (``ReadCancelled``)."""
     if not data:
         raise UnreadableDocument(f"{name} is empty (0 bytes); there is nothing to add.")
     fmt = registry.by_media_type(media_type) if media_type else registry.detect(name, data[:8])
     kind = media_type or fmt.media_type
-    extracted = fmt.read(data, name)
+    if progress is not None and fmt.read_with_progress is not None:
+        extracted = fmt.read_with_progress(data, name, progress)
+    else:
+        extracted = fmt.read(data, name)
     reader = fmt.reader_name()
     if _READABLE.search(extracted.text) is None:  # NUL bytes and control characters are not text
         raise UnreadableDocument(f"{name} contains no readable text.")
@@ -55,7 +61,7 @@ def read_bytes(data: bytes, name: str, source: str = "", media_type: str | None 
                         source=source, reader=reader, text=extracted.text, page_starts=extracted.page_starts)
 
 
-def read_path(path: Path, max_bytes: int) -> ReadDocument:
+def read_path(path: Path, max_bytes: int, progress: ReadProgress | None = None) -> ReadDocument:
     """Read the file at ``path``: its size is checked against ``max_bytes`` before reading."""
     name = path.name or str(path)
     try:
@@ -82,4 +88,4 @@ def read_path(path: Path, max_bytes: int) -> ReadDocument:
         raise UnreadableDocument(f"{path} cannot be read: {exc.strerror or exc}.") from None
     if len(data) > max_bytes:
         raise UnreadableDocument(f"{name} grew past the {_megabytes(max_bytes)} limit while it was read.")
-    return read_bytes(data, name, source=os.path.abspath(path))
+    return read_bytes(data, name, source=os.path.abspath(path), progress=progress)

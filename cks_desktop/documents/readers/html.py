@@ -6,6 +6,12 @@ Never a browser engine: nothing is rendered, no script runs, no resource is fetc
 line), ``svg``, ``math``, ``iframe``, ``object``, ``canvas``. Block elements end a line; runs of
 whitespace collapse outside ``pre``. ``html.parser`` is a tokenizer, not a tree builder, so a
 document nested a million levels deep costs time proportional to its size and no recursion.
+
+The parser is fed a piece at a time (``PIECE`` characters), and what it holds back unparsed — a
+tag, attribute, comment or script that has not ended yet — is bounded (``MAX_PENDING``): an
+attribute that never ends (a 200 MB one was read whole, as 200 million characters of "text", at
+1.5 GB peak) is refused in one sentence as soon as it passes the bound. 16 million characters
+leave room for the big inline images (``data:`` URLs) and scripts of saved web pages.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import Extracted
 from cks_desktop.documents.readers.registry import DocumentFormat
 from cks_desktop.documents.readers.text import decode, normalise_newlines
@@ -26,6 +33,8 @@ _BLOCK = frozenset({"p", "div", "br", "hr", "li", "ul", "ol", "dl", "dt", "dd", 
 _CELL = frozenset({"td", "th"})
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
                    "track", "wbr", "param"})
+PIECE = 1 << 20  # characters fed to the parser at a time
+MAX_PENDING = 16_000_000  # characters the parser may hold back unparsed (an open tag, comment or script)
 _SPACES = re.compile(r"[ \t\n\r\f\v]+")
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.IGNORECASE)
 
@@ -100,9 +109,17 @@ def _decode_html(data: bytes, name: str) -> str:
     return decode(data, name)
 
 
-def html_text(markup: str) -> str:
+def html_text(markup: str, name: str = "The HTML file") -> str:
+    """The readable text of ``markup``; UnreadableDocument when a tag, attribute, comment or
+    script does not end within ``MAX_PENDING`` characters."""
     parser = _TextOnly()
-    parser.feed(markup)
+    for start in range(0, len(markup), PIECE):
+        parser.feed(markup[start:start + PIECE])
+        if len(parser.rawdata) > MAX_PENDING:  # held back, waiting for an end that has not come
+            raise UnreadableDocument(
+                f"{name} has a tag, attribute, comment or script that does not end within "
+                f"{MAX_PENDING // 1_000_000} million characters; it is refused as unsafe "
+                "(save the page as text or PDF to add it).")
     parser.close()
     title = _SPACES.sub(" ", "".join(parser.title)).strip()
     body = _tidy("".join(parser.out))
@@ -110,7 +127,7 @@ def html_text(markup: str) -> str:
 
 
 def read(data: bytes, name: str) -> Extracted:
-    return Extracted(html_text(normalise_newlines(_decode_html(data, name))))
+    return Extracted(html_text(normalise_newlines(_decode_html(data, name)), name))
 
 
 def _reader_name() -> str:

@@ -9,6 +9,12 @@ saying so, instead of adding an empty document.
 Pages are joined with a blank line ("\\n\\n"); ``page_starts[i]`` is the offset of page i+1's
 first character. An encrypted PDF is opened only if it has no user password (many PDFs are
 "encrypted" with an empty one to restrict printing); otherwise it is refused.
+
+A bound: a PDF of more than ``MAX_PAGES`` pages is refused in one sentence before its pages are
+read (a 100,000-page file took ~2 minutes of CPU, silently: pypdf's page-tree flattening alone is
+~20 s). The page tree is counted by walking it ourselves, at most ``MAX_PAGES`` + 1 leaves deep
+and never twice through a node, so a file whose ``/Count`` lies is caught as cheaply. Within the
+bound the read reports each page and can be stopped (``documents/progress.py``).
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ from __future__ import annotations
 import io
 import logging
 import warnings
+from typing import Any
 
 from cks_desktop.documents.errors import UnreadableDocument
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.progress import ReadProgress
 from cks_desktop.documents.readers.registry import DocumentFormat
 from cks_desktop.documents.readers.text import normalise_newlines
 
 PAGE_SEPARATOR = "\n\n"
+MAX_PAGES = 10_000  # ~15 s of reading here, with progress; a bigger PDF is refused at once
 
 
 def reader_name() -> str:
@@ -31,7 +40,37 @@ def reader_name() -> str:
     return f"pypdf {pypdf.__version__}"
 
 
+def _too_many_pages(pdf: Any, limit: int) -> bool:
+    """Whether the page tree has more than ``limit`` pages: the declared ``/Count`` first, then
+    the leaves counted by walking the tree, stopping past ``limit`` (a ``/Count`` may lie)."""
+    pages = pdf.trailer["/Root"]["/Pages"]
+    declared = pages.get("/Count", 0)
+    if isinstance(declared, int) and declared > limit:
+        return True
+    leaves, seen, stack = 0, set(), [pages]
+    while stack:
+        node = stack.pop()
+        kids = node.get("/Kids")
+        if kids is None:
+            leaves += 1
+            if leaves > limit:
+                return True
+            continue
+        for kid in kids:
+            key = getattr(kid, "idnum", None)
+            if key is not None:
+                if key in seen:
+                    continue
+                seen.add(key)
+            stack.append(kid.get_object())
+    return False
+
+
 def read(data: bytes, name: str) -> Extracted:
+    return read_with_progress(data, name, ReadProgress())
+
+
+def read_with_progress(data: bytes, name: str, progress: ReadProgress) -> Extracted:
     import pypdf
     from pypdf.errors import FileNotDecryptedError, PyPdfError
 
@@ -47,7 +86,16 @@ def read(data: bytes, name: str) -> Extracted:
                 except (FileNotDecryptedError, NotImplementedError):
                     raise UnreadableDocument(f"{name} is an encrypted PDF protected by a password; "
                                              "remove the password and add it again.") from None
-            pages = [normalise_newlines(page.extract_text() or "").strip() for page in pdf.pages]
+            if _too_many_pages(pdf, MAX_PAGES):
+                raise UnreadableDocument(f"{name} has more than {MAX_PAGES:,} pages, more than this app reads "
+                                         "from one file; split it into parts (a PDF tool can) and add those.")
+            progress.step(name, 0, 0)  # opening: the page tree is read (seconds for thousands of pages)
+            total = len(pdf.pages)
+            pages: list[str] = []
+            for i, leaf in enumerate(pdf.pages):
+                progress.step(name, i, total)
+                pages.append(normalise_newlines(leaf.extract_text() or "").strip())
+            progress.step(name, total, total)
     except UnreadableDocument:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, RecursionError,
@@ -72,4 +120,5 @@ def read(data: bytes, name: str) -> Extracted:
     return Extracted("".join(parts), tuple(starts))
 
 
-FORMATS = (DocumentFormat("application/pdf", "PDF", (".pdf",), read, reader_name, magic=(b"%PDF-",), order=40),)
+FORMATS = (DocumentFormat("application/pdf", "PDF", (".pdf",), read, reader_name, magic=(b"%PDF-",), order=40,
+                          read_with_progress=read_with_progress),)

@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from cks_desktop.documents.model import Extracted
+from cks_desktop.documents.progress import ReadProgress
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class DocumentFormat:
     magic_needs_suffix: bool = False
     fallback: bool = False
     order: int = 50  # where it is named in lists (the filter, the help): lower first
+    # a read that reports progress and can be stopped (``documents/progress.py``), for long formats
+    read_with_progress: Callable[[bytes, str, ReadProgress], Extracted] | None = None
 
     def matches_magic(self, suffix: str, head: bytes) -> bool:
         if not any(head.startswith(m) for m in self.magic):

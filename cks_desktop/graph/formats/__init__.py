@@ -9,7 +9,7 @@ from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Object, Relation, Session
 
 if TYPE_CHECKING:
-    from cks_desktop.graph.formats.common import ParsedGraph
+    from cks_desktop.graph.formats.common import CarriedDocuments, ParsedGraph
     from cks_desktop.graph.formats.conflicts import ImportPreview
     from cks_desktop.graph.store import ApplyResult, GraphStore
 
@@ -62,7 +62,7 @@ def _check_choice(on_conflict: str | None) -> None:
 
 
 def import_graph(store: "GraphStore", session_id: str, format: str, data: str, origin: str,
-                 on_conflict: str | None = None) -> "ApplyResult":
+                 on_conflict: str | None = None, documents: "CarriedDocuments | None" = None) -> "ApplyResult":
     from cks_desktop.graph.formats.common import apply_import
 
     _check_choice(on_conflict)
@@ -73,7 +73,7 @@ def import_graph(store: "GraphStore", session_id: str, format: str, data: str, o
     if format == "memory-jsonl" and on_conflict is None:
         from cks_desktop.graph.formats.memory_jsonl import merge_existing_observations
         merge_existing_observations(store, session_id, parsed)
-    return apply_import(store, session_id, parsed, origin, on_conflict)
+    return apply_import(store, session_id, parsed, origin, on_conflict, documents)
 
 
 def preview_import(store: "GraphStore", session_id: str, format: str, data: str) -> "ImportPreview":

@@ -13,7 +13,8 @@ failures as one sentence that says where in the input the problem is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,22 @@ from cks_desktop.graph.sqlite_util import is_id, json_list
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import ApplyResult, GraphStore
+
+
+@dataclass(frozen=True)
+class CarriedDocuments:
+    """Documents an import brings with its graph, written in the import's OWN transaction.
+
+    Why one transaction: the graph's sources cite the documents, so documents without their
+    graph (or a graph whose sources were left out for want of its documents) must never be
+    what a kill -9 leaves. ``write(conn)`` inserts them on the import's connection before the
+    graph's first op and says whether it stored any; ``ids`` are the ids they are stored
+    under; ``renamed`` maps an id the file carried to the id it is stored under (the
+    evidence's ``document_id`` follows it, and nothing else in the file is touched)."""
+
+    write: Callable[[sqlite3.Connection], bool]
+    ids: frozenset[str]
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -96,14 +113,15 @@ class Problems:
 
 
 def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origin: str,
-                 on_conflict: str | None = None) -> "ApplyResult":
+                 on_conflict: str | None = None, documents: CarriedDocuments | None = None) -> "ApplyResult":
     """The parsed graph as ONE change, streamed: its ops are made chunk by chunk while the
     store plans and writes them (``GraphStore.apply_stream``), so the import never holds
     all its ops, their states and inverses at once.
 
     ``on_conflict`` None is the store's long-standing rule (merge into objects already in
     the session, refuse repeats inside the file into an empty one); ``skip`` / ``merge`` /
-    ``rename`` / ``error`` are the person's choice (``formats/conflicts.py``)."""
+    ``rename`` / ``error`` are the person's choice (``formats/conflicts.py``). ``documents``:
+    the documents the file carries, written first in the same transaction (``CarriedDocuments``)."""
     from cks_desktop.graph.formats.conflicts import existing_objects, name_taken_in, outcome_words, resolve
 
     empty = store.counts(session_id)["objects"] == 0
@@ -138,7 +156,12 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
         _existing_relations(store, session_id, graph, refs, index) if dedupe else {})
     cited = {e.target for e in graph.evidence if e.kind == "relation"}  # relations that need a label
     rel_ref: dict[str, str] = {}  # relation id in the input -> its label in this import
-    documents = _session_documents(store, session_id) if graph.evidence else set()
+    carried = documents
+    known = _session_documents(store, session_id) if graph.evidence else set()
+    renamed: Mapping[str, str] = {}
+    if carried is not None:
+        known |= carried.ids
+        renamed = carried.renamed
 
     def items() -> Iterator[tuple[int, dict[str, Any]]]:
         yield from object_ops()
@@ -163,10 +186,12 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
             if r.id is not None and r.id in cited:
                 op["label"] = rel_ref[r.id] = f"$importrel{j}"
             yield base + j, op
-        yield from evidence_ops(graph, refs, index, rel_ref, documents, extra, base + len(graph.relations))
+        yield from evidence_ops(graph, refs, index, rel_ref, known, extra, base + len(graph.relations),
+                                renamed)
 
     try:
-        result = store.apply_stream(session_id, items(), origin)
+        result = store.apply_stream(session_id, items(), origin,
+                                    prelude=carried.write if carried is not None else None)
     except ValidationFailed as exc:
         raise ImportRefused([f"{_where(graph, e['index'])}: {e['message']}" for e in exc.errors]) from None
     result.created = {}  # the import's own labels mean nothing to the caller
@@ -179,18 +204,24 @@ def apply_import(store: "GraphStore", session_id: str, graph: ParsedGraph, origi
 
 
 def evidence_ops(graph: ParsedGraph, refs: list[str], index: dict[str, int], rel_ref: dict[str, str],
-                 documents: set[str], extra: dict[str, int], base: int) -> Iterator[tuple[int, dict[str, Any]]]:
+                 documents: set[str], extra: dict[str, int], base: int,
+                 renamed: Mapping[str, str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """The input's sources as ``add_evidence`` ops on the imported objects and relations
     (after them, so labels resolve). A source whose relation was left out as a repeat, or
     whose document is not in the session (an import without its documents), is left out and
-    counted (``sources_skipped``): the facts still import, their passages cannot be shown."""
+    counted (``sources_skipped``): the facts still import, their passages cannot be shown.
+    ``renamed``: a carried document id stored under another id (only ``document_id`` follows it)."""
     for k, e in enumerate(graph.evidence):  # (the parser checked that every target is in the input)
         ref = refs[index[e.target]] if e.kind == "object" else rel_ref.get(e.target)
-        doc = e.fields.get("document_id")
+        fields = e.fields
+        doc = fields.get("document_id")
+        if renamed and isinstance(doc, str) and doc in renamed:
+            doc = renamed[doc]
+            fields = {**fields, "document_id": doc}
         if ref is None or (isinstance(doc, str) and doc not in documents):
             extra["sources_skipped"] = extra.get("sources_skipped", 0) + 1
             continue
-        yield base + k, {"op": "add_evidence", e.kind: ref, **e.fields}
+        yield base + k, {"op": "add_evidence", e.kind: ref, **fields}
 
 
 def _session_documents(store: "GraphStore", session_id: str) -> set[str]:

@@ -3,7 +3,8 @@
 Only bytes the chat already holds are shown (a tool's image block, the person's paste or
 drop, the session's store): nothing here loads a URL. Decoding happens here, in the UI, with
 ``QImage`` (the core only reads headers, ``tools/images.py``); bytes Qt cannot decode show
-as a plain "cannot show" chip, never a crash. A thumbnail is a button: click (or Enter)
+as a plain "cannot show" chip, never a crash. Thumbnails are read at their small size, within
+an allocation limit, and big images off the GUI thread (``thumbnails.py``). A thumbnail is a button: click (or Enter)
 opens ``ImageDialog`` with the image as large as the screen allows and a Save… button (a
 file dialog opened without a nested event loop).
 """
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayo
                                QToolButton, QVBoxLayout, QWidget)
 
 from cks_desktop.llm.messages import ImagePart
+from cks_desktop.ui.chat.thumbnails import SYNC_PIXELS, Outcome, decode_later, decode_scaled, header_size
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
@@ -41,17 +43,18 @@ def decode(data: bytes) -> QImage | None:
 
 
 def thumbnail(data: bytes, px: int = THUMB_PX) -> QPixmap | None:
-    image = decode(data)
-    if image is None:
-        return None
-    return QPixmap.fromImage(image.scaled(px, px, Qt.AspectRatioMode.KeepAspectRatio,
-                                          Qt.TransformationMode.SmoothTransformation))
+    """The thumbnail, decoded here and now at its small size (None when it cannot be shown)."""
+    outcome, image = decode_scaled(data, px)
+    return QPixmap.fromImage(image) if outcome is Outcome.DECODED and image is not None else None
 
 
 class ImageThumb(QToolButton):
-    """One thumbnail; ``opened`` when clicked."""
+    """One thumbnail; ``opened`` when clicked. A big image is decoded on a worker: the button
+    shows "loading image…" until then, and ``ready`` is emitted when its picture (or the
+    sentence why there is none) is in place; ``pending`` says whether that is still to come."""
 
     opened = Signal(object)  # the ImagePart
+    ready = Signal()
 
     def __init__(self, part: ImagePart, parent: QWidget | None = None, *, px: int = THUMB_PX) -> None:
         super().__init__(parent)
@@ -59,24 +62,45 @@ class ImageThumb(QToolButton):
         self.setObjectName("chatImageThumb")
         self.setAutoRaise(True)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        pixmap = thumbnail(part.data, px)
-        self.decoded = pixmap is not None
-        if pixmap is not None:
+        self.decoded = False
+        self.pending = False
+        self.setAccessibleName(f"Image {describe(part)}")
+        self.setEnabled(bool(part.data))
+        self.clicked.connect(lambda: self.opened.emit(self.part))
+        size = header_size(part.data) if part.data else QSize()
+        if size.isValid() and size.width() * size.height() > SYNC_PIXELS:
+            self.pending = True
+            self.setText("loading image…")
+            self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            self.setToolTip(plain_tooltip(f"Image ({describe(part)})"))
+            decode_later(part.data, px, self, self._show)
+        else:
+            self._show(*decode_scaled(part.data, px))
+
+    def _show(self, outcome: Outcome, image: QImage | None) -> None:
+        part = self.part
+        self.pending = False
+        if outcome is Outcome.DECODED and image is not None:
+            pixmap = QPixmap.fromImage(image)
+            self.decoded = True
             icon = QIcon(pixmap)
             # the same picture when disabled (the composer's chips are): Qt's greyed version hid the image
             icon.addPixmap(pixmap, QIcon.Mode.Disabled)
+            self.setText("")
             self.setIcon(icon)
             self.setIconSize(QSize(pixmap.width(), pixmap.height()))
             self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
             tip = f"Image ({describe(part)}): click to enlarge or save"
         else:
-            self.setText("image not available" if not part.data else "cannot show this image")
+            match outcome:
+                case Outcome.TOO_LARGE:
+                    self.setText("image too large to show")
+                case Outcome.UNREADABLE | Outcome.DECODED:
+                    self.setText("image not available" if not part.data else "cannot show this image")
             self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            tip = f"Image ({describe(part)})"
+            tip = f"Image ({describe(part)})" + (": click to save it" if outcome is Outcome.TOO_LARGE else "")
         self.setToolTip(plain_tooltip(tip))
-        self.setAccessibleName(f"Image {describe(part)}")
-        self.setEnabled(bool(part.data))
-        self.clicked.connect(lambda: self.opened.emit(self.part))
+        self.ready.emit()
 
 
 class ImageStrip(QWidget):
@@ -131,9 +155,10 @@ class ImageDialog(QDialog):
         layout = QVBoxLayout(self)
         self.picture = plain_label(name="chatImagePicture")
         self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        image = decode(part.data)
         screen = QGuiApplication.primaryScreen()
         room = screen.availableGeometry().size() * 0.8 if screen is not None else QSize(1024, 768)
+        # read at most at the size the screen can show, within the allocation limit (thumbnails.py)
+        image = decode_scaled(part.data, max(room.width(), room.height()))[1]
         if image is not None:
             pixmap = QPixmap.fromImage(image)
             if pixmap.width() > room.width() or pixmap.height() > room.height():

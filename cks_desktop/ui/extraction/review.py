@@ -10,6 +10,8 @@ sources and relations move — the review file's ``merge_into``, folded at once 
 every source. "Split" on a merged row records that the merged names are different things (remembered for the
 session) and asks the controller to plan again — from the cache, without asking the model. Apply
 writes the ticked rows as one revertible change. The plan is edited in place; nothing here writes.
+What the extraction bounds left out is listed above the rows, every note, grouped, each group with
+why it cannot be ticked back in (``extraction/left_out.py`` holds the decision).
 """
 
 from __future__ import annotations
@@ -60,11 +62,16 @@ class ReviewDialog(QDialog):
         lay.addWidget(plain_label(summary, name="extractionReviewSummary", wrap=True))
         for warning in plan.warnings:
             lay.addWidget(plain_label(warning, name="extractionReviewWarning", wrap=True))
+        self.left_out: QPlainTextEdit | None = None
         if plan.skipped:  # what the model said that could not be written (too much for a part, a bad type)
-            first = "; ".join(plan.skipped[:3])
-            more = f" (and {len(plan.skipped) - 3} more)" if len(plan.skipped) > 3 else ""
-            lay.addWidget(plain_label(f"Left out of the model's answers: {first}{more}.",
+            lay.addWidget(plain_label(f"Left out of the model's answers ({len(plan.skipped):,}); these are "
+                                      "not written and cannot be ticked in (why below each group):",
                                       name="extractionReviewSkipped", wrap=True))
+            self.left_out = QPlainTextEdit(self._left_out_text(plan.skipped))
+            self.left_out.setObjectName("extractionReviewLeftOut")
+            self.left_out.setReadOnly(True)
+            self.left_out.setMaximumHeight(110)
+            lay.addWidget(self.left_out)
         for pair in plan.pairs[:5]:
             lay.addWidget(plain_label(f"Possibly the same: {pair['a_name']} and {pair['b_name']} ({pair['reason']}); "
                                       "kept apart.", name="extractionReviewPair", wrap=True))
@@ -123,6 +130,22 @@ class ReviewDialog(QDialog):
         top = self.tree.topLevelItem(0)
         if top is not None:
             self.tree.setCurrentItem(top)
+
+    @staticmethod
+    def _left_out_text(notes: list[str]) -> str:
+        """Every left-out note, grouped by kind, each group under the sentence that says why it
+        cannot be ticked in (``extraction/left_out.py``: the decision and its reasons)."""
+        from cks_desktop.extraction.left_out import WHY, Kind, kind
+
+        groups: dict[Kind, list[str]] = {}
+        for note in notes:
+            groups.setdefault(kind(note), []).append(note)
+        parts = []
+        order: tuple[Kind, ...] = ("over_bound", "malformed", "unknown")
+        for key in order:
+            if key in groups:
+                parts.append(WHY[key] + "\n" + "\n".join(f"  • {n}" for n in groups[key]))
+        return "\n\n".join(parts)
 
     def _row(self, item: "PlanItem") -> QTreeWidgetItem:
         if item.kind == "object":
