@@ -198,10 +198,12 @@ class Resolver:
     """Resolves mentions one by one, in document order; ``pairs`` collects the ambiguous ones."""
 
     def __init__(self, existing: Iterable[Existing] = (), distinct: Iterable[tuple[str, str]] = (),
-                 lookup: Callable[[str], list[Existing]] | None = None) -> None:
+                 lookup: Callable[[str], list[Existing]] | None = None, *,
+                 sourced: dict[tuple[int, int], list[str]] | None = None) -> None:
         """``existing``: the session's objects, indexed up front. ``lookup``: for sessions too large
         to load whole, a search (the graph's full-text index, ``GraphStore.search_objects``) asked
-        once per distinct name; what it finds joins the indexes as existing objects."""
+        once per distinct name; what it finds joins the indexes as existing objects. ``sourced``:
+        where the document being extracted already sources objects (span → object ids)."""
         self.entities: list[Entity] = []
         self.pairs: list[Pair] = []
         self.distinct = {identity_pair(a, b) for a, b in distinct}
@@ -211,6 +213,8 @@ class Resolver:
         self._lookup = lookup
         self._looked: set[str] = set()
         self._known_ids: set[str] = set()
+        self._by_existing: dict[str, int] = {}
+        self.sourced = sourced or {}
         for obj in existing:
             self._add_existing(obj)
 
@@ -219,6 +223,7 @@ class Resolver:
             return
         self._known_ids.add(obj.id)
         ent = self._new(obj.name, obj.type, existing_id=obj.id, description=obj.description)
+        self._by_existing[obj.id] = ent.index
         for alias in obj.aliases:
             self._index_name(ent, alias, anchor=True)
             if alias not in ent.aliases:
@@ -279,6 +284,9 @@ class Resolver:
         """The entity the mention belongs to (an existing one it merged into, or a new one)."""
         self._look_up([m.name, *m.aliases])
         key = name_key(m.name)
+        again = self._sourced_here(m, key)
+        if again is not None:
+            return self._join(again, m, "source", 1.0)
         ident = f"n:{m.type.casefold()}:{key}"
         exact = [e for e in self._live(self._exact.get(key, ())) if not self._is_distinct(ident, e)]
         same_type = [e for e in exact if e.type.casefold() == m.type.casefold()]
@@ -308,6 +316,26 @@ class Resolver:
                 self.pairs.append(Pair(ent.index, other.index, reason, round(score, 3)))
             return ent
         return self._provisional(m)
+
+    def _sourced_here(self, m: Mention, key: str) -> Entity | None:
+        """The object this document already sources at the mention's own quote under the mention's
+        name: extracting a document again lands every mention where it went the first time, whatever
+        the pairs and verdicts around it (no second object, no new question)."""
+        if not self.sourced:
+            return None
+        keys = {key, *(name_key(a) for a in m.aliases)} - {""}
+        found: dict[int, Entity] = {}
+        for ev in m.evidence:
+            if getattr(ev, "start", None) is None:
+                continue
+            for oid in self.sourced.get((ev.start, ev.end), ()):
+                index = self._by_existing.get(oid)
+                if index is None:
+                    continue
+                ent = self.find(index)
+                if keys & ent.names:
+                    found.setdefault(ent.index, ent)
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def _other_fits(self, m: Mention, ent: Entity) -> bool:
         """An alias the model gave points at ANOTHER entity too: not a unique match."""
