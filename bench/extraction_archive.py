@@ -115,6 +115,7 @@ async def run_level(percent: int, root: Path, extras: int) -> dict[str, Any]:
     chunks = 0
     app_seconds = 0.0
     held = 0
+    phases: dict[str, float] = {}
     spans: dict[str, list[tuple[int, int]]] = {}
     with make_fake("openai") as fake:
         fake.side_turn = model
@@ -126,6 +127,8 @@ async def run_level(percent: int, root: Path, extras: int) -> dict[str, Any]:
                 plan = await ex.run()
                 chunks += len(ex.chunks)
                 app_seconds += ex.progress.app_seconds
+                for phase, secs in ex.progress.phases.items():
+                    phases[phase] = phases.get(phase, 0.0) + secs
                 spans[doc.id] = [(c.start, c.end) for c in ex.chunks]
                 assert ex.context is not None and ex.resolver is not None
                 results = apply_plan(store, plan, ex.context, "extraction")
@@ -188,13 +191,16 @@ async def run_level(percent: int, root: Path, extras: int) -> dict[str, Any]:
     boiler_objects = {row[1] for row in placed if row[0] == "object" and in_boiler(row)}
     boiler_objects |= {o.id for o in store.all_objects(sid) if o.name in BOILERPLATE_ONLY
                        or "Historical Society" in o.name}
+    cluster_names = {o.id: f"{o.name} [{o.type}]" for o in store.all_objects(sid)}
     store.close()
     return {"level": f"{percent} % noise", "b3_f1": b3, "b3_p": p, "b3_r": r, "pairwise_f1": pairwise(items),
             "over_merges": over, "same_name_merges": same_name, "triple_f1": rel_f1,
             "boilerplate_objects": len(boiler_objects), "boilerplate_sources": boiler_sources, "held": held,
             "spans_valid": valid / max(1, len(placed)), "in_part": in_part / max(1, len(placed)),
             "same_graph": same_graph, "again_calls": again_calls, "calls_per_part": model.calls / max(1, chunks),
-            "parts": chunks, "mentions": len(items), "app_ms_per_part": 1000 * app_seconds / max(1, chunks)}
+            "parts": chunks, "mentions": len(items), "app_ms_per_part": 1000 * app_seconds / max(1, chunks),
+            "phases": {k: 1000 * v / max(1, chunks) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
+            "_items": items, "_names": cluster_names, "_system": system, "_gold": gold_triples}
 
 
 def item_mentions(ex: Extraction, index: int) -> list[Any]:
@@ -252,6 +258,8 @@ async def main(extras: int, levels: tuple[int, ...]) -> int:
         for percent in levels:
             rows.append(await run_level(percent, Path(tmp) / f"n{percent}", extras))
     show(rows)
+    for r in rows:
+        print(f"app ms per part by phase, {r['level']}: " + ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items()))
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; "
           f"{time.perf_counter() - started:.1f} s")
