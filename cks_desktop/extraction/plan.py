@@ -17,6 +17,7 @@ unless the person ticks it), a fuzzy or model-decided merge, an object of a new 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -293,6 +294,50 @@ def build_plan(session_id: str, document_id: str, document_name: str, results: l
     return lay_out(session_id, document_id, document_name, claims, skipped, resolver, vocab, existing_edges)
 
 
+# Relation types whose direction the types of their ends say ("" : any type). A claim the other way
+# round between ends of those types is turned (the model swapped them); types not listed take the
+# direction most of their claims (this document's and the session's) have.
+DIRECTIONS: dict[str, tuple[str, str]] = {
+    "born_in": ("person", "place"), "lives_in": ("person", "place"), "died_in": ("person", "place"),
+    "works_at": ("person", "organization"), "works_for": ("person", "organization"),
+    "member_of": ("person", "organization"), "founded": ("person", "organization"),
+    "captain_of": ("person", "ship"), "master_of": ("person", "ship"), "owner_of": ("", "ship"),
+    "located_in": ("", "place"), "sailed_to": ("ship", "place"), "sailed_from": ("ship", "place"),
+    "arrived_in": ("", "place"), "wrote_about": ("person", "event"), "attended": ("person", "event"),
+    "opposed": ("person", ""), "built": ("organization", ""), "represents": ("person", "place"),
+}
+
+
+def _fits(kind: str, type_: str) -> bool:
+    return not kind or kind == type_.casefold()
+
+
+def direction_votes(claims: list[RelationClaim], resolver: Resolver,
+                    existing_edges: dict[tuple[str, str, str], str]) -> dict[str, Counter[tuple[str, str]]]:
+    """How often each relation type runs from one type of thing to another (claims and the graph)."""
+    votes: dict[str, Counter[tuple[str, str]]] = {}
+    types = {e.existing_id: e.type.casefold() for e in resolver.entities if e.existing_id}
+    for src, kind, dst in existing_edges:
+        if src in types and dst in types:
+            votes.setdefault(kind, Counter())[(types[src], types[dst])] += 1
+    for claim in claims:
+        a, b = resolver.find(claim.source), resolver.find(claim.target)
+        votes.setdefault(claim.type, Counter())[(a.type.casefold(), b.type.casefold())] += 1
+    return votes
+
+
+def turned(kind: str, a: Entity, b: Entity, votes: dict[str, Counter[tuple[str, str]]]) -> bool:
+    """The claim a → b runs against its type's direction (and b → a runs with it)."""
+    ta, tb = a.type.casefold(), b.type.casefold()
+    if ta == tb:
+        return False
+    if kind in DIRECTIONS:
+        src, dst = DIRECTIONS[kind]
+        return not (_fits(src, ta) and _fits(dst, tb)) and _fits(src, tb) and _fits(dst, ta)
+    counts = votes.get(kind)
+    return counts is not None and counts[(tb, ta)] > counts[(ta, tb)]
+
+
 def lay_out(session_id: str, document_id: str, document_name: str, claims: list[RelationClaim], skipped: list[str],
             resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str]) -> Plan:
     """The plan of resolved entities and relation claims (after the model's verdicts, if any)."""
@@ -305,10 +350,13 @@ def lay_out(session_id: str, document_id: str, document_name: str, claims: list[
         plan.entity_keys[keys[ent.index]] = ent.index
         plan.objects.append(_object_item(keys[ent.index], ent, vocab))
     seen: dict[tuple[int, str, int], PlanItem] = {}
+    votes = direction_votes(claims, resolver, existing_edges)
     for claim in claims:
         a, b = resolver.find(claim.source), resolver.find(claim.target)
         if a.index == b.index:
             continue  # both ends turned out to be one thing: no self-link
+        if turned(claim.type, a, b, votes):
+            a, b = b, a  # the model swapped the ends: the types say which way the relation runs
         triple = (a.index, claim.type, b.index)
         ev = _ev_json(claim.evidence)
         if triple in seen:

@@ -51,3 +51,23 @@ def test_guards_hold_against_every_tier_and_the_model() -> None:
     assert resolver.find(one.index).index != resolver.find(two.index).index
     assert resolver.find(talia.index).index != resolver.find(priya.index).index
     assert all(not a.endswith(")") for a in resolver.find(two.index).aliases)  # no app suffix as an alias
+
+
+def test_a_relation_the_model_turned_round_runs_the_way_its_types_say() -> None:
+    from cks_desktop.extraction.plan import Evidence, RelationClaim, lay_out
+    from cks_desktop.extraction.vocabulary import Vocabulary
+
+    resolver = Resolver([])
+    ev = Evidence("d1", 0, 0, 30, None, "Thomas Ward was captain of the Aurora.", "exact")
+    ward = resolver.add(Mention(0, "o1", "Thomas Ward", "Person", evidence=[ev]))
+    ship = resolver.add(Mention(0, "o2", "Aurora", "Ship", evidence=[ev]))
+    town = resolver.add(Mention(0, "o3", "Korrin", "Place", evidence=[ev]))
+    claims = [RelationClaim(0, ship.index, ward.index, "captain_of", ev),  # turned round by the model
+              RelationClaim(0, ward.index, ship.index, "captain_of", ev),
+              RelationClaim(0, town.index, ward.index, "visited_by", ev),  # not listed: most claims decide
+              RelationClaim(0, ward.index, town.index, "visited_by", ev),
+              RelationClaim(0, ward.index, town.index, "visited_by", ev)]
+    plan = lay_out("s", "d1", "doc", claims, [], resolver, Vocabulary.of([]), {})
+    keys = {o.key: o.name for o in plan.objects}
+    got = sorted((keys[r.source], r.type, keys[r.target]) for r in plan.relations)
+    assert got == [("Thomas Ward", "captain_of", "Aurora"), ("Thomas Ward", "visited_by", "Korrin")]
