@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cks_desktop.extraction.chunking import Chunk
-from cks_desktop.extraction.grounding import Normalised, ground
+from cks_desktop.extraction.boilerplate import inside
+from cks_desktop.extraction.grounding import Normalised, align, ground
 from cks_desktop.extraction.resolution import Entity, Existing, Mention, Pair, Resolver
 from cks_desktop.extraction.vocabulary import EXTRACTED_TYPE, NEW_TYPES_WARNING, Vocabulary
 from cks_desktop.graph.validation import MAX_NAME, MAX_TYPE
@@ -46,6 +48,7 @@ CHARS_PER_RELATION = 10
 MAX_PROPERTIES = 100  # properties of one object from one answer
 MAX_PROPERTY_VALUE = 10_000  # characters of one property value (and of a description)
 MAX_ALIASES = 20
+MIN_NAME_CHARS = 3  # a shorter name is looked for as written (grounding aligns 3+ characters)
 
 
 @dataclass
@@ -121,10 +124,33 @@ def relation_type(said: str) -> str:
     return "_".join(w.casefold() for w in words) or "related_to"
 
 
+def _named_in(name: str, chunk: Chunk, norm: Normalised) -> bool:
+    """The name occurs in the part (as written, in other spacing or case, or nearly: a typo)."""
+    if len(name.strip()) < MIN_NAME_CHARS:
+        return name.strip().casefold() in chunk.text.casefold()
+    return align(name, chunk.text, norm=norm) is not None
+
+
+def _only_in_boilerplate(names: list[str], chunk: Chunk, boilerplate: Sequence[tuple[int, int]]) -> bool:
+    """Every occurrence of every name in the part lies in boilerplate (and there is one)."""
+    found = False
+    for name in names:
+        at = chunk.text.find(name)
+        while at >= 0:
+            found = True
+            if not inside(boilerplate, chunk.start + at, chunk.start + at + len(name)):
+                return False
+            at = chunk.text.find(name, at + 1)
+    return found
+
+
 def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_starts: tuple[int, ...],
-                  vocab: Vocabulary) -> ChunkResult:
-    """One chunk's answer as mentions and relation claims, every quote grounded."""
+                  vocab: Vocabulary, boilerplate: Sequence[tuple[int, int]] = ()) -> ChunkResult:
+    """One chunk's answer as mentions and relation claims, every quote grounded. An object or
+    relation whose source is in ``boilerplate`` (running lines, site chrome), or an object named only
+    there, is left out; an object whose name is nowhere in the part is held for review."""
     out = ChunkResult()
+    dropped: set[str] = set()
     norm = Normalised(chunk.text)
     refs: set[str] = set()
     max_objects, max_relations = part_limits(len(chunk.text))
@@ -149,16 +175,26 @@ def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_s
         ev = _evidence(str(obj.get("quote", "")) or name, chunk, document_id, page_starts, norm, at if at >= 0 else None)
         aliases = [str(a).strip() for a in obj.get("aliases") or [] if str(a).strip() and str(a).strip() != name]
         aliases = [a for a in aliases if len(a) <= MAX_NAME][:MAX_ALIASES]
+        if boilerplate and ((ev.start is not None and ev.end is not None and inside(boilerplate, ev.start, ev.end))
+                            or _only_in_boilerplate([name, *aliases], chunk, boilerplate)):
+            dropped.add(ref)
+            out.skipped.append(f"the object {name[:60]!r} of part {chunk.index + 1}: from a running header or "
+                               "footer or the site's navigation (left out)")
+            continue
+        held = not any(_named_in(n, chunk, norm) for n in [name, *aliases])
         description = str(obj.get("description", "")).strip()[:MAX_PROPERTY_VALUE]
         out.mentions.append(Mention(chunk=chunk.index, ref=ref, name=name, type=type_, said_type=said,
                                     description=description, aliases=aliases,
-                                    properties=_props(obj.get("properties"), name, out.skipped), evidence=[ev]))
+                                    properties=_props(obj.get("properties"), name, out.skipped), evidence=[ev],
+                                    held=held))
     relations = [r for r in answer.get("relations") or [] if isinstance(r, dict)]
     if len(relations) > max_relations:
         out.skipped.append(f"{len(relations) - max_relations:,} more relations than part {chunk.index + 1} "
                            f"({len(chunk.text):,} characters) can state; the first {max_relations} were kept")
     for rel in relations[:max_relations]:
         src, dst = str(rel.get("source", "")).strip(), str(rel.get("target", "")).strip()
+        if src in dropped or dst in dropped:
+            continue
         if src not in refs or dst not in refs:
             out.skipped.append(f"a relation {src[:60]} → {dst[:60]} whose end is not an object of the answer")
             continue
@@ -168,6 +204,8 @@ def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_s
                                f"(at most {MAX_TYPE}); left out")
             continue
         ev = _evidence(str(rel.get("quote", "")), chunk, document_id, page_starts, norm, None)
+        if boilerplate and ev.start is not None and ev.end is not None and inside(boilerplate, ev.start, ev.end):
+            continue  # a source in a running line or the site's chrome: never a source
         out.relations.append((src, dst, type_, ev))
     return out
 
@@ -402,6 +440,9 @@ def _object_item(key: str, ent: Entity, vocab: Vocabulary) -> PlanItem:
                     merges=[asdict(r) for r in ent.merges if r.tier != "exact" or r.name != ent.name],
                     evidence=unique)
     _score(item)
+    if ent.held:
+        item.risk, item.include = RISK_UNALIGNED, False
+        item.reasons.append("its name is nowhere in its part (held for review)")
     return item
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.extraction import prompt
+from cks_desktop.extraction.boilerplate import boilerplate_spans
 from cks_desktop.extraction.budget import answer_budget, effective_budget
 from cks_desktop.extraction.cache import ExtractionCache, Runs
 from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk
@@ -208,6 +209,7 @@ class Extraction:
         self.on_progress = on_progress
         self.preload_limit = preload_limit
         self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
+        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking
         self.model = model_name(provider)
         self.cache = ExtractionCache(store, session_id)
         self._running = asyncio.Event()
@@ -324,7 +326,8 @@ class Extraction:
                 else:
                     self.progress.cached += 1
                 if answer is not None:
-                    result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab)
+                    result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab,
+                                           self.boilerplate)
                     results.append(result)
                     self.progress.objects_found += len(result.mentions)
                     self.progress.relations_found += len(result.relations)
