@@ -134,3 +134,24 @@ def plain_score(name: str) -> tuple[int, ...]:
     latin = all(ord(c) < 0x0400 for c in letters)
     return (int(bare == name.strip()), int("," not in bare), int(not titled), int(not initials), int(not caps),
             int(latin), len(loose_words(bare)), len(bare))
+
+
+def name_similarity(a: str, b: str) -> float:
+    """How alike two names are as a careful reader sees them, 0–1: the character similarity of their
+    loose forms, in the order written, with the words sorted (a given name and surname swapped) and
+    with the spaces removed (a name split or joined), whichever is highest. The name matcher as
+    calibrated on the FEBRL record-linkage data (``bench/name_matcher_febrl.py``)."""
+    import difflib
+
+    ka, kb = loose_words(a), loose_words(b)
+    if not ka or not kb:
+        return 0.0
+    forms = ((" ".join(ka), " ".join(kb)), (" ".join(sorted(ka)), " ".join(sorted(kb))), ("".join(ka), "".join(kb)))
+    best = 0.0
+    for x, y in forms:
+        if x == y:
+            return 1.0
+        if 2 * min(len(x), len(y)) / (len(x) + len(y)) < best:
+            continue
+        best = max(best, difflib.SequenceMatcher(None, x, y, autojunk=False).ratio())
+    return best

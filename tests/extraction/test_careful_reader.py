@@ -71,3 +71,12 @@ def test_a_relation_the_model_turned_round_runs_the_way_its_types_say() -> None:
     keys = {o.key: o.name for o in plan.objects}
     got = sorted((keys[r.source], r.type, keys[r.target]) for r in plan.relations)
     assert got == [("Thomas Ward", "captain_of", "Aurora"), ("Thomas Ward", "visited_by", "Korrin")]
+
+
+def test_the_name_matcher_sees_swapped_split_and_transliterated_names() -> None:
+    from cks_desktop.extraction.names import name_similarity
+
+    assert name_similarity("troy reid", "reid troy") == 1.0  # given name and surname swapped
+    assert name_similarity("macgo wan darcie", "darcie macgowan") >= 0.8  # split, and swapped
+    assert name_similarity("Søren Håkonsen", "SOEREN HAAKONSEN") == 1.0
+    assert name_similarity("eliza keany", "eriaz keacny") < 0.8 and name_similarity("thomas glass", "bailey glass") < 0.8
