@@ -55,6 +55,18 @@ async def test_extracting_every_document_again_changes_nothing(tmp_path: Path, p
     assert second[0] == first[0], set(second[0]) ^ set(first[0])
     assert second[1] == first[1], set(second[1]) ^ set(first[1])
     assert second[2] == first[2]
+    for obj in store.all_objects(sid):  # the app's disambiguating suffixes never become aliases
+        aliases = obj.properties.get("aliases") or []
+        assert not [a for a in aliases if isinstance(a, str) and a.endswith(")") and obj.name.startswith(a[:-1])]
+    if percent == 0:  # the same fact in three documents: one relation, a source from each
+        names = {o.id: o.name for o in store.all_objects(sid)}
+        founded = [r for r in store.all_relations(sid) if r.type == "founded"
+                   and names[r.source_id] == "Marguerite Okonkwo" and names[r.target_id] == "Northern Rail Company"]
+        assert len(founded) == 1
+        with store.connection_lock() as conn:
+            docs_citing = conn.execute("SELECT count(DISTINCT document_id) FROM evidence WHERE target_kind = "
+                                       "'relation' AND target_id = ?", (founded[0].id,)).fetchone()[0]
+        assert docs_citing == 3
     store.close()
 
 
