@@ -17,11 +17,14 @@ unless the person ticks it), a fuzzy or model-decided merge, an object of a new 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cks_desktop.extraction.chunking import Chunk
-from cks_desktop.extraction.grounding import Normalised, ground
+from cks_desktop.extraction.boilerplate import inside
+from cks_desktop.extraction.grounding import Normalised, align, ground
 from cks_desktop.extraction.resolution import Entity, Existing, Mention, Pair, Resolver
 from cks_desktop.extraction.vocabulary import EXTRACTED_TYPE, NEW_TYPES_WARNING, Vocabulary
 from cks_desktop.graph.validation import MAX_NAME, MAX_TYPE
@@ -45,6 +48,7 @@ CHARS_PER_RELATION = 10
 MAX_PROPERTIES = 100  # properties of one object from one answer
 MAX_PROPERTY_VALUE = 10_000  # characters of one property value (and of a description)
 MAX_ALIASES = 20
+MIN_NAME_CHARS = 3  # a shorter name is looked for as written (grounding aligns 3+ characters)
 
 
 @dataclass
@@ -120,10 +124,33 @@ def relation_type(said: str) -> str:
     return "_".join(w.casefold() for w in words) or "related_to"
 
 
+def _named_in(name: str, chunk: Chunk, norm: Normalised) -> bool:
+    """The name occurs in the part (as written, in other spacing or case, or nearly: a typo)."""
+    if len(name.strip()) < MIN_NAME_CHARS:
+        return name.strip().casefold() in chunk.text.casefold()
+    return align(name, chunk.text, norm=norm) is not None
+
+
+def _only_in_boilerplate(names: list[str], chunk: Chunk, boilerplate: Sequence[tuple[int, int]]) -> bool:
+    """Every occurrence of every name in the part lies in boilerplate (and there is one)."""
+    found = False
+    for name in names:
+        at = chunk.text.find(name)
+        while at >= 0:
+            found = True
+            if not inside(boilerplate, chunk.start + at, chunk.start + at + len(name)):
+                return False
+            at = chunk.text.find(name, at + 1)
+    return found
+
+
 def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_starts: tuple[int, ...],
-                  vocab: Vocabulary) -> ChunkResult:
-    """One chunk's answer as mentions and relation claims, every quote grounded."""
+                  vocab: Vocabulary, boilerplate: Sequence[tuple[int, int]] = ()) -> ChunkResult:
+    """One chunk's answer as mentions and relation claims, every quote grounded. An object or
+    relation whose source is in ``boilerplate`` (running lines, site chrome), or an object named only
+    there, is left out; an object whose name is nowhere in the part is held for review."""
     out = ChunkResult()
+    dropped: set[str] = set()
     norm = Normalised(chunk.text)
     refs: set[str] = set()
     max_objects, max_relations = part_limits(len(chunk.text))
@@ -148,16 +175,26 @@ def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_s
         ev = _evidence(str(obj.get("quote", "")) or name, chunk, document_id, page_starts, norm, at if at >= 0 else None)
         aliases = [str(a).strip() for a in obj.get("aliases") or [] if str(a).strip() and str(a).strip() != name]
         aliases = [a for a in aliases if len(a) <= MAX_NAME][:MAX_ALIASES]
+        if boilerplate and ((ev.start is not None and ev.end is not None and inside(boilerplate, ev.start, ev.end))
+                            or _only_in_boilerplate([name, *aliases], chunk, boilerplate)):
+            dropped.add(ref)
+            out.skipped.append(f"the object {name[:60]!r} of part {chunk.index + 1}: from a running header or "
+                               "footer or the site's navigation (left out)")
+            continue
+        held = not any(_named_in(n, chunk, norm) for n in [name, *aliases])
         description = str(obj.get("description", "")).strip()[:MAX_PROPERTY_VALUE]
         out.mentions.append(Mention(chunk=chunk.index, ref=ref, name=name, type=type_, said_type=said,
                                     description=description, aliases=aliases,
-                                    properties=_props(obj.get("properties"), name, out.skipped), evidence=[ev]))
+                                    properties=_props(obj.get("properties"), name, out.skipped), evidence=[ev],
+                                    held=held))
     relations = [r for r in answer.get("relations") or [] if isinstance(r, dict)]
     if len(relations) > max_relations:
         out.skipped.append(f"{len(relations) - max_relations:,} more relations than part {chunk.index + 1} "
                            f"({len(chunk.text):,} characters) can state; the first {max_relations} were kept")
     for rel in relations[:max_relations]:
         src, dst = str(rel.get("source", "")).strip(), str(rel.get("target", "")).strip()
+        if src in dropped or dst in dropped:
+            continue
         if src not in refs or dst not in refs:
             out.skipped.append(f"a relation {src[:60]} → {dst[:60]} whose end is not an object of the answer")
             continue
@@ -167,6 +204,8 @@ def collect_chunk(answer: dict[str, Any], chunk: Chunk, document_id: str, page_s
                                f"(at most {MAX_TYPE}); left out")
             continue
         ev = _evidence(str(rel.get("quote", "")), chunk, document_id, page_starts, norm, None)
+        if boilerplate and ev.start is not None and ev.end is not None and inside(boilerplate, ev.start, ev.end):
+            continue  # a source in a running line or the site's chrome: never a source
         out.relations.append((src, dst, type_, ev))
     return out
 
@@ -293,6 +332,50 @@ def build_plan(session_id: str, document_id: str, document_name: str, results: l
     return lay_out(session_id, document_id, document_name, claims, skipped, resolver, vocab, existing_edges)
 
 
+# Relation types whose direction the types of their ends say ("" : any type). A claim the other way
+# round between ends of those types is turned (the model swapped them); types not listed take the
+# direction most of their claims (this document's and the session's) have.
+DIRECTIONS: dict[str, tuple[str, str]] = {
+    "born_in": ("person", "place"), "lives_in": ("person", "place"), "died_in": ("person", "place"),
+    "works_at": ("person", "organization"), "works_for": ("person", "organization"),
+    "member_of": ("person", "organization"), "founded": ("person", "organization"),
+    "captain_of": ("person", "ship"), "master_of": ("person", "ship"), "owner_of": ("", "ship"),
+    "located_in": ("", "place"), "sailed_to": ("ship", "place"), "sailed_from": ("ship", "place"),
+    "arrived_in": ("", "place"), "wrote_about": ("person", "event"), "attended": ("person", "event"),
+    "opposed": ("person", ""), "built": ("organization", ""), "represents": ("person", "place"),
+}
+
+
+def _fits(kind: str, type_: str) -> bool:
+    return not kind or kind == type_.casefold()
+
+
+def direction_votes(claims: list[RelationClaim], resolver: Resolver,
+                    existing_edges: dict[tuple[str, str, str], str]) -> dict[str, Counter[tuple[str, str]]]:
+    """How often each relation type runs from one type of thing to another (claims and the graph)."""
+    votes: dict[str, Counter[tuple[str, str]]] = {}
+    types = {e.existing_id: e.type.casefold() for e in resolver.entities if e.existing_id}
+    for src, kind, dst in existing_edges:
+        if src in types and dst in types:
+            votes.setdefault(kind, Counter())[(types[src], types[dst])] += 1
+    for claim in claims:
+        a, b = resolver.find(claim.source), resolver.find(claim.target)
+        votes.setdefault(claim.type, Counter())[(a.type.casefold(), b.type.casefold())] += 1
+    return votes
+
+
+def turned(kind: str, a: Entity, b: Entity, votes: dict[str, Counter[tuple[str, str]]]) -> bool:
+    """The claim a → b runs against its type's direction (and b → a runs with it)."""
+    ta, tb = a.type.casefold(), b.type.casefold()
+    if ta == tb:
+        return False
+    if kind in DIRECTIONS:
+        src, dst = DIRECTIONS[kind]
+        return not (_fits(src, ta) and _fits(dst, tb)) and _fits(src, tb) and _fits(dst, ta)
+    counts = votes.get(kind)
+    return counts is not None and counts[(tb, ta)] > counts[(ta, tb)]
+
+
 def lay_out(session_id: str, document_id: str, document_name: str, claims: list[RelationClaim], skipped: list[str],
             resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str]) -> Plan:
     """The plan of resolved entities and relation claims (after the model's verdicts, if any)."""
@@ -305,10 +388,13 @@ def lay_out(session_id: str, document_id: str, document_name: str, claims: list[
         plan.entity_keys[keys[ent.index]] = ent.index
         plan.objects.append(_object_item(keys[ent.index], ent, vocab))
     seen: dict[tuple[int, str, int], PlanItem] = {}
+    votes = direction_votes(claims, resolver, existing_edges)
     for claim in claims:
         a, b = resolver.find(claim.source), resolver.find(claim.target)
         if a.index == b.index:
             continue  # both ends turned out to be one thing: no self-link
+        if turned(claim.type, a, b, votes):
+            a, b = b, a  # the model swapped the ends: the types say which way the relation runs
         triple = (a.index, claim.type, b.index)
         ev = _ev_json(claim.evidence)
         if triple in seen:
@@ -354,6 +440,9 @@ def _object_item(key: str, ent: Entity, vocab: Vocabulary) -> PlanItem:
                     merges=[asdict(r) for r in ent.merges if r.tier != "exact" or r.name != ent.name],
                     evidence=unique)
     _score(item)
+    if ent.held:
+        item.risk, item.include = RISK_UNALIGNED, False
+        item.reasons.append("its name is nowhere in its part (held for review)")
     return item
 
 

@@ -40,6 +40,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cks_desktop.extraction.names import TITLES as _TITLE_WORDS
+from cks_desktop.extraction.names import (given_names_differ, initials_fit, is_short_form, loose_key, loose_words,
+                                          person_parts, plain_score, reading_order, strip_suffix)
 from cks_desktop.graph.ranking import normalise as fts_normalise
 
 FUZZY_AUTO = 0.92
@@ -48,6 +51,10 @@ SHORT_NAME = 6
 COMMON_WORD = 200  # a word shared by more entities than this is no blocking key
 MAX_FUZZY_CANDIDATES = 12
 DICE_FLOOR = 0.65  # shared character pairs below which two names cannot be 0.8 similar in practice
+SURNAME_TYPO = 0.85  # a surname written this close to a known one (and 6+ letters) is that surname
+PERSON = "person"
+_ORG_CUES = frozenset({"company", "co", "works", "bank", "guild", "society", "sons", "bros", "brothers", "ltd", "inc",
+                       "railway", "line", "corporation", "association", "union", "club", "museum", "board"})
 
 _HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "the"})
 _SUFFIXES = frozenset({"inc", "ltd", "llc", "plc", "gmbh", "ag", "sa", "corp"})
@@ -131,6 +138,12 @@ class Mention:
     aliases: list[str] = field(default_factory=list)
     properties: dict[str, Any] = field(default_factory=dict)
     evidence: list[Any] = field(default_factory=list)  # plan.Evidence
+    held: bool = False  # its name is nowhere in its part: held for review, never merged or written unticked
+
+    @property
+    def answer(self) -> tuple[int, str]:
+        """Which answer listed it: the part, and the piece of a halved part ("p1.o3" → "p1")."""
+        return self.chunk, self.ref.rsplit(".", 1)[0] if "." in self.ref else ""
 
 
 @dataclass
@@ -164,6 +177,9 @@ class Entity:
     anchors: set[str] = field(default_factory=set)  # keys fuzzy matching may compare against
     merged_into: int | None = None
     grams: dict[str, frozenset[str]] = field(default_factory=dict)  # anchor key → its character pairs
+    base: str = ""  # the name without the app's disambiguating suffix
+    held: bool = False
+    answers: dict[tuple[int, str], set[str]] = field(default_factory=dict)  # answer → refs it listed here
     _identity: str = ""
 
     @property
@@ -198,19 +214,26 @@ class Resolver:
     """Resolves mentions one by one, in document order; ``pairs`` collects the ambiguous ones."""
 
     def __init__(self, existing: Iterable[Existing] = (), distinct: Iterable[tuple[str, str]] = (),
-                 lookup: Callable[[str], list[Existing]] | None = None) -> None:
+                 lookup: Callable[[str], list[Existing]] | None = None, *,
+                 sourced: dict[tuple[int, int], list[str]] | None = None) -> None:
         """``existing``: the session's objects, indexed up front. ``lookup``: for sessions too large
         to load whole, a search (the graph's full-text index, ``GraphStore.search_objects``) asked
-        once per distinct name; what it finds joins the indexes as existing objects."""
+        once per distinct name; what it finds joins the indexes as existing objects. ``sourced``:
+        where the document being extracted already sources objects (span → object ids)."""
         self.entities: list[Entity] = []
         self.pairs: list[Pair] = []
         self.distinct = {identity_pair(a, b) for a, b in distinct}
         self._exact: dict[str, list[int]] = {}
+        self._loose: dict[str, list[int]] = {}
+        self._surnames: dict[str, list[int]] = {}  # a person's surname (loose) → people with a given name
+        self._short_surnames: dict[str, list[int]] = {}  # → people named so far only by a short form
         self._words: dict[str, list[int]] = {}
         self._taken: dict[tuple[str, str], int] = {}  # (type, name) casefolded → entity: names stay unique
         self._lookup = lookup
         self._looked: set[str] = set()
         self._known_ids: set[str] = set()
+        self._by_existing: dict[str, int] = {}
+        self.sourced = sourced or {}
         for obj in existing:
             self._add_existing(obj)
 
@@ -219,6 +242,7 @@ class Resolver:
             return
         self._known_ids.add(obj.id)
         ent = self._new(obj.name, obj.type, existing_id=obj.id, description=obj.description)
+        self._by_existing[obj.id] = ent.index
         for alias in obj.aliases:
             self._index_name(ent, alias, anchor=True)
             if alias not in ent.aliases:
@@ -237,7 +261,7 @@ class Resolver:
     # -- indexes -----------------------------------------------------------------------------
     def _new(self, name: str, type_: str, *, existing_id: str | None = None, description: str = "") -> Entity:
         ent = Entity(index=len(self.entities), name=name, type=type_, existing_id=existing_id,
-                     description=description)
+                     description=description, base=strip_suffix(name) if existing_id else name)
         self.entities.append(ent)
         self._taken[(type_.casefold(), name.casefold())] = ent.index
         self._index_name(ent, name, anchor=True)
@@ -247,6 +271,16 @@ class Resolver:
         key = name_key(name)
         if not key:
             return
+        loose = loose_key(name)
+        if loose and ent.index not in self._loose.get(loose, ()):
+            self._loose.setdefault(loose, []).append(ent.index)
+            given, surname = person_parts(name)
+            if ent.type.casefold() == PERSON and given and all(len(g) > 1 for g in given) and \
+                    ent.index not in self._surnames.get(surname, ()):
+                self._surnames.setdefault(surname, []).append(ent.index)
+            elif ent.type.casefold() == PERSON and is_short_form(name) and \
+                    ent.index not in self._short_surnames.get(surname, ()):
+                self._short_surnames.setdefault(surname, []).append(ent.index)
         if key not in ent.names:
             ent.names.add(key)
             self._exact.setdefault(key, []).append(ent.index)
@@ -279,8 +313,17 @@ class Resolver:
         """The entity the mention belongs to (an existing one it merged into, or a new one)."""
         self._look_up([m.name, *m.aliases])
         key = name_key(m.name)
+        again = self._sourced_here(m, key)
+        if again is not None:
+            return self._join(again, m, "source", 1.0)
+        if m.held:
+            ent = self._provisional(m)
+            ent.held = True
+            return ent
+        self._repair_type(m)
         ident = f"n:{m.type.casefold()}:{key}"
-        exact = [e for e in self._live(self._exact.get(key, ())) if not self._is_distinct(ident, e)]
+        exact = [e for e in self._live(self._exact.get(key, ())) if not self._is_distinct(ident, e)
+                 and not self._blocked(m, e)]
         same_type = [e for e in exact if e.type.casefold() == m.type.casefold()]
         fitting = [e for e in same_type if not descriptions_conflict(m.description, e.description)]
         if len(fitting) == 1 and not self._other_fits(m, fitting[0]):
@@ -296,6 +339,22 @@ class Resolver:
                           else "several objects with this name" if len(fitting) > 1 else "alias")
                 self.pairs.append(Pair(ent.index, other.index, reason, 1.0))
             return ent
+        loose = self._loose_hits(m, ident)
+        if len(loose) == 1:
+            return self._join(loose[0], m, "spelling", 1.0)
+        if m.type.casefold() == PERSON and is_short_form(m.name):
+            found = self._short_form(m, ident)
+            if isinstance(found, Entity):
+                return self._join(found, m, "short form", 1.0)
+            if found:
+                ent = self._provisional(m)
+                for other in found:
+                    self.pairs.append(Pair(ent.index, other.index, "short form of a name", 0.9))
+                return ent
+        if m.type.casefold() == PERSON and not is_short_form(m.name):
+            fuller = self._fuller_form(m, ident)
+            if fuller is not None:
+                return self._join(fuller, m, "short form", 1.0)
         best, near = self._fuzzy(m, key, ident)
         if best is not None:
             ent_b, score = best
@@ -308,6 +367,108 @@ class Resolver:
                 self.pairs.append(Pair(ent.index, other.index, reason, round(score, 3)))
             return ent
         return self._provisional(m)
+
+    # -- guards and the careful reader's candidates ---------------------------------------------------
+    def _blocked(self, m: Mention, ent: Entity) -> bool:
+        """Never one thing: listed as two in one answer, two people with different given names, or
+        a held entity. No tier and no model answer overrides this."""
+        if ent.held:
+            return True
+        refs = ent.answers.get(m.answer)
+        if refs and (len(refs) > 1 or m.ref not in refs):
+            return True
+        return m.type.casefold() == PERSON and ent.type.casefold() == PERSON and given_names_differ(m.name, ent.base or ent.name)
+
+    def _entities_blocked(self, a: Entity, b: Entity) -> bool:
+        if a.held or b.held:
+            return True
+        if any(answer in a.answers and a.answers[answer] != refs for answer, refs in b.answers.items()):
+            return True
+        if a.type.casefold() != b.type.casefold() or descriptions_conflict(a.description, b.description):
+            return True
+        return a.type.casefold() == PERSON and given_names_differ(a.base or a.name, b.base or b.name)
+
+    def _repair_type(self, m: Mention) -> None:
+        """A type the name itself contradicts, where the session knows the name under one other type:
+        "Northern Rail Company" said to be a Place is the company; "Karin Lind" said to be an
+        Organization is the person. A name that could be either ("Veloria": city, ship) is left."""
+        key = loose_key(m.name)
+        hits = self._live(self._loose.get(key, ()))
+        types = {e.type for e in hits}
+        if not hits or any(t.casefold() == m.type.casefold() for t in types) or len(types) != 1:
+            return
+        other = next(iter(types))
+        words = set(loose_words(m.name))
+        if other.casefold() == "organization" and words & _ORG_CUES:
+            m.type = other
+        elif other.casefold() == PERSON and len(words) >= 2 and not words & _ORG_CUES \
+                and m.type.casefold() != "ship":
+            m.type = other
+
+    def _loose_hits(self, m: Mention, ident: str) -> list[Entity]:
+        """Entities whose name is this one spelled another way (transliteration, another script,
+        inverted, a title, telegraph capitals) — same type, no contradiction, no guard."""
+        hits: dict[int, Entity] = {}
+        for name in [m.name, *m.aliases]:
+            for ent in self._live(self._loose.get(loose_key(name), ())):
+                if ent.type.casefold() == m.type.casefold() and not self._is_distinct(ident, ent) \
+                        and not descriptions_conflict(m.description, ent.description) and not self._blocked(m, ent):
+                    hits.setdefault(ent.index, ent)
+        return list(hits.values())
+
+    def _short_form(self, m: Mention, ident: str) -> Entity | list[Entity]:
+        """A surname alone, initials or a title with a surname: the person of that surname named in
+        this document (the only one), else the only one in the session; several → ask."""
+        given, surname = person_parts(m.name)
+        if not surname:
+            return []
+        indexes = list(self._surnames.get(surname, ()))
+        if not indexes and len(surname) >= 6:
+            for known, posting in self._surnames.items():
+                if known[:1] == surname[:1] and abs(len(known) - len(surname)) <= 1 and \
+                        difflib.SequenceMatcher(None, known, surname).ratio() >= SURNAME_TYPO:
+                    indexes.extend(posting)
+        fits = [e for e in self._live(indexes) if e.type.casefold() == PERSON and not self._is_distinct(ident, e)
+                and not self._blocked(m, e) and not descriptions_conflict(m.description, e.description)
+                and initials_fit(m.name, e.base or e.name)]
+        here = [e for e in fits if e.mentions]  # named in this document already
+        if len(here) == 1:
+            return here[0]
+        if not here and len(fits) == 1:
+            return fits[0]
+        return here or fits
+
+    def _fuller_form(self, m: Mention, ident: str) -> Entity | None:
+        """A full name after its short form ("Capt. Ward" … "Thomas Ward"): the one person named in
+        this document only by that surname, when no other person of that surname is known."""
+        given, surname = person_parts(m.name)
+        if self._live(self._surnames.get(surname, ())):
+            return None
+        fits = [e for e in self._live(self._short_surnames.get(surname, ())) if e.mentions and e.is_new
+                and e.base == e.name and is_short_form(e.name) and not self._is_distinct(ident, e)
+                and not self._blocked(m, e) and not descriptions_conflict(m.description, e.description)
+                and initials_fit(e.name, m.name)]
+        return fits[0] if len(fits) == 1 else None
+
+    def _sourced_here(self, m: Mention, key: str) -> Entity | None:
+        """The object this document already sources at the mention's own quote under the mention's
+        name: extracting a document again lands every mention where it went the first time, whatever
+        the pairs and verdicts around it (no second object, no new question)."""
+        if not self.sourced:
+            return None
+        keys = {key, *(name_key(a) for a in m.aliases)} - {""}
+        found: dict[int, Entity] = {}
+        for ev in m.evidence:
+            if getattr(ev, "start", None) is None:
+                continue
+            for oid in self.sourced.get((ev.start, ev.end), ()):
+                index = self._by_existing.get(oid)
+                if index is None:
+                    continue
+                ent = self.find(index)
+                if keys & ent.names:
+                    found.setdefault(ent.index, ent)
+        return next(iter(found.values())) if len(found) == 1 else None
 
     def _other_fits(self, m: Mention, ent: Entity) -> bool:
         """An alias the model gave points at ANOTHER entity too: not a unique match."""
@@ -323,7 +484,7 @@ class Resolver:
         for alias in m.aliases:
             for ent in self._live(self._exact.get(name_key(alias), ())):
                 if ent.type.casefold() == m.type.casefold() and not self._is_distinct(ident, ent) \
-                        and not descriptions_conflict(m.description, ent.description):
+                        and not descriptions_conflict(m.description, ent.description) and not self._blocked(m, ent):
                     hits.setdefault(ent.index, ent)
         return list(hits.values())
 
@@ -348,7 +509,7 @@ class Resolver:
         caps = m.name.strip().replace(".", "").isupper()
         mtype = m.type.casefold()
         for ent in self._live(ranked):
-            if ent.type.casefold() != mtype or self._is_distinct(ident, ent):
+            if ent.type.casefold() != mtype or self._is_distinct(ident, ent) or self._blocked(m, ent):
                 continue
             score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
             if score >= FUZZY_ASK:
@@ -384,18 +545,39 @@ class Resolver:
         return found
 
     def _provisional(self, m: Mention) -> Entity:
-        name = m.name.strip()
+        name = _plain_form(m.name.strip(), m.type)
         if (m.type.casefold(), name.casefold()) in self._taken:  # the graph keeps (type, name) unique
             base = f"{name} ({m.description.strip()[:40]})" if m.description.strip() else name
             name, n = base, 2
             while (m.type.casefold(), name.casefold()) in self._taken:
                 name, n = f"{base} ({n})", n + 1
+        plain = _plain_form(m.name.strip(), m.type)
         ent = self._new(name, m.type, description=m.description)
-        if name != m.name.strip():
-            self._index_name(ent, m.name, anchor=False)
-            ent.aliases.append(m.name.strip())
+        ent.base = plain
+        if name != plain:
+            self._index_name(ent, plain, anchor=False)
+            ent.aliases.append(plain)
         self._absorb(ent, m, anchor=True)
         return ent
+
+    def _rename(self, ent: Entity, name: str) -> None:
+        """A new entity takes the fullest plain form of its names as its name (the old one stays an
+        alias, unless it was only the app's suffixed form)."""
+        plain = _plain_form(name.strip(), ent.type)
+        if not ent.is_new or ent.base != ent.name or plain_score(plain) <= plain_score(ent.name):
+            return
+        slot = (ent.type.casefold(), plain.casefold())
+        if slot in self._taken:
+            return
+        del self._taken[(ent.type.casefold(), ent.name.casefold())]
+        self._taken[slot] = ent.index
+        old = ent.name
+        ent.name = ent.base = plain
+        ent._identity = ""
+        ent.aliases = [a for a in ent.aliases if a.casefold() != plain.casefold()]
+        if old.casefold() not in {a.casefold() for a in ent.aliases}:
+            ent.aliases.append(old)
+        self._index_name(ent, plain, anchor=True)
 
     def _join(self, ent: Entity, m: Mention, tier: str, score: float, *, anchor: bool = True) -> Entity:
         if name_key(m.name) != name_key(ent.name) or m.name.strip() != ent.name:
@@ -407,6 +589,8 @@ class Resolver:
 
     def _absorb(self, ent: Entity, m: Mention, *, anchor: bool) -> None:
         ent.mentions.append(m)
+        ent.answers.setdefault(m.answer, set()).add(m.ref)
+        self._rename(ent, m.name)
         if m.said_type:
             ent.said_types.add(m.said_type)
         for alias in [m.name, *m.aliases]:
@@ -431,6 +615,9 @@ class Resolver:
             a, b = self.find(pair.a), self.find(pair.b)
             if a.index == b.index:
                 continue
+            if self._entities_blocked(a, b):
+                pair.verdict = "distinct"  # a guard no answer overrides
+                continue
             if a.index in touched or b.index in touched or (not a.is_new and not b.is_new):
                 pair.verdict = "unsure"  # one model merge per entity per round: no chains
                 continue
@@ -443,11 +630,15 @@ class Resolver:
         keep.merges.append(MergeRecord(gone.name, keep.name, tier, score, gone.mentions[0].chunk if gone.mentions else None,
                                        keep.existing_id is not None))
         keep.merges.extend(gone.merges)
-        for alias in [gone.name, *gone.aliases]:
+        for alias in [gone.base or gone.name, *gone.aliases]:
             if alias.casefold() != keep.name.casefold() and alias.casefold() not in {a.casefold() for a in keep.aliases}:
                 keep.aliases.append(alias)
             self._index_name(keep, alias, anchor=False)
+        if keep.is_new:
+            self._rename(keep, gone.base or gone.name)
         keep.mentions.extend(gone.mentions)
+        for answer, refs in gone.answers.items():
+            keep.answers.setdefault(answer, set()).update(refs)
         keep.said_types |= gone.said_types
         if not keep.description:
             keep.description = gone.description
@@ -457,6 +648,18 @@ class Resolver:
 
     def live(self) -> list[Entity]:
         return [e for e in self.entities if e.merged_into is None]
+
+
+def _plain_form(name: str, type_: str) -> str:
+    """A person's name in reading order without a leading title ("Lind, Karin" → "Karin Lind",
+    "Herr Schmidt" → "Schmidt"); other names as written."""
+    if type_.casefold() != PERSON:
+        return name
+    name = reading_order(name)
+    words = name.split()
+    while len(words) > 1 and words[0].rstrip(".").casefold() in _TITLE_WORDS:
+        words.pop(0)
+    return " ".join(words)
 
 
 def _merge_props(ent: Entity, props: dict[str, Any], source: str) -> None:

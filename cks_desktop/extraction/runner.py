@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.extraction import prompt
+from cks_desktop.extraction.boilerplate import boilerplate_spans
 from cks_desktop.extraction.budget import answer_budget, effective_budget
 from cks_desktop.extraction.cache import ExtractionCache, Runs
 from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk
@@ -122,6 +123,7 @@ class Context:
     relation_types: list[str]
     distinct: list[tuple[str, str]]
     lookup: Callable[[str], list[Existing]] | None = None  # a big session: searched, not loaded
+    sourced: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # this document's object sources
 
     @property
     def by_id(self) -> dict[str, Existing]:
@@ -135,9 +137,12 @@ def _existing(obj: Any) -> Existing:
     return Existing(obj.id, obj.name, obj.type, aliases, desc if isinstance(desc, str) else "")
 
 
-def load_context(store: "GraphStore", session_id: str, preload_limit: int = PRELOAD_LIMIT) -> Context:
+def load_context(store: "GraphStore", session_id: str, preload_limit: int = PRELOAD_LIMIT,
+                 document_id: str | None = None) -> Context:
     """The session as resolution needs it: every object up to ``preload_limit``; a bigger session is
-    searched per name through the graph's full-text index instead (``Context.lookup``)."""
+    searched per name through the graph's full-text index instead (``Context.lookup``). With
+    ``document_id``: where that document already sources objects (span → object ids), so extracting
+    it again finds each mention's object by its own source first (``Resolver.add``)."""
     lookup = None
     props: dict[str, dict[str, Any]] = {}
     if store.counts(session_id).get("objects", 0) > preload_limit:
@@ -152,7 +157,15 @@ def load_context(store: "GraphStore", session_id: str, preload_limit: int = PREL
     otypes = [str(t["name"]) for t in stats.get("object_types") or []]
     rtypes = [str(t["name"]) for t in stats.get("relation_types") or []]
     distinct = ExtractionCache(store, session_id).distinct_pairs()
-    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct, lookup)
+    sourced: dict[tuple[int, int], list[str]] = {}
+    if document_id is not None:
+        with store.connection_lock() as conn:
+            rows = conn.execute("SELECT span_start, span_end, target_id FROM evidence WHERE session_id = ? AND "
+                                "document_id = ? AND target_kind = 'object' AND span_start IS NOT NULL",
+                                (session_id, document_id)).fetchall()
+        for start, end, target in rows:
+            sourced.setdefault((int(start), int(end)), []).append(str(target))
+    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct, lookup, sourced)
 
 
 def _fts_lookup(store: "GraphStore", session_id: str,
@@ -196,6 +209,7 @@ class Extraction:
         self.on_progress = on_progress
         self.preload_limit = preload_limit
         self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
+        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking
         self.model = model_name(provider)
         self.cache = ExtractionCache(store, session_id)
         self._running = asyncio.Event()
@@ -288,7 +302,8 @@ class Extraction:
         clock = _Phases(self.progress.phases, loop.time)
         estimate = await asyncio.to_thread(self.estimate)
         self.check_cap(estimate)
-        self.context = await asyncio.to_thread(load_context, self.store, self.session_id, self.preload_limit)
+        self.context = await asyncio.to_thread(load_context, self.store, self.session_id, self.preload_limit,
+                                               self.document.id)
         runs = Runs(self.store, self.session_id)
         self.progress.run_id = await asyncio.to_thread(runs.start, self.document.id, len(self.chunks))
         results: list[ChunkResult] = []
@@ -311,7 +326,8 @@ class Extraction:
                 else:
                     self.progress.cached += 1
                 if answer is not None:
-                    result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab)
+                    result = collect_chunk(answer, chunk, self.document.id, self.document.page_starts, self.context.vocab,
+                                           self.boilerplate)
                     results.append(result)
                     self.progress.objects_found += len(result.mentions)
                     self.progress.relations_found += len(result.relations)
@@ -433,7 +449,7 @@ class Extraction:
     async def _resolve(self, results: list[ChunkResult], clock: "_Phases | None" = None) -> Plan:
         assert self.context is not None
         ctx = self.context
-        resolver = Resolver(ctx.existing, ctx.distinct, ctx.lookup)
+        resolver = Resolver(ctx.existing, ctx.distinct, ctx.lookup, sourced=ctx.sourced)
         self.resolver = resolver
         claims, skipped = await asyncio.to_thread(resolve_mentions, results, resolver)
         if clock is not None:

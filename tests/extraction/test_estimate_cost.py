@@ -42,7 +42,9 @@ async def test_the_estimate_is_within_twice_the_real_cost_of_the_same_run(tmp_pa
     assert not real.failed_chunks
     # Anthropic's wire carries max_tokens 4,096 for this unknown model: dense parts are halved
     # (tests/extraction/test_answer_budget.py), which the estimate foresees as an upper bound
-    assert real.calls == estimate.calls if not real.split_parts else real.calls <= estimate.calls
+    # (and the one duplicate question is foreseen whenever parts are asked: a document whose names
+    # all resolve without asking makes one call fewer)
+    assert estimate.calls - 1 <= real.calls <= estimate.calls if not real.split_parts else real.calls <= estimate.calls
     # the fake reports input tokens of the size of what it was sent (4 characters a token)
     sent = sum(len(json.dumps(r.body["messages"], ensure_ascii=False)) for r in fake.generation_requests)
     assert sent / 4 / 2 <= real.input_tokens <= sent / 4 * 2
@@ -50,7 +52,10 @@ async def test_the_estimate_is_within_twice_the_real_cost_of_the_same_run(tmp_pa
     print(f"{kind}: estimate {estimate.input_tokens}+{estimate.output_tokens} tokens ${estimate.cost_usd:.4f}; "
           f"real {real.input_tokens}+{real.output_tokens} tokens ${real.cost_usd:.4f}")
     assert real.cost_usd / 2 <= estimate.cost_usd <= real.cost_usd * 2, (estimate, real)
-    assert estimate.input_tokens / 2 <= real.input_tokens <= estimate.input_tokens * 2
+    # the estimate foresees the duplicate question's data for every part; when every name resolved
+    # without asking, that share (about half of the input here) was not sent
+    floor = 2 if gold.pair_calls else 3
+    assert estimate.input_tokens / floor <= real.input_tokens <= estimate.input_tokens * 2
     assert estimate.output_tokens / 2 <= real.output_tokens <= estimate.output_tokens * 2
 
 

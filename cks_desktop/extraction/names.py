@@ -1,0 +1,157 @@
+"""How a careful reader compares names written in different ways: one job, no state.
+
+``loose_key`` is the form two spellings of one name share: case and diacritics folded, the letters
+the diacritics stand for in transliteration folded too (ø/ö/oe → o, å/aa → a, ü/ue → u, ä/ae → a,
+ß → ss), Cyrillic written in Latin letters, titles dropped ("Herr", "Capt.", "the Director"), an
+inverted register entry put in reading order ("Lind, Karin" → "karin lind"), the app's own
+disambiguating suffix dropped ("Alex Morgan (senator)"). ``person_parts`` splits a person's name into
+given names (an initial stays an initial) and surname, so "K. Lind" can fit "Karin Lind" and never
+"Erik Lind"; ``given_names_differ`` is the guard that two people with different given names are two.
+``plain_score`` ranks the forms of one name for the canonical one: the fullest plain form (no title,
+no initials, not in capitals, not inverted, in the Latin script when there is one).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "the",
+                    "herr", "frau", "fraulein", "monsieur", "madame", "mme", "mlle", "signor", "signora", "don",
+                    "dona", "captain", "capt", "cpt", "director", "rev", "reverend", "father", "sister", "judge",
+                    "senator", "general", "gen", "colonel", "col", "major", "maj", "lieutenant", "lt", "count",
+                    "countess", "baron", "baroness"})
+_CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
+                     ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p", "r", "s",
+                      "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya"], strict=True))
+_LETTERS = {"ø": "o", "æ": "ae", "œ": "oe", "ß": "ss", "đ": "d", "ð": "d", "þ": "th", "ł": "l", "ı": "i"}
+_DIGRAPHS = (("oe", "o"), ("ae", "a"), ("ue", "u"), ("aa", "a"))
+_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
+_WORD = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Case folded, Cyrillic in Latin letters, diacritics and special letters folded (no digraphs)."""
+    out = []
+    for ch in text.casefold():
+        if ch in _CYRILLIC:
+            out.append(_CYRILLIC[ch])
+        elif ch in _LETTERS:
+            out.append(_LETTERS[ch])
+        else:
+            out.append(ch)
+    decomposed = unicodedata.normalize("NFKD", "".join(out))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _digraphs(word: str) -> str:
+    for a, b in _DIGRAPHS:
+        word = word.replace(a, b)
+    return word
+
+
+def strip_suffix(name: str) -> str:
+    """The name without a trailing "(…)" (the app's disambiguating suffix, or an added note)."""
+    return _SUFFIX.sub("", name).strip() or name.strip()
+
+
+def reading_order(name: str) -> str:
+    """"Lind, Karin" → "Karin Lind" (one comma, a surname before it, given names after)."""
+    if name.count(",") != 1:
+        return name
+    last, first = (p.strip() for p in name.split(","))
+    if last and first and len(last.split()) <= 2 and len(first.split()) <= 3 and first[:1].isupper():
+        return f"{first} {last}"
+    return name
+
+
+@functools.lru_cache(maxsize=65536)
+def loose_words(name: str) -> tuple[str, ...]:
+    """The words of ``loose_key`` (titles dropped, initials kept as one letter)."""
+    words = [_digraphs(w) for w in _WORD.findall(fold(reading_order(strip_suffix(name)).replace("&", " and ")))]
+    while len(words) > 1 and words[0] in TITLES:
+        words.pop(0)
+    return tuple(words)
+
+
+def loose_key(name: str) -> str:
+    return " ".join(loose_words(name))
+
+
+def person_parts(name: str) -> tuple[tuple[str, ...], str]:
+    """(given names or initials, surname) of a person's name, in loose form."""
+    words = loose_words(name)
+    if not words:
+        return (), ""
+    return words[:-1], words[-1]
+
+
+def _given_fit(a: str, b: str) -> bool:
+    return a == b or (len(a) == 1 and b.startswith(a)) or (len(b) == 1 and a.startswith(b))
+
+
+def given_names_differ(a: str, b: str) -> bool:
+    """Both names give a given name and they are not the same (an initial fits its name): two people."""
+    ga, _ = person_parts(a)
+    gb, _ = person_parts(b)
+    if not ga or not gb:
+        return False
+    return not _given_fit(ga[0], gb[0])
+
+
+def initials_fit(short: str, full: str) -> bool:
+    """``short``'s given names (initials or names) fit ``full``'s, and ``short`` has no more of them."""
+    gs, _ = person_parts(short)
+    gf, _ = person_parts(full)
+    return len(gs) <= len(gf) and all(_given_fit(x, y) for x, y in zip(gs, gf, strict=False))
+
+
+@functools.lru_cache(maxsize=65536)
+def is_short_form(name: str) -> bool:
+    """A surname alone, or initials/a title and a surname: a form that names a person partly."""
+    words = [w for w in re.findall(r"[\w.]+", reading_order(strip_suffix(name)))]
+    if not words:
+        return False
+    if len(words) == 1:
+        return True
+    given, _ = person_parts(name)
+    titled = fold(words[0]).rstrip(".") in TITLES
+    return titled and not given or all(len(g) == 1 for g in given)
+
+
+@functools.lru_cache(maxsize=65536)
+def plain_score(name: str) -> tuple[int, ...]:
+    """Higher is a better canonical form: no suffix, not inverted, no title, no initials, not capitals,
+    Latin script, more words, longer."""
+    bare = strip_suffix(name)
+    words = re.findall(r"[\w.]+", bare)
+    titled = bool(words) and fold(words[0]).rstrip(".") in TITLES and len(words) > 1
+    given, _ = person_parts(bare)
+    initials = any(len(g) == 1 for g in given) or bool(re.search(r"\b\w\.", bare))
+    letters = [c for c in bare if c.isalpha()]
+    caps = len(letters) > 3 and all(c.isupper() for c in letters)
+    latin = all(ord(c) < 0x0400 for c in letters)
+    return (int(bare == name.strip()), int("," not in bare), int(not titled), int(not initials), int(not caps),
+            int(latin), len(loose_words(bare)), len(bare))
+
+
+def name_similarity(a: str, b: str) -> float:
+    """How alike two names are as a careful reader sees them, 0–1: the character similarity of their
+    loose forms, in the order written, with the words sorted (a given name and surname swapped) and
+    with the spaces removed (a name split or joined), whichever is highest. The name matcher as
+    calibrated on the FEBRL record-linkage data (``bench/name_matcher_febrl.py``)."""
+    import difflib
+
+    ka, kb = loose_words(a), loose_words(b)
+    if not ka or not kb:
+        return 0.0
+    forms = ((" ".join(ka), " ".join(kb)), (" ".join(sorted(ka)), " ".join(sorted(kb))), ("".join(ka), "".join(kb)))
+    best = 0.0
+    for x, y in forms:
+        if x == y:
+            return 1.0
+        if 2 * min(len(x), len(y)) / (len(x) + len(y)) < best:
+            continue
+        best = max(best, difflib.SequenceMatcher(None, x, y, autojunk=False).ratio())
+    return best
