@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.clear or args.delete_turn is not None:
             return _delete(store, args)
         if args.retry:
-            _check_retry(store, args.session)
+            _check_retry(store, args)
         return asyncio.run(_chat(args, store))
     finally:
         store.close()
@@ -144,9 +144,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
     """--clear / --delete-turn N: whole exchanges only, in one transaction."""
-    from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.runtime import UseCases
+    from cks_desktop.runtime.chat import ChatEditRefused
 
-    transcript = TranscriptStore.for_store(store)
+    chat = UseCases(store, _settings(args)).chat
     what = "every message of the chat" if args.clear else f"exchange {args.delete_turn} of the chat"
     if not args.yes:
         if args.json or not sys.stdin.isatty():
@@ -155,16 +156,11 @@ def _delete(store: "GraphStore", args: argparse.Namespace) -> int:
         print(f"Delete {what}? The graph stays; this cannot be undone. [y/N] ", end="", file=sys.stderr, flush=True)
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             raise CliError("Nothing was deleted.")
-    if args.clear:
-        removed = transcript.clear(args.session)
-        text = f"Cleared the chat ({counted(removed, 'message')} deleted); the graph is unchanged."
-    else:
-        try:
-            removed = transcript.delete_turn(args.session, args.delete_turn)
-        except LookupError as exc:
-            raise CliError(str(exc)) from None
-        text = (f"Deleted exchange {args.delete_turn} ({counted(removed, 'message')}); "
-                "the graph is unchanged.")
+    try:
+        edit = chat.clear(args.session) if args.clear else chat.delete_exchange(args.session, args.delete_turn)
+    except ChatEditRefused as exc:
+        raise CliError(str(exc)) from None
+    removed, text = edit.removed, edit.sentence
     if args.json:
         print(json.dumps({"session": args.session, "deleted_messages": removed,
                           "exchange": None if args.clear else args.delete_turn}))
@@ -256,14 +252,14 @@ def _print_usage(store: "GraphStore", session_id: str, settings: "Settings", *, 
     return EXIT_OK
 
 
-def _check_retry(store: "GraphStore", session_id: str) -> None:
-    from cks_desktop.agent.transcript import TranscriptStore
+def _check_retry(store: "GraphStore", args: argparse.Namespace) -> None:
+    from cks_desktop.runtime import UseCases
+    from cks_desktop.runtime.chat import ChatEditRefused
 
-    transcript = TranscriptStore.for_store(store)
-    history = [row for row in transcript.history(session_id) if not row.is_error]  # a saved error is no answer
-    if not history or not history[-1].unanswered:
-        raise CliError("The chat does not end with an unanswered message, so there is nothing to retry.")
-    transcript.delete_trailing_errors(session_id)  # answered again now: the old error goes
+    try:
+        UseCases(store, _settings(args)).chat.prepare_retry(args.session)
+    except ChatEditRefused as exc:
+        raise CliError(str(exc)) from None
 
 
 def _session(store: "GraphStore", session_id: str) -> Any:

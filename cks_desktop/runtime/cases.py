@@ -1,4 +1,4 @@
-"""The use cases other than chat, on one store and one settings file, each built on first use.
+"""The use cases other than a chat turn (which runs through the Assistant), on one store and one settings file, each built on first use.
 
 The window holds one (``AppServices.cases``); a headless command builds one on the store it opened
 (``UseCases(store, settings)``). Importing this module loads neither the agent nor a provider SDK,
@@ -16,6 +16,8 @@ from cks_desktop.settings import Documents, Settings
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.runtime.ask import AskUseCase
+    from cks_desktop.runtime.chat import ChatUseCase
+    from cks_desktop.runtime.chat import ChatUseCase
     from cks_desktop.runtime.documents import DocumentsUseCase
     from cks_desktop.runtime.extraction import ExtractionUseCase
     from cks_desktop.runtime.graph_io import GraphIOUseCase
@@ -51,3 +53,10 @@ class UseCases:
         from cks_desktop.runtime.ask import AskUseCase
 
         return AskUseCase(self.store)
+
+    @cached_property
+    def chat(self) -> "ChatUseCase":
+        from cks_desktop.agent.transcript import TranscriptStore
+        from cks_desktop.runtime.chat import ChatUseCase
+
+        return ChatUseCase(TranscriptStore.for_store(self.store))

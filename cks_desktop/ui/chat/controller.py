@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from cks_desktop.agent.loop import NOT_SAVED
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.llm.messages import Message
+from cks_desktop.runtime.chat import ChatEditRefused, ChatUseCase, StaleExchange
 from cks_desktop.ui.chat.model import ChatModel, MessageItem, ToolItem
 from cks_desktop.ui.chat.presenter import ChatPresenter
 
@@ -56,6 +57,7 @@ class ChatController:
     def __init__(self, session_id: str, assistant: "Assistant", approver: "Approver") -> None:
         self.session_id = session_id
         self.assistant = assistant
+        self.edits = ChatUseCase(assistant.transcripts)  # delete, clear, drop an answer: the CLI's words too
         self.approver = approver
         self.model = ChatModel()
         self.presenter = ChatPresenter(self.model, self._is_revertable)
@@ -177,11 +179,7 @@ class ChatController:
 
     def _drop_errors(self) -> bool:
         """Delete the error rows after the last message (Retry); True when some were deleted."""
-        try:
-            removed = self.assistant.transcripts.delete_trailing_errors(self.session_id)
-        except Exception:
-            log.exception("dropping the saved error failed")
-            return False
+        removed = self.edits.drop_trailing_errors(self.session_id)
         if removed:
             self.load()
         return bool(removed)
@@ -199,14 +197,12 @@ class ChatController:
             return None
         prompt = self._reloaded_prompt(item.turn)
         try:
-            self.assistant.transcripts.delete_answer(self.session_id, item.turn,
-                                                     expect_prompt=prompt.text if prompt else None)
-        except LookupError as exc:
+            self.edits.drop_answer(self.session_id, item.turn, expect_prompt=prompt.text if prompt else None)
+        except StaleExchange as exc:
             self.load()
             return str(exc)
-        except Exception as exc:
-            log.exception("dropping the answer failed")
-            return f"The answer could not be replaced: {exc}"
+        except ChatEditRefused as exc:
+            return str(exc)
         self.load()
         fresh = self._reloaded_prompt(item.turn)
         if fresh is None:
@@ -230,16 +226,14 @@ class ChatController:
         if not item.last_prompt:
             return "Only your last message can be edited and sent again."
         try:
-            self.assistant.transcripts.delete_turn(self.session_id, item.turn, expect_prompt=item.text)
-        except LookupError as exc:
-            saved = sum(1 for m in self.assistant.transcripts.load(self.session_id) if m.role == "user")
-            if item.turn <= saved:  # the chat changed since it was shown
+            self.edits.delete_exchange(self.session_id, item.turn, expect_prompt=item.text)
+        except StaleExchange as exc:
+            if item.turn <= self.edits.saved_prompts(self.session_id):  # the chat changed since it was shown
                 self.load()
                 return str(exc)
             # else it was never saved (no provider was set up): there is nothing to delete
-        except Exception as exc:
-            log.exception("replacing the message failed")
-            return f"The message could not be replaced: {exc}"
+        except ChatEditRefused as exc:
+            return str(exc)
         self.load()
         return self.send(text, images)
 
@@ -250,13 +244,12 @@ class ChatController:
         prompt = next((it.text for it in self.model.items
                        if isinstance(it, MessageItem) and it.role == "user" and it.turn == turn), None)
         try:
-            self.assistant.transcripts.delete_turn(self.session_id, turn, expect_prompt=prompt)
-        except LookupError as exc:
+            self.edits.delete_exchange(self.session_id, turn, expect_prompt=prompt)
+        except StaleExchange as exc:
             self.load()
             return str(exc)
-        except Exception as exc:  # a locked or damaged file: say so, keep the chat as it was
-            log.exception("deleting part of the chat failed")
-            return f"The messages could not be deleted: {exc}"
+        except ChatEditRefused as exc:  # a locked or damaged file: said, the chat kept as it was
+            return str(exc)
         self.load()
         return None
 
@@ -265,10 +258,9 @@ class ChatController:
         if self.running:
             return "The chat is answering; stop it first."
         try:
-            self.assistant.transcripts.clear(self.session_id)
-        except Exception as exc:
-            log.exception("clearing the chat failed")
-            return f"The chat could not be cleared: {exc}"
+            self.edits.clear(self.session_id)
+        except ChatEditRefused as exc:
+            return str(exc)
         self.load()
         return None
 

@@ -1,0 +1,80 @@
+"""The chat's edits both front ends call: delete an exchange, clear, drop an answer, prepare a
+Retry — each one transaction with one sentence, and the same sentence in the window and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cks_desktop.agent.transcript import Mark, TranscriptStore
+from cks_desktop.graph.store import GraphStore
+from cks_desktop.llm.messages import Message
+from cks_desktop.runtime import UseCases
+from cks_desktop.runtime.chat import NOTHING_TO_RETRY, ChatEditRefused, StaleExchange
+from cks_desktop.settings import Settings
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[GraphStore]:
+    s = GraphStore.open(tmp_path / "graph.sqlite3")
+    yield s
+    s.close()
+
+
+def _chat(store: GraphStore, exchanges: int) -> str:
+    sid = store.create_session("Chat").id
+    transcript = TranscriptStore.for_store(store)
+    for i in range(exchanges):
+        transcript.append(sid, [Message.user(f"question {i}"), Message("assistant", [])])
+    return sid
+
+
+def test_delete_clear_and_drop_answer_say_what_they_did(store: GraphStore) -> None:
+    sid = _chat(store, 3)
+    chat = UseCases(store, Settings.load(store.path.parent / "settings.json")).chat
+    edit = chat.delete_exchange(sid, 2, expect_prompt="question 1")
+    assert edit.removed == 2 and edit.sentence == "Deleted exchange 2 (2 messages); the graph is unchanged."
+    with pytest.raises(StaleExchange):  # the window showed another message as exchange 2
+        chat.delete_exchange(sid, 2, expect_prompt="question 1")
+    assert chat.drop_answer(sid, 2).removed == 1 and chat.saved_prompts(sid) == 2
+    assert chat.clear(sid).sentence == "Cleared the chat (3 messages deleted); the graph is unchanged."
+    assert chat.saved_prompts(sid) == 0
+
+
+def test_retry_needs_an_unanswered_message_and_drops_the_saved_error(store: GraphStore) -> None:
+    sid = _chat(store, 1)
+    chat = UseCases(store, Settings.load(store.path.parent / "settings.json")).chat
+    with pytest.raises(ChatEditRefused, match="nothing to retry"):
+        chat.prepare_retry(sid)
+    transcript = TranscriptStore.for_store(store)
+    transcript.append(sid, [Message.user("once more")])
+    transcript.append(sid, [Message("assistant", [])], mark=Mark.ERROR)
+    chat.prepare_retry(sid)
+    assert not any(row.is_error for row in transcript.history(sid))
+
+
+def test_the_terminal_says_what_the_window_says(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    sid = json.loads(cks(data, "sessions", "create", "Chat", "--json").stdout)["id"]
+    store = GraphStore.open(data / "cks.sqlite3")
+    try:
+        TranscriptStore.for_store(store).append(sid, [Message.user("drop me"), Message("assistant", [])])
+    finally:
+        store.close()
+    proc = cks(data, "chat", "--session", sid, "--delete-turn", "1", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Deleted exchange 1 (2 messages); the graph is unchanged."
+    retry = cks(data, "chat", "--session", sid, "--retry")
+    assert retry.returncode != 0 and retry.stderr.strip() == f"cks-desktop: {NOTHING_TO_RETRY}", retry.stderr
+
+
+def cks(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CKS_DESKTOP_HOME"}
+    return subprocess.run([sys.executable, "-m", "cks_desktop", "--data-dir", str(data), *args],
+                          capture_output=True, text=True, timeout=120, env=env)
