@@ -15,13 +15,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Libraries a start must not pay for (each costs 0.05-0.7 s to import on a busy machine).
 HEAVY = ("anthropic", "openai", "google.genai", "ollama", "mcp", "igraph", "pygments", "pypdf", "docx",
-         "psycopg", "wordllama", "jsonschema", "keyring", "multiprocessing")
+         "psycopg", "wordllama", "jsonschema", "keyring", "multiprocessing", "importlib.metadata")
 
 START = r"""
 import json, sys, tempfile
 from pathlib import Path
 import cks_desktop.app
+import cks_desktop.cli
 import cks_desktop.ui.main_window
+cks_desktop.cli.build_parser()
 from cks_desktop.agent.toolset import build_chat_registry
 from cks_desktop.graph.store import GraphStore
 from cks_desktop.secrets import SecretStore
@@ -53,3 +55,12 @@ def test_every_built_in_tool_schema_is_a_valid_schema() -> None:
     for spec in registry.specs():
         schema = registry._schemas[spec.name]
         jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+
+
+def test_the_version_is_read_when_asked_for(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CKS_DESKTOP_HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "cks_desktop", "--version"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60)
+    import cks_desktop
+
+    assert out.returncode == 0 and out.stdout == f"cks-desktop {cks_desktop.__version__}\n"
