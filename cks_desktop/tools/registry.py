@@ -200,6 +200,7 @@ class ToolRegistry:
         # took about 0.2 s; any other schema is checked and compiled when it registers.
         self._schemas: dict[str, dict[str, Any]] = {}
         self._validators: dict[str, "jsonschema.protocols.Validator"] = {}
+        self._by_wire: dict[str, str] | None = None  # wire name -> internal name, for this tool list
         self._policy_overrides: dict[str, Policy] = {}
         self._listeners: Callbacks[[]] = Callbacks("tool registry")
 
@@ -224,6 +225,7 @@ class ToolRegistry:
             self._validators[spec.name] = _compile(spec.name, schema)
         self._schemas[spec.name] = schema
         self._tools[spec.name] = spec
+        self._by_wire = None
         self._notify()
 
     def _validator(self, name: str) -> "jsonschema.protocols.Validator":
@@ -234,6 +236,7 @@ class ToolRegistry:
         return validator
 
     def _forget(self, name: str) -> None:
+        self._by_wire = None
         self._tools.pop(name, None)
         self._schemas.pop(name, None)
         self._validators.pop(name, None)
@@ -269,10 +272,12 @@ class ToolRegistry:
         spec = self._tools.get(name)
         if spec is not None:
             return spec
-        for spec in self._tools.values():
-            if to_wire(spec.name) == name:
-                return spec
-        return None
+        if self._by_wire is None:  # built once per tool list, not a scan of every tool per call
+            self._by_wire = {}
+            for internal in self._tools:
+                self._by_wire.setdefault(to_wire(internal), internal)
+        found = self._by_wire.get(name)
+        return self._tools.get(found) if found is not None else None
 
     def specs(self) -> list[ToolSpec]:
         return sorted(self._tools.values(), key=lambda s: s.name)
