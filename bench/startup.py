@@ -1,6 +1,11 @@
 """First-start-to-window time: from spawning ``python`` to the main window's first Show event.
 
-    .venv/bin/python bench/startup.py [--runs 5] [--platform offscreen] [--ab]
+    .venv/bin/python bench/startup.py [--runs 5] [--platform offscreen] [--ab] [--floor]
+
+``--floor`` measures beside the floor, interleaved in one run: a process that imports
+``PySide6.QtWidgets`` and shows an empty ``QMainWindow`` (the least any Qt window costs), the app
+on a fresh data folder (a first start) and the app on an existing one (an ordinary start); it
+prints the machine's load and each median's ratio to the floor's (target: 1.5x or less).
 
 Each run is a fresh process on a fresh data folder (a first start: one session is created),
 started the way a person starts the app (``cks_desktop.app.run_gui``). The child prints the
@@ -52,17 +57,64 @@ sys.exit(run_gui(sys.argv[1]))
 """
 
 
+FLOOR = r"""
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+app = QApplication(sys.argv[:1])
+
+class Probe(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Show and isinstance(obj, QMainWindow):
+            print(f"SHOWN {time.time():.6f}", flush=True)
+            QTimer.singleShot(0, app.quit)
+        return False
+
+probe = Probe()
+app.installEventFilter(probe)
+window = QMainWindow()
+window.show()
+app.exec()
+"""
+
+
+def _spawn(code: str, platform: str, home: str, variant: str = "") -> float:
+    env = dict(os.environ, QT_QPA_PLATFORM=platform, CKS_DESKTOP_HOME=home, PYTHONPYCACHEPREFIX=PYCACHE)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # see PYCACHE
+    start = time.time()
+    out = subprocess.run([sys.executable, "-c", code, home, variant], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60)
+    for line in out.stdout.splitlines():
+        if line.startswith("SHOWN "):
+            return float(line.split()[1]) - start
+    raise SystemExit(f"the window never showed:\n{out.stderr[-2000:]}")
+
+
 def one_run(platform: str, variant: str = "") -> float:
     with tempfile.TemporaryDirectory(prefix="cks-bench-start-") as home:
-        env = dict(os.environ, QT_QPA_PLATFORM=platform, CKS_DESKTOP_HOME=home, PYTHONPYCACHEPREFIX=PYCACHE)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # see PYCACHE
-        start = time.time()
-        out = subprocess.run([sys.executable, "-c", CHILD, home, variant], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=60)
-        for line in out.stdout.splitlines():
-            if line.startswith("SHOWN "):
-                return float(line.split()[1]) - start
-        raise SystemExit(f"the window never showed:\n{out.stderr[-2000:]}")
+        return _spawn(CHILD, platform, home, variant)
+
+
+def floor_table(platform: str, runs: int) -> None:
+    """The floor, a first start and an ordinary start, interleaved; medians and ratios."""
+    with tempfile.TemporaryDirectory(prefix="cks-bench-existing-") as existing:
+        _spawn(CHILD, platform, existing)  # makes the data folder (and warms the caches)
+        _spawn(FLOOR, platform, existing)
+        rows: dict[str, list[float]] = {"floor": [], "fresh": [], "existing": []}
+        for _ in range(runs):
+            rows["floor"].append(_spawn(FLOOR, platform, existing))
+            rows["fresh"].append(one_run(platform))
+            rows["existing"].append(_spawn(CHILD, platform, existing))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    floor = statistics.median(rows["floor"])
+    print(f"load average (1 min): {load:.2f}; {runs} interleaved runs each")
+    print("what                                   median s   ratio to floor")
+    names = {"floor": "floor: QtWidgets + empty QMainWindow", "fresh": "app, fresh data folder",
+             "existing": "app, existing data folder"}
+    for key, label in names.items():
+        median = statistics.median(rows[key])
+        print(f"{label:<38} {median:>8.3f}   {median / floor:>6.2f}x")
 
 
 def main() -> None:
@@ -71,7 +123,12 @@ def main() -> None:
     parser.add_argument("--platform", default="offscreen")
     parser.add_argument("--ab", action="store_true",
                         help="alternate runs with and without the theme (ui/theme.install) and compare")
+    parser.add_argument("--floor", action="store_true",
+                        help="interleave with the bare Qt window and an existing data folder; ratios")
     args = parser.parse_args()
+    if args.floor:
+        floor_table(args.platform, args.runs)
+        return
     if args.ab:
         one_run(args.platform)
         pairs = [(one_run(args.platform, "no-theme"), one_run(args.platform)) for _ in range(args.runs)]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 from collections.abc import Sequence
 
-from cks_desktop import APP_ID, __version__
+from cks_desktop import APP_ID
 from cks_desktop.commands import COMMAND_MODULES, load_command
 from cks_desktop.commands.common import CliError, EXIT_TOOL_ERROR, EXIT_USAGE, revealing_output
 from cks_desktop.settings import SettingsError
@@ -25,9 +26,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: the version is read (``importlib.metadata``) only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        import cks_desktop
+
+        sys.stdout.write(f"{parser.prog} {cks_desktop.__version__}\n")  # stdout, as argparse's own action
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=APP_ID, description="CKS Desktop: knowledge graphs built with an AI assistant.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     parser.add_argument("--data-dir", metavar="DIR", help="keep data, settings and logs in DIR "
                         "(overrides $CKS_DESKTOP_HOME and the platform folders)")
     parser.add_argument("--database", metavar="ADDRESS|FILE", help="use this graph database: a team's "

@@ -71,12 +71,25 @@ class SecretStore:
 
     def __init__(self, service: str = SERVICE, *, secure: bool | None = None) -> None:
         self.service = service
-        self.secure = secure_keyring_available() if secure is None else secure
+        self._secure = secure
         self._memory: dict[str, str] = {}
         # Values read or written this run, kept only so logs and crash reports can redact them
         # (with a keychain, ``_memory`` is empty, yet the values pass through this process).
         self._seen: set[str] = set()
         self.last_error: str | None = None
+
+    @property
+    def secure(self) -> bool:
+        """Whether a secure keychain holds the secrets. Asked of the OS on first use, not when the
+        store is made: finding the keychain (keyring's backends, D-Bus) costs about 0.25 s, which a
+        start that reads no secret before its window shows need not pay."""
+        if self._secure is None:
+            self._secure = secure_keyring_available()
+        return self._secure
+
+    @secure.setter
+    def secure(self, value: bool) -> None:
+        self._secure = value
 
     @property
     def notice(self) -> str | None:

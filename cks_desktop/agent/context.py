@@ -50,6 +50,7 @@ only the request leaves them out.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
 import logging
 import weakref
@@ -392,18 +393,10 @@ def fit(messages: Sequence[Message], *, system: str | None, tools: Sequence[Tool
             break
         if message.role != "tool" or i == last_tool:
             continue
-        parts: list[Part] = []
-        changed = False
-        for part in message.parts:
-            if isinstance(part, ToolResultPart) and len(part.content) > STUB_MIN:
-                parts.append(ToolResultPart(part.call_id, part.name, stub_text(part.name, len(part.content)),
-                                            part.is_error))
-                result.stubbed += 1
-                changed = True
-            else:
-                parts.append(part)
-        if changed:
-            view[i] = Message("tool", parts)
+        stubbed, count = _stubbed(message)
+        if count:
+            result.stubbed += count
+            view[i] = stubbed
             new = message_chars(view[i])
             total += new - sizes[i]
             sizes[i] = new
@@ -420,6 +413,32 @@ def fit(messages: Sequence[Message], *, system: str | None, tools: Sequence[Tool
     return _done(result, view, total, est)
 
 
+_STUBS: dict[int, tuple[Any, Message, int]] = {}  # id(message) -> (weak reference, stubbed copy, stubs)
+
+
+def _stubbed(message: Message) -> tuple[Message, int]:
+    """The tool message with its long results as stubs, and how many (kept per message object, so
+    each turn of a long chat reuses the copies, and their sizes, instead of making them again)."""
+    key = id(message)
+    hit = _STUBS.get(key)
+    if hit is not None and hit[0]() is message:
+        return hit[1], hit[2]
+    parts: list[Part] = []
+    count = 0
+    for part in message.parts:
+        if isinstance(part, ToolResultPart) and len(part.content) > STUB_MIN:
+            parts.append(ToolResultPart(part.call_id, part.name, stub_text(part.name, len(part.content)),
+                                        part.is_error))
+            count += 1
+        else:
+            parts.append(part)
+    stubbed = Message("tool", parts) if count else message
+    if len(_STUBS) >= _SIZES_LIMIT:
+        _STUBS.clear()
+    _STUBS[key] = (weakref.ref(message), stubbed, count)
+    return stubbed, count
+
+
 def _original_start(messages: Sequence[Message]) -> int:
     """Index in the transcript list of the current exchange's user message."""
     index = _last_user(messages)
@@ -431,24 +450,29 @@ def _done(result: Fitted, view: list[Message], total: int, est: Any) -> Fitted:
     return result
 
 
+def _cuttable(part: Part) -> int:
+    """How much of ``part`` a cut can shorten: a text's or a tool result's characters, else 0."""
+    return len(part.text) if isinstance(part, Text) else (
+        len(part.content) if isinstance(part, ToolResultPart) else 0)
+
+
 def _cut(view: list[Message], sizes: list[int], total: int, fixed: int, limit: int, estimator: Estimator,
          result: Fitted) -> tuple[list[Message], int]:
     """Shorten the largest parts until the request fits; as a last resort leave out old exchanges."""
+    # The largest parts first, from a heap built once (not a scan of every part per cut): linear
+    # in the conversation's length, whatever the number of cuts. Ties go to the oldest part.
+    heap = [(-size, i, j) for i, message in enumerate(view) for j, part in enumerate(message.parts)
+            if (size := _cuttable(part)) > MIN_PART]
+    heapq.heapify(heap)
     for _ in range(64):
         over = estimator.tokens(total, len(view)) - limit
         if over <= 0:
             return view, total
         excess = int(over * estimator.chars_per_token) + 64
-        best: tuple[int, int, int] | None = None  # (size, message index, part index)
-        for i, message in enumerate(view):
-            for j, part in enumerate(message.parts):
-                size = len(part.text) if isinstance(part, Text) else (
-                    len(part.content) if isinstance(part, ToolResultPart) else 0)
-                if size > MIN_PART and (best is None or size > best[0]):
-                    best = (size, i, j)
-        if best is None:
+        if not heap:
             break
-        size, i, j = best
+        negative, i, j = heapq.heappop(heap)
+        size = -negative
         part = view[i].parts[j]
         keep = max(MIN_PART, size - excess)
         if isinstance(part, Text):
@@ -463,14 +487,18 @@ def _cut(view: list[Message], sizes: list[int], total: int, fixed: int, limit: i
         total += new - sizes[i]
         sizes[i] = new
         result.cut += 1
+        if (left := _cuttable(new_part)) > MIN_PART:
+            heapq.heappush(heap, (-left, i, j))
     current = _last_user(view)
     if current is None or current == 0 or estimator.tokens(total, len(view)) <= limit:
         return view, total
     # Whole earlier exchanges, oldest first, with a note the model reads in their place.
-    drop = 0
-    while drop < current and estimator.tokens(total - sum(sizes[:drop]), len(view) - drop) > limit:
+    drop = dropped_chars = 0  # a running sum of the sizes left out (not a sum per candidate cut)
+    while drop < current and estimator.tokens(total - dropped_chars, len(view) - drop) > limit:
+        dropped_chars += sizes[drop]
         drop += 1
         while drop < current and view[drop].role != "user":  # whole exchanges: calls keep their results
+            dropped_chars += sizes[drop]
             drop += 1
     result.dropped = drop
     note = Text(f"[{drop:,} earlier messages of this conversation were left out of this request: there was "

@@ -304,4 +304,4 @@ CONSTRUCT_KNOWLEDGE = ToolSpec(
 
 def register_agent_tools(registry: "ToolRegistry") -> None:
     """Add the tools that need a model (they live above ``tools``, beside the loop)."""
-    registry.register(CONSTRUCT_KNOWLEDGE, replace=True)
+    registry.register(CONSTRUCT_KNOWLEDGE, replace=True, checked_schema=True)  # a test checks it

@@ -24,6 +24,7 @@ costs one length check per part.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,8 +102,27 @@ def _limits(sizes: list[int]) -> list[int]:
     return limits
 
 
+_BOUNDED: dict[int, tuple[Any, Message]] = {}  # id(message) -> (weak reference, its bounded form)
+_BOUNDED_LIMIT = 50_000
+
+
 def bounded_message(message: Message) -> Message:
-    """The message with every part within its limit (the same object when nothing is cut)."""
+    """The message with every part within its limit (the same object when nothing is cut).
+
+    Kept per message object (messages in a chat are never changed in place; a changed copy is a
+    new object), so fitting a long chat each turn does not measure every old message again."""
+    key = id(message)
+    hit = _BOUNDED.get(key)
+    if hit is not None and hit[0]() is message:
+        return hit[1]
+    bounded = _bounded_message(message)
+    if len(_BOUNDED) >= _BOUNDED_LIMIT:
+        _BOUNDED.clear()
+    _BOUNDED[key] = (weakref.ref(message), bounded)
+    return bounded
+
+
+def _bounded_message(message: Message) -> Message:
     sizes = [_size(p) for p in message.parts]
     if sum(sizes) <= MESSAGE_LIMIT and max(sizes, default=0) <= PART_LIMIT:
         return message

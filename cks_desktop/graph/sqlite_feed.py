@@ -18,6 +18,11 @@ idle, see ``bench/change_feed.py``). When it moved, the feed
 and skips whatever ``OwnWrites`` says this process wrote itself (the store
 already emitted those). Events are emitted on the feed's thread.
 
+Where inotify works (Linux; ``file_watch.py``), a write to the database or its ``-wal`` wakes the
+poll at once, and a few quick re-reads follow (the commit's wal-index update lands through shared
+memory, after the write that woke it), so another process's commit arrives in milliseconds; the
+interval poll stays as the fallback and its idle cost is unchanged.
+
 "Not seen": change ids sort by creation time and writers are serialised by
 SQLite's write lock, so a new commit's id is never older than the newest one
 seen, except for ids of two processes made within the same millisecond (or a
@@ -34,7 +39,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.graph import rows
 from cks_desktop.graph.events import GraphChanged, StoreEvent
@@ -43,8 +48,12 @@ from cks_desktop.graph.history import decode_ops
 from cks_desktop.graph.model import Session
 from cks_desktop.ids import id_floor, id_ms
 
+if TYPE_CHECKING:
+    from cks_desktop.graph.file_watch import FileWatch
+
 log = logging.getLogger(__name__)
 
+FOLLOW_UP_S = (0.002, 0.01, 0.03)  # re-reads after a wake that found nothing committed yet
 DEFAULT_INTERVAL_S = 0.15  # latency is at most this plus one read; idle cost ~7 pragma calls a second
 LOOKBACK_MS = 5000
 _CHUNK = 500  # ids per IN (...) query
@@ -62,6 +71,8 @@ class SqliteChangeFeed:
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by the file watch (a write to the database) and by stop
+        self._watch: "FileWatch | None" = None
         self._version = -1
         self._sessions: dict[str, Session] = {}
         self._documents: dict[str, str] = {}  # session id -> signature of its document ids
@@ -97,6 +108,11 @@ class SqliteChangeFeed:
             raise
         self._conn = conn
         self._stop.clear()
+        self._wake.clear()
+        from cks_desktop.graph.file_watch import watch_files
+
+        name = self.path.name
+        self._watch = watch_files(self.path.parent, (name, f"{name}-wal", f"{name}-journal"), self._wake.set)
         self._thread = threading.Thread(target=self._run, name="cks-change-feed", daemon=True)
         self._thread.start()
 
@@ -105,6 +121,10 @@ class SqliteChangeFeed:
         from a listener running on the worker itself: then it just ends after that event."""
         thread, self._thread = self._thread, None
         self._stop.set()
+        self._wake.set()
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
         self.own.active = False
         self.own.clear()
         if thread is not None and thread is not threading.current_thread():
@@ -122,9 +142,20 @@ class SqliteChangeFeed:
             conn.close()
 
     def _loop(self, conn: sqlite3.Connection) -> None:
-        while not self._stop.wait(self.interval):
+        follow: list[float] = []  # quick re-reads still due after a wake
+        while not self._stop.is_set():
+            woken = self._wake.wait(follow.pop(0) if follow else self.interval)
+            if self._stop.is_set():
+                return
+            if woken:
+                self._wake.clear()
             try:
+                scans = self.scans
                 self.poll(conn)
+                if woken:
+                    follow = [] if self.scans != scans else list(FOLLOW_UP_S)
+                elif self.scans != scans:
+                    follow = []
                 if self._failing:
                     log.info("the change feed of %s reads again", self.path)
                     self._failing = False

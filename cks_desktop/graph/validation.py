@@ -9,15 +9,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.validators import validator_for
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.sqlite_util import dumps
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _LABEL = re.compile(r"\$\S{1,199}")
 MAX_NAME = 2000
@@ -148,6 +146,10 @@ class SchemaCache:
     def check_schema(self, schema: Any) -> None:
         if not isinstance(schema, dict):
             raise OpError("'properties_schema' must be a JSON Schema object or null")
+        # jsonschema is imported where a schema is first met, not with the store (~0.1 s at start-up)
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             validator_for(schema).check_schema(schema)
         except SchemaError as exc:
@@ -170,13 +172,17 @@ class SchemaCache:
         td = self._typedefs.get(key)
         if td is None or td.properties_schema is None:
             return
+        from jsonschema.exceptions import best_match
+        from jsonschema.validators import validator_for
+        from referencing.exceptions import Unresolvable
+
         validator = self._validators.get(key)
         if validator is None:
             schema = td.properties_schema
             validator = validator_for(schema)(schema)
             self._validators[key] = validator
         try:
-            error: jsonschema.ValidationError | None = best_match(validator.iter_errors(props))
+            error: "jsonschema.ValidationError | None" = best_match(validator.iter_errors(props))
         except (RecursionError, Unresolvable) as exc:
             reason = "it refers to itself without end" if isinstance(exc, RecursionError) else f"{exc}"
             raise OpError(f"the properties schema of {kind} type {td.name!r} cannot be checked ({reason}); "

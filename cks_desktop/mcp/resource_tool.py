@@ -133,4 +133,4 @@ def resource_tool_spec() -> ToolSpec:
 
 def register_resource_tool(registry: "ToolRegistry") -> None:
     if registry.get(TOOL_NAME) is None:
-        registry.register(resource_tool_spec())
+        registry.register(resource_tool_spec(), checked_schema=True)  # a test checks it

@@ -16,8 +16,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.tools.approval import (
     ApprovalRequest,
@@ -46,6 +44,9 @@ from cks_desktop.tools.types import (
 from cks_desktop.tools.wire_names import WireNames, to_wire
 
 if TYPE_CHECKING:
+    import jsonschema
+    import jsonschema.protocols
+
     from cks_desktop.graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -172,9 +173,21 @@ def model_schema(spec: ToolSpec) -> dict[str, Any]:
     return schema
 
 
-def _format_validation_error(err: jsonschema.ValidationError) -> str:
+def _format_validation_error(err: "jsonschema.ValidationError") -> str:
     where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
     return f"at {where}: {err.message}"
+
+
+def _compile(name: str, schema: dict[str, Any]) -> "jsonschema.protocols.Validator":
+    """Check ``schema`` and build its validator; ValueError (one sentence) if it is not a schema."""
+    import jsonschema
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"tool {name!r} has an invalid input schema: {exc.message}") from None
+    return cls(schema)
 
 
 class ToolRegistry:
@@ -182,12 +195,19 @@ class ToolRegistry:
         self.store = store
         self.result_cap = result_cap
         self._tools: dict[str, ToolSpec] = {}
-        self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        # A tool's schema, and its validator once compiled: the built-in tools' own schemas (checked
+        # by a test) are compiled on their first call, not at start-up, where checking all of them
+        # took about 0.2 s; any other schema is checked and compiled when it registers.
+        self._schemas: dict[str, dict[str, Any]] = {}
+        self._validators: dict[str, "jsonschema.protocols.Validator"] = {}
+        self._by_wire: dict[str, str] | None = None  # wire name -> internal name, for this tool list
         self._policy_overrides: dict[str, Policy] = {}
         self._listeners: Callbacks[[]] = Callbacks("tool registry")
 
     # -- contents ---------------------------------------------------------
-    def register(self, spec: ToolSpec, *, replace: bool = False) -> None:
+    def register(self, spec: ToolSpec, *, replace: bool = False, checked_schema: bool = False) -> None:
+        """Add a tool. Its input schema is checked now, unless ``checked_schema`` (the app's own
+        built-in tools, whose schemas a test checks): then it is compiled on the tool's first call."""
         if not replace and spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is already registered")
         schema = _relax_session(spec.input_schema) if spec.pin_session else dict(spec.input_schema)
@@ -199,33 +219,44 @@ class ToolRegistry:
                 schema = _without_regex(schema)
             except RecursionError:
                 raise ValueError(f"tool {spec.name!r} has an input schema nested too deeply") from None
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"tool {spec.name!r} has an invalid input schema: {exc.message}") from None
-        self._validators[spec.name] = cls(schema)
+        if checked_schema and spec.source == "builtin":
+            self._validators.pop(spec.name, None)
+        else:
+            self._validators[spec.name] = _compile(spec.name, schema)
+        self._schemas[spec.name] = schema
         self._tools[spec.name] = spec
+        self._by_wire = None
         self._notify()
 
+    def _validator(self, name: str) -> "jsonschema.protocols.Validator":
+        """The compiled validator of a registered tool (compiled once, on first use)."""
+        validator = self._validators.get(name)
+        if validator is None:
+            validator = self._validators[name] = _compile(name, self._schemas[name])
+        return validator
+
+    def _forget(self, name: str) -> None:
+        self._by_wire = None
+        self._tools.pop(name, None)
+        self._schemas.pop(name, None)
+        self._validators.pop(name, None)
+
     def unregister(self, name: str) -> None:
-        if self._tools.pop(name, None) is not None:
-            self._validators.pop(name, None)
+        if name in self._tools:
+            self._forget(name)
             self._notify()
 
     def unregister_source(self, source: str) -> None:
         names = [n for n, s in self._tools.items() if s.source == source]
         for n in names:
-            self._tools.pop(n)
-            self._validators.pop(n, None)
+            self._forget(n)
         if names:
             self._notify()
 
     def replace_source(self, source: str, specs: Iterable[ToolSpec]) -> None:
         """Swap every tool of one source (an MCP server's refreshed list) in one step."""
         for n in [n for n, s in self._tools.items() if s.source == source]:
-            self._tools.pop(n)
-            self._validators.pop(n, None)
+            self._forget(n)
         for spec in specs:
             try:
                 self.register(spec, replace=True)
@@ -241,10 +272,12 @@ class ToolRegistry:
         spec = self._tools.get(name)
         if spec is not None:
             return spec
-        for spec in self._tools.values():
-            if to_wire(spec.name) == name:
-                return spec
-        return None
+        if self._by_wire is None:  # built once per tool list, not a scan of every tool per call
+            self._by_wire = {}
+            for internal in self._tools:
+                self._by_wire.setdefault(to_wire(internal), internal)
+        found = self._by_wire.get(name)
+        return self._tools.get(found) if found is not None else None
 
     def specs(self) -> list[ToolSpec]:
         return sorted(self._tools.values(), key=lambda s: s.name)
@@ -343,7 +376,7 @@ class ToolRegistry:
             return done(f"Arguments for {spec.name} must be a JSON object.", Outcome.ERROR)
         def checked() -> tuple[dict[str, Any], list[str]]:
             args = copy.deepcopy(call.arguments)
-            errors = sorted(self._validators[spec.name].iter_errors(args),
+            errors = sorted(self._validator(spec.name).iter_errors(args),
                             key=lambda e: [str(p) for p in e.absolute_path])
             if errors:
                 return args, [_format_validation_error(e) for e in errors[:10]]

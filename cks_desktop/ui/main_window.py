@@ -18,7 +18,7 @@ from PySide6.QtCore import QByteArray, QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
 
-from cks_desktop import APP_NAME, __version__
+from cks_desktop import APP_NAME
 from cks_desktop.runtime import AppServices
 from cks_desktop.settings import Ui
 from cks_desktop.ui import theme
@@ -681,6 +681,8 @@ class MainWindow(QMainWindow):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.log_dir)))
 
     def _about(self) -> None:
+        from cks_desktop import __version__  # read from the package metadata when first shown
+
         box = plain_message_box(self, title=f"About {APP_NAME}", text=f"{APP_NAME} {__version__}")
         box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
                                f"Settings file: {self.services.settings.path}\n"

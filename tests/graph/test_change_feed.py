@@ -248,3 +248,22 @@ def test_a_listener_may_close_the_store_from_the_feed_thread(db_path: Path) -> N
     while feed.running and time.monotonic() < deadline:  # the worker ends right after that event
         threading.Event().wait(0.01)
     assert store.feed is None and not feed.running
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the file watch is inotify (Linux); elsewhere it polls")
+def test_a_commit_by_another_connection_wakes_the_feed_before_its_poll_is_due(db_path: Path) -> None:
+    """A write to the database's -wal wakes the feed: with a 60 s poll interval the commit still
+    arrives at once (before, it waited for the next poll)."""
+    store = GraphStore.open(db_path)
+    writer = GraphStore.open(db_path)
+    try:
+        session = store.create_session("Watched")
+        seen = Seen()
+        store.subscribe(seen)
+        store.start_feed(interval=60.0)
+        writer.apply(session.id, [{"op": "add_object", "type": "Person", "name": "Ada"}], "test")
+        event = seen.wait_for(lambda e: isinstance(e, GraphChanged) and e.external, 5.0)
+        assert isinstance(event, GraphChanged) and [o.name for o in event.added_objects] == ["Ada"]
+    finally:
+        writer.close()
+        store.close()

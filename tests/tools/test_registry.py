@@ -281,3 +281,23 @@ def test_model_schema_hides_the_pinned_session() -> None:
     shown = model_schema(fake())
     assert "session_id" not in shown["properties"] and shown["required"] == ["count"]
     assert "session_id" in model_schema(fake(pin_session=False))["properties"]
+
+
+def test_wire_names_resolve_from_one_map_per_tool_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call by wire name (``srv__tool``) looks the tool up in a map built once per tool list; a
+    changed list builds it again, so a replaced or removed tool resolves as it now is."""
+    import cks_desktop.tools.registry as registry_module
+
+    reg = ToolRegistry(None)  # type: ignore[arg-type]
+    for i in range(100):
+        reg.register(fake(f"srv:tool{i}", source="srv"))
+    calls: list[str] = []
+    real = registry_module.to_wire
+    monkeypatch.setattr(registry_module, "to_wire", lambda name: calls.append(name) or real(name))
+    for _ in range(50):
+        assert reg.resolve("srv__tool7") is reg.get("srv:tool7")
+    assert len(calls) <= 100  # one map, not 100 names per call
+    reg.unregister("srv:tool7")
+    assert reg.resolve("srv__tool7") is None
+    reg.register(fake("srv:tool7", source="srv"))
+    assert reg.resolve("srv__tool7") is reg.get("srv:tool7")

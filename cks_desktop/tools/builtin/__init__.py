@@ -33,7 +33,7 @@ def builtin_specs() -> list[ToolSpec]:
 
 def register_builtin_tools(registry: ToolRegistry) -> None:
     for spec in builtin_specs():
-        registry.register(spec)
+        registry.register(spec, checked_schema=True)  # tests/core/test_start_imports.py checks them
 
 
 def build_registry(store: "GraphStore | None", settings: "Settings | None" = None, **kwargs: Any) -> ToolRegistry:

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import jsonschema
 
 from cks_desktop.graph.errors import NotFound, StoreError
 from cks_desktop.tools.approval import CHANGE_EXISTING, canonical_json
@@ -170,6 +169,8 @@ def _type_overwritten(ctx: ToolContext, op: Mapping[str, Any], own: set[str]) ->
     schema = op.get("properties_schema") if op.get("op") == "define_type" else None
     if not schema:
         return False
+    import jsonschema  # here, not at start-up: only a type with a schema needs it
+
     try:
         return bool(failing_items(ctx, kind, name, schema, own))
     except (jsonschema.SchemaError, RecursionError):
@@ -181,6 +182,8 @@ def failing_items(ctx: ToolContext, kind: str, name: str, schema: Any,
     """The objects (or relations) of type ``name`` already in the graph, other than ``exempt``
     ids, whose properties ``schema`` would refuse. Raises ``jsonschema.SchemaError`` or
     ``RecursionError`` for a schema that cannot be checked."""
+    import jsonschema
+
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
     items = ctx.store.all_objects(ctx.session_id) if kind == "object" else ctx.store.all_relations(ctx.session_id)
     key = name.strip().casefold()

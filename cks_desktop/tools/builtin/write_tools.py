@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
 
 from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.effects import (
@@ -155,6 +154,8 @@ def _finish_remove_relation(args: dict[str, Any], ctx: ToolContext, result: "App
 async def _build_define_type(args: dict[str, Any], ctx: ToolContext) -> tuple[Ops, Any]:
     schema = args.get("properties_schema")
     if schema is not None:
+        import jsonschema  # here, not at start-up: only a type with a schema needs it
+
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
             cls.check_schema(schema)

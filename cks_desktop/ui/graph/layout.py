@@ -25,16 +25,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import multiprocessing
 import os
 import random
 import sys
 import time
 from array import array
 from collections.abc import Sequence
-from typing import Any
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+# multiprocessing and its process pool are imported with the first worker (after the window is up);
+# BrokenExecutor is the base of the pool's BrokenProcessPool, without importing multiprocessing
+from concurrent.futures import BrokenExecutor as BrokenProcessPool, Future
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 from cks_desktop.ui.graph.placement import EDGE_LENGTH, normalise
 
@@ -193,7 +197,9 @@ def _warm() -> bool:
     return True
 
 
-def _process_context() -> multiprocessing.context.BaseContext | None:
+def _process_context() -> "multiprocessing.context.BaseContext | None":
+    import multiprocessing
+
     if os.environ.get("CKS_LAYOUT_PROCESS") == "0":
         return None
     if getattr(sys, "frozen", False):
@@ -214,8 +220,9 @@ class LayoutRunner:
     """Runs layouts in one worker process (or in slices when there is none)."""
 
     def __init__(self, *, use_process: bool = True) -> None:
-        self._pool: ProcessPoolExecutor | None = None
-        self._use_process = use_process and _process_context() is not None
+        self._pool: "ProcessPoolExecutor | None" = None
+        # the same answer as ``_process_context() is not None`` without importing multiprocessing
+        self._use_process = use_process and os.environ.get("CKS_LAYOUT_PROCESS") != "0"
         self._warming: Future[bool] | None = None
         self.last_cpu_s = 0.0  # CPU time of the last layout where it ran (the benchmark reports it)
 
@@ -223,10 +230,12 @@ class LayoutRunner:
     def uses_process(self) -> bool:
         return self._use_process
 
-    def _ensure_pool(self) -> ProcessPoolExecutor | None:
+    def _ensure_pool(self) -> "ProcessPoolExecutor | None":
         if not self._use_process:
             return None
         if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
             ctx = _process_context()
             if ctx is None:
                 self._use_process = False
