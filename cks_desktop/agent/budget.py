@@ -31,6 +31,7 @@ from cks_desktop.llm.prices import cost_usd, price_for
 from cks_desktop.settings.sections import MAX_BUDGET_COST, MAX_BUDGET_TOKENS, Agent
 
 if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
     from cks_desktop.settings import Settings
 
 
@@ -127,7 +128,7 @@ class BudgetMeter:
         self.cost: float | None = 0.0  # None once a turn's model has no price
         self.estimated = False  # some turn reported no usage and was estimated
 
-    def add(self, usage: Usage | None, provider: object, *, estimate_in: int = 0, estimate_out_chars: int = 0) -> None:
+    def add(self, usage: Usage | None, provider: "Provider", *, estimate_in: int = 0, estimate_out_chars: int = 0) -> None:
         """Count one model turn: its ``usage``, else the estimate (request tokens, answer characters / 4)."""
         if usage is not None and (usage.input_tokens or usage.output_tokens):
             inp, out, cached, written = (usage.input_tokens, usage.output_tokens, usage.cached_tokens,
@@ -136,9 +137,7 @@ class BudgetMeter:
             inp, out, cached, written = max(0, estimate_in), max(0, estimate_out_chars) // 4, 0, 0
             self.estimated = True
         self.tokens += inp + out
-        config = getattr(provider, "config", None)
-        model = str(getattr(config, "model", "") or "")
-        name = str(getattr(config, "name", "") or "")
+        model, name = provider.config.model, provider.config.name
         billed = usage.cost_usd if usage is not None else None  # what the server said it billed wins
         cost = billed if billed is not None else cost_usd(price_for(model, self.budget.prices, name), inp, out,
                                                            cached, written)

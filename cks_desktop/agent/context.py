@@ -155,8 +155,8 @@ _ESTIMATORS: dict[tuple[str, str, str], Estimator] = {}
 
 def estimator_for(provider: "Provider") -> Estimator:
     """One estimator per provider family, server and model, for the life of the process."""
-    config = getattr(provider, "config", None)
-    key = (str(getattr(config, "name", "")), str(getattr(config, "base_url", "")), str(getattr(config, "model", "")))
+    config = provider.config
+    key = (config.name, config.base_url, config.model)
     found = _ESTIMATORS.get(key)
     if found is None:
         found = _ESTIMATORS[key] = Estimator()

@@ -572,7 +572,7 @@ async def _prepare(chat: _Chat, provider: Provider, tools: list[ToolDef], system
     window = known_window_for(provider)
     estimator = ctx.estimator_for(provider)
     answer = (params.max_output_tokens if params is not None and params.max_output_tokens
-              else int(getattr(getattr(provider, "config", None), "max_tokens", 4096) or 4096))
+              else provider.config.max_tokens or 4096)
     if params is not None and params.reasoning:  # thinking is output too: the window must hold it
         answer += params.reasoning_budget or THINKING_ROOM
 

@@ -116,7 +116,7 @@ class ProviderSampler:
                                                  f"{vision.refusal(provider)}")
                 await stream_turn(provider, messages, _tools(request), request.system_prompt or None,
                                   assembler, lambda text: None, params=params)
-                model = str(getattr(getattr(provider, "config", None), "model", "") or self.providers.model)
+                model = provider.config.model or self.providers.model
         except ProviderError as exc:
             return SamplingAnswer.refuse(f"The model could not answer MCP server '{server}': {exc.message}")
         except TimeoutError:

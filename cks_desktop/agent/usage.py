@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.diskfull import is_disk_full
@@ -26,6 +26,9 @@ from cks_desktop.graph.errors import DatabaseError, Unreachable
 from cks_desktop.llm.events import Usage
 from cks_desktop.llm.prices import cost_usd, price_for
 from cks_desktop.agent.transcript import last_seq
+
+if TYPE_CHECKING:
+    from cks_desktop.llm.provider import Provider
 
 log = logging.getLogger(__name__)
 _COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -86,15 +89,14 @@ class AnswerUsage:
                 "model_turns": [t.to_json() for t in self.turns]}
 
 
-def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: Any,
+def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: "Provider",
            usage: Usage | None) -> None:
     """Save one turn's usage (nothing without a transcript or a usage report).
 
     ``provider``: the adapter; its ``config`` names the provider and model when it has one."""
     if transcript is None or usage is None:
         return
-    config = getattr(provider, "config", None)
-    name, model = str(getattr(config, "name", "") or ""), str(getattr(config, "model", "") or "")
+    name, model = provider.config.name, provider.config.model
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     try:
         _insert(transcript, session_id, iteration, name, model, usage, at)

@@ -184,8 +184,7 @@ def _fts_lookup(store: "GraphStore", session_id: str,
 
 
 def model_name(provider: "Provider | None") -> str:
-    config = getattr(provider, "config", None)
-    return f"{getattr(config, 'name', '')}:{getattr(config, 'model', '')}" if config is not None else "none"
+    return f"{provider.config.name}:{provider.config.model}" if provider is not None else "none"
 
 
 class Extraction:
@@ -270,14 +269,14 @@ class Extraction:
             inp += int((len(prompt.PAIRS_SYSTEM) + len(json.dumps(prompt.PAIRS_SCHEMA))
                         + PAIRS_CHARS_PER_PART * len(todo)) / per_token)
             out += int(PAIRS_CHARS_PER_PART / 10 * len(todo) / per_token)
-        config = getattr(self.provider, "config", None)
-        price = price_for(str(getattr(config, "model", "")), self.prices)
+        price = price_for(self._config()[1], self.prices)
         return Estimate(len(self.chunks), len(cached), calls, inp, out, cost_usd(price, inp, out), self.model)
 
     def _config(self) -> tuple[str, str, int | None]:
-        config = getattr(self.provider, "config", None)
-        return (str(getattr(config, "name", "")), str(getattr(config, "model", "")),
-                getattr(config, "max_tokens", None))
+        if self.provider is None:
+            return "", "", None
+        config = self.provider.config
+        return config.name, config.model, config.max_tokens
 
     def _budget(self) -> int | None:
         """The answer budget asked for (None: the provider's setting): ``extraction.budget``."""
@@ -437,8 +436,7 @@ class Extraction:
 
         self.progress.model_seconds += seconds
         self.progress.calls += len(usage) if refused else max(1, len(usage))
-        config = getattr(self.provider, "config", None)
-        price = price_for(str(getattr(config, "model", "")), self.prices)
+        price = price_for(self._config()[1], self.prices)
         for u in usage:
             self.progress.input_tokens += u.input_tokens
             self.progress.output_tokens += u.output_tokens

@@ -123,8 +123,7 @@ async def _reported(provider: "Provider") -> int | None:
 
 
 def config_name(provider: "Provider") -> str:
-    config = getattr(provider, "config", None)
-    return f"{getattr(config, 'name', '?')}/{getattr(config, 'model', '?')}"
+    return f"{provider.config.name}/{provider.config.model}"
 
 
 def reported_in_listing(entry: dict[str, Any]) -> int | None:
