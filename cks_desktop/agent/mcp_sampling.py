@@ -129,6 +129,3 @@ class ProviderSampler:
         stop = "toolUse" if uses else _STOPS.get(assembler.finish_reason or "stop", "endTurn")
         return SamplingAnswer(SamplingReply(model or "unknown", message.text, stop, uses))
 
-
-def sampler_for(providers: Any) -> ProviderSampler:
-    return ProviderSampler(providers)

@@ -89,11 +89,6 @@ def ops_parts(plan: Plan) -> Iterator[str]:
     yield "]"
 
 
-def inverse_json(inverse: list[dict[str, Any]]) -> str:
-    """Inverse ops as JSON text (see ``inverse_parts``)."""
-    return "".join(inverse_parts(inverse))
-
-
 def inverse_parts(inverse: list[dict[str, Any]]) -> Iterator[str]:
     """Inverse ops as JSON pieces, with the one-field removals of bulk adds assembled directly."""
     yield "["

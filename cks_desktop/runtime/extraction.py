@@ -53,10 +53,6 @@ class ExtractionUseCase:
     def cap(self) -> Cap:
         return cap_of(self._section())
 
-    def set_cap(self, cap: Cap) -> None:
-        """Keep ``cap`` in the settings (the caller saves)."""
-        self.settings.set_section(with_cap(self._section(), cap))
-
     def review_over_chars(self) -> int:
         """A document longer than this is reviewed before anything is written (0: always)."""
         return self._section().review_over_chars

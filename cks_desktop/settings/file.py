@@ -364,9 +364,6 @@ class Settings:
         else:
             policies[tool] = policy
 
-    def reset_tool_policies(self) -> None:
-        self.data["agent"]["tool_policies"] = {}
-
     @property
     def allowed_folders(self) -> list[Path]:
         return [Path(p).expanduser() for p in self.data["agent"]["allowed_folders"] if isinstance(p, str) and p]

@@ -32,11 +32,6 @@ def _megabytes(n: int) -> str:
     return f"{n / (1024 * 1024):,.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
-def media_type_of(name: str, head: bytes) -> str:
-    """The format to read ``name`` as, from its first bytes, else its extension."""
-    return registry.detect(name, head).media_type
-
-
 # a character a person can read: not white space, not a control character (C0, DEL, C1), not the
 # replacement character a decoder puts where bytes were not text
 _READABLE = re.compile("[^\\s\x00-\x1f\x7f-\x9f\ufffd]")

@@ -278,9 +278,6 @@ class ToolCallRow(QFrame):
         self._update_accessibility()
         self.toggled.emit(expanded)
 
-    def _arguments_text(self) -> str:
-        return self.arguments_block.code() if self.arguments_block is not None else ""
-
     def _paint_icon(self) -> None:
         item = self.item
         key = style.tool_icon(item.source, item.name, item.state.failed, item.state.value)

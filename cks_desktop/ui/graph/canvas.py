@@ -228,12 +228,6 @@ class GraphCanvas(QWidget):
         self.frames.render_now(self.viewport, self.devicePixelRatioF(), self._key(), self.style_,
                                self.graph_bounds())
 
-    def finish_frame(self) -> None:
-        """Bring the cached frame up to date synchronously (before a grab in tests or a screenshot)."""
-        self.frames.finish()
-        if self.frames.front is None or self.frames.front.key != self._key():
-            self._render_frame()
-
     def paintEvent(self, event: QPaintEvent) -> None:
         self.ensure_style()
         p = QPainter(self)

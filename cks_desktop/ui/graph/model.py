@@ -393,14 +393,6 @@ class GraphModel(Adjacency):
         self.placed[i] = 1
         self.position_version += 1
 
-    def set_all_positions(self, coords: Mapping[int, tuple[float, float]]) -> None:
-        xs, ys, placed = self.xs, self.ys, self.placed
-        for i, (x, y) in coords.items():
-            xs[i] = x
-            ys[i] = y
-            placed[i] = 1
-        self.position_version += 1
-
     def unplaced(self) -> list[int]:
         alive, placed = self.alive, self.placed
         return [i for i in range(len(alive)) if alive[i] and not placed[i]]

@@ -587,6 +587,3 @@ class GraphView(ViewActions, QWidget):
         if i is None:
             return oid, "?"
         return self.model.names[i], self.model.type_of(i)
-
-    def type_colour(self, type_name: str) -> QColor:
-        return self.canvas.style_.colour_of(type_name)
