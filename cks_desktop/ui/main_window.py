@@ -118,6 +118,8 @@ class MainWindow(QMainWindow):
         self.status = StatusWidgets()
         self.statusBar().addPermanentWidget(self.status)
         self.statusBar().setObjectName("statusBar")
+        store = services.store
+        self.status.set_database(getattr(store, "backend", "sqlite"), str(getattr(store, "where", "")))
 
         self._build_menus()
         self._connect()
@@ -295,6 +297,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.providerChosen.connect(self._provider_chosen)
         self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))
         self.status.providerClicked.connect(lambda: self.open_settings("providers"))
+        self.status.databaseClicked.connect(lambda: self.open_settings("storage"))
         self.status.serverClicked.connect(lambda name: self.open_settings("mcp", name))
         self.services.providers.subscribe(self._refresh_provider)
         self.settings_watcher.changed.connect(self._settings_changed_on_disk)
