@@ -138,6 +138,9 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                          | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        from cks_desktop.ui import dock_title
+
+        dock_title.install(dock)  # the app's title bar: named, themed Float and Close (no stock chrome)
         self.addDockWidget(area, dock)
         return dock
 
