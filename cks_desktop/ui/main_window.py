@@ -36,7 +36,7 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui import window_layout
-from cks_desktop.ui import dialog_fit, graph_io, wheel_guard, window_fit
+from cks_desktop.ui import accessible_names, dialog_fit, graph_io, wheel_guard, window_fit
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         if app is not None:
             wheel_guard.install(app)  # the wheel never changes a value the person did not pick
             dialog_fit.install(app)  # dialogs open whole on the screen, centred on their window
+            accessible_names.install(app)  # a control nobody named is read by its placeholder or tooltip
         self.services = services
         self.tasks = TaskTracker()
         self._quitting = False
