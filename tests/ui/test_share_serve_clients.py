@@ -38,7 +38,7 @@ async def test_a_host_of_mcp_serve_is_listed_while_connected_and_gone_after(qtbo
         sid = window.sidebar.create_session()
         window.open_settings("share")
         page = window.findChild(SettingsDialog).share_page
-        assert _texts(page) == ["not serving (no mcp serve running)"]
+        assert _texts(page) == ["Not serving, and no mcp serve is running"]
         connected, release = threading.Event(), threading.Event()
 
         def host() -> None:  # the host's own loop, in a worker thread, as a separate app would be

@@ -247,8 +247,10 @@ class SharePage(QWidget):
             item.setToolTip(0, plain_tooltip(name))
             self.clients.addTopLevelItem(item)
         if not records:
-            self.clients.addTopLevelItem(QTreeWidgetItem(["none" if self.service.running else
-                                                          "not serving (no mcp serve running)"]))
+            empty = QTreeWidgetItem(["No host connected" if self.service.running else
+                                     "Not serving, and no mcp serve is running"])
+            self.clients.addTopLevelItem(empty)
+            empty.setFirstColumnSpanned(True)  # a sentence, not a client's name: across the columns
 
     def snippet(self, host: str, form: str) -> str:
         """The JSON a person pastes into ``host`` (``form``: stdio or url), or a sentence."""
