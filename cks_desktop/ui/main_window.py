@@ -16,7 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from cks_desktop import APP_NAME, __version__
 from cks_desktop.runtime import AppServices
@@ -687,12 +687,24 @@ class MainWindow(QMainWindow):
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.log_dir)))
 
-    def _about(self) -> None:
+    def _about(self) -> QMessageBox:
+        """The About box, with the app's own icon (not the style's information sign)."""
+        from pathlib import Path
+
+        import cks_desktop
+        from PySide6.QtGui import QIcon
+
         box = plain_message_box(self, title=f"About {APP_NAME}", text=f"{APP_NAME} {__version__}")
+        icon = QApplication.windowIcon()
+        if icon.isNull():
+            icon = QIcon(str(Path(cks_desktop.__file__).resolve().parent / "resources" / "cks-desktop.svg"))
+        if not icon.isNull():
+            box.setIconPixmap(icon.pixmap(64, 64))
         box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
                                f"Settings file: {self.services.settings.path}\n"
                                f"Data: {self.services.paths.database}\nLogs: {self.services.paths.log_dir}\n\n"
                                "Licensed under the GPL-3.0-or-later.\n\n" + credits_text())
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
+        return box
 

@@ -31,3 +31,15 @@ async def test_each_panel_has_a_named_title_bar_that_floats_and_closes_it(qtbot,
         assert not chat.isFloating() and title.float_button.accessibleName() == "Float the Chat panel"
         title.close_button.click()
         assert not chat.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_the_about_box_shows_the_apps_icon(qtbot, home) -> None:
+    async with open_window(home) as window:
+        box = window._about()
+        try:
+            pixmap = box.iconPixmap()
+            assert not pixmap.isNull() and pixmap.width() >= 48  # the app's icon, not the style's "i" sign
+            assert box.icon() == type(box).Icon.NoIcon
+        finally:
+            box.close()
