@@ -8,7 +8,7 @@ the title does not). The float button's icon and words follow the panel's state.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QToolButton, QWidget
 
 from cks_desktop.ui import theme
@@ -42,6 +42,7 @@ class DockTitle(QWidget):
         button = QToolButton()
         button.setObjectName(name)
         button.setAutoRaise(True)
+        button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the stock ones: Tab goes region to region (View menu)
         button.setIconSize(QSize(ICON_PX, ICON_PX))
         button.setToolTip(words)
         button.setAccessibleName(words)

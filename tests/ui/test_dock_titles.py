@@ -4,6 +4,7 @@ named, themed Float and Close buttons that do what they say (the real window).""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from cks_desktop.ui.dock_title import DockTitle
@@ -22,6 +23,7 @@ async def test_each_panel_has_a_named_title_bar_that_floats_and_closes_it(qtbot,
             for button in (title.float_button, title.close_button):
                 assert button.accessibleName().endswith(f"the {dock.windowTitle()} panel")
                 assert not button.icon().isNull() and button.toolTip()
+                assert button.focusPolicy() == Qt.FocusPolicy.NoFocus  # Tab goes region to region, not via chrome
         chat = window.chat_dock
         title = chat.titleBarWidget()
         assert isinstance(title, DockTitle)
