@@ -7,6 +7,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import paths
@@ -37,14 +38,21 @@ def open_store(args: argparse.Namespace) -> "GraphStore":
 
     database = getattr(args, "database", None)
     try:
-        if database:  # --database: a team's PostgreSQL or another file (cks_desktop/storage_choice.py)
-            from cks_desktop.secrets import SecretStore
-            from cks_desktop.storage_choice import open_store as open_chosen, refuse_password_in_address
+        from cks_desktop.storage_choice import chosen, is_postgres, open_store as open_chosen, refuse_password_in_address
 
+        if database:  # --database: a team's PostgreSQL or another file (cks_desktop/storage_choice.py)
             refuse_password_in_address(database)
-            store = open_chosen(database, app_paths(args).database, SecretStore())
+            settings = None
+        else:  # the choice the window uses on this data folder (Settings → Storage): the same database
+            from cks_desktop.settings import Settings
+
+            settings = Settings.load(app_paths(args).settings_file)
+        if is_postgres(database) or (settings is not None and chosen(settings) is not None):
+            from cks_desktop.secrets import SecretStore
+
+            store = open_chosen(database, app_paths(args).database, SecretStore(), settings)
         else:
-            store = GraphStore.open(app_paths(args).database)
+            store = GraphStore.open(Path(database) if database else app_paths(args).database)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     if store.read_only_reason:  # damaged or full disk: reads go on, writes are refused with the full sentence

@@ -676,13 +676,21 @@ def _serve(args: argparse.Namespace) -> int:
         # The same composition as the window and `chat`, with the host's toolset (no agent tools).
         services = AppServices.build(app_paths(args), settings, store, secrets=_secrets(), toolset="host")
         serving = services.host_serving(pinned, yes=args.yes, transport="http" if bind else "stdio")
-        if bind is None:
-            from cks_desktop.mcp.server import serve_stdio
+        from cks_desktop.mcp.serving.presence import Presence
 
-            print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
-            asyncio.run(serve_stdio(services.registry, serving=serving))
-            return EXIT_OK
-        return _serve_http(args, services, serving, bind, what)
+        # the window's Share page lists this process's clients from this file (serving/presence.py)
+        presence = Presence(app_paths(args).data_dir / "serving")
+        serving.clients.on_seen = presence.publish
+        try:
+            if bind is None:
+                from cks_desktop.mcp.server import serve_stdio
+
+                print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
+                asyncio.run(serve_stdio(services.registry, serving=serving))
+                return EXIT_OK
+            return _serve_http(args, services, serving, bind, what)
+        finally:
+            presence.clear()
     finally:
         store.close()
 

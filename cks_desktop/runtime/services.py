@@ -177,7 +177,8 @@ class AppServices:
         # --data-dir only when the folders were overridden (then data and config are one folder)
         data_dir = str(self.paths.data_dir) if self.paths.data_dir == self.paths.config_dir else None
         return ShareService(self.registry, lambda: self.host_serving(app_approver=app_approver, transport="http"),
-                            self.secrets, self.settings, command=lambda sid: serve_command(sid, data_dir))
+                            self.secrets, self.settings, command=lambda sid: serve_command(sid, data_dir),
+                            presence_dir=self.paths.data_dir / "serving")
 
     async def aclose(self) -> None:
         """Close MCP servers and provider clients concurrently, then the store."""

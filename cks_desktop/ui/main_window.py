@@ -16,7 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QTimer, QUrl, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMessageBox, QWidget
 
 from cks_desktop import APP_NAME
 from cks_desktop.runtime import AppServices
@@ -36,7 +36,7 @@ from cks_desktop.ui.sessions.presenter import SessionsPresenter
 from cks_desktop.ui.sessions.rail import RAIL_WIDTH
 from cks_desktop.ui.sessions.sidebar import SessionsSidebar
 from cks_desktop.ui import window_layout
-from cks_desktop.ui import dialog_fit, graph_io, wheel_guard, window_fit
+from cks_desktop.ui import accessible_names, dialog_fit, graph_io, wheel_guard, window_fit
 from cks_desktop.ui.settings.watcher import SettingsWatcher
 from cks_desktop.ui.status import StatusWidgets
 from cks_desktop.ui.tasks import TaskTracker
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
         if app is not None:
             wheel_guard.install(app)  # the wheel never changes a value the person did not pick
             dialog_fit.install(app)  # dialogs open whole on the screen, centred on their window
+            accessible_names.install(app)  # a control nobody named is read by its placeholder or tooltip
         self.services = services
         self.tasks = TaskTracker()
         self._quitting = False
@@ -118,6 +119,8 @@ class MainWindow(QMainWindow):
         self.status = StatusWidgets()
         self.statusBar().addPermanentWidget(self.status)
         self.statusBar().setObjectName("statusBar")
+        store = services.store
+        self.status.set_database(getattr(store, "backend", "sqlite"), str(getattr(store, "where", "")))
 
         self._build_menus()
         self._connect()
@@ -136,6 +139,9 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                          | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        from cks_desktop.ui import dock_title
+
+        dock_title.install(dock)  # the app's title bar: named, themed Float and Close (no stock chrome)
         self.addDockWidget(area, dock)
         return dock
 
@@ -295,6 +301,7 @@ class MainWindow(QMainWindow):
         self.chat_panel.providerChosen.connect(self._provider_chosen)
         self.chat_panel.useOllamaRequested.connect(lambda: self._provider_chosen("ollama", ""))
         self.status.providerClicked.connect(lambda: self.open_settings("providers"))
+        self.status.databaseClicked.connect(lambda: self.open_settings("storage"))
         self.status.serverClicked.connect(lambda name: self.open_settings("mcp", name))
         self.services.providers.subscribe(self._refresh_provider)
         self.settings_watcher.changed.connect(self._settings_changed_on_disk)
@@ -680,14 +687,25 @@ class MainWindow(QMainWindow):
     def _open_logs(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.services.paths.log_dir)))
 
-    def _about(self) -> None:
+    def _about(self) -> QMessageBox:
+        """The About box, with the app's own icon (not the style's information sign)."""
+        from pathlib import Path
+
+        import cks_desktop
         from cks_desktop import __version__  # read from the package metadata when first shown
+        from PySide6.QtGui import QIcon
 
         box = plain_message_box(self, title=f"About {APP_NAME}", text=f"{APP_NAME} {__version__}")
+        icon = QApplication.windowIcon()
+        if icon.isNull():
+            icon = QIcon(str(Path(cks_desktop.__file__).resolve().parent / "resources" / "cks-desktop.svg"))
+        if not icon.isNull():
+            box.setIconPixmap(icon.pixmap(64, 64))
         box.setInformativeText("Build knowledge graphs together with an AI assistant.\n"
                                f"Settings file: {self.services.settings.path}\n"
                                f"Data: {self.services.paths.database}\nLogs: {self.services.paths.log_dir}\n\n"
                                "Licensed under the GPL-3.0-or-later.\n\n" + credits_text())
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
+        return box
 

@@ -1,4 +1,5 @@
-"""The status bar: the active provider/model, and one light per MCP server.
+"""The status bar: the team database when the window works on one, the active
+provider/model, and one light per MCP server.
 
 Each light has the server's colour (ready, starting, failed, stopped) and a
 tooltip with the reason; clicking it opens that server in the settings.
@@ -85,12 +86,23 @@ class StatusWidgets(QWidget):
 
     providerClicked = Signal()
     serverClicked = Signal(str)
+    databaseClicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(2)
+        # "Team database · host/db": shown only on a team's PostgreSQL, so a person always sees
+        # that what they change is seen by every member (the embedded file shows nothing).
+        self.database_button = QToolButton()
+        self.database_button.setObjectName("databaseStatus")
+        self.database_button.setAutoRaise(True)
+        self.database_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.database_button.clicked.connect(self.databaseClicked)
+        self.database_button.hide()
+        theme.bind_icon(self.database_button, "users-three", "accent")
+        layout.addWidget(self.database_button)
         self._servers_box = QHBoxLayout()
         self._servers_box.setSpacing(0)
         layout.addLayout(self._servers_box)
@@ -101,6 +113,20 @@ class StatusWidgets(QWidget):
         self.provider_button.clicked.connect(self.providerClicked)
         layout.addWidget(self.provider_button)
         self.lights: dict[str, ServerLight] = {}
+
+    def set_database(self, backend: str, where: str) -> None:
+        """The store the window works on: ``backend`` "postgresql" shows the team database's
+        place (``where``: the address without a password); the embedded file hides it."""
+        team = backend == "postgresql"
+        self.database_button.setVisible(team)
+        if not team:
+            return
+        place = where.split("@", 1)[-1].removeprefix("postgresql://")
+        self.database_button.setText(no_mnemonic(f"Team database · {place}"))
+        self.database_button.setAccessibleName(f"Team database {where}")
+        self.database_button.setToolTip(plain_tooltip(
+            f"Working on the team database {where} (PostgreSQL): every member sees what you change in "
+            "shared sessions.\nClick to open Settings → Storage."))
 
     def set_provider(self, label: str) -> None:
         self.provider_button.setText(no_mnemonic(label))

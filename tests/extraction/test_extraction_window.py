@@ -58,4 +58,9 @@ async def test_extract_knowledge_asks_runs_reviews_and_writes_one_change(qtbot, 
             assert len([r for r in results if r.change is not None]) == 1
             names = {o.name for o in store.all_objects(sid)}
             assert dropped not in names and len(names) > 10
+            from cks_desktop.ui.toast import Toast  # the result is said where the person looks, too
+
+            toast = window.findChild(Toast, "toast")
+            assert toast is not None and toast.isVisible() and toast.tone == "success"
+            assert toast.label.text() == window.statusBar().currentMessage()
     assert not fake.problems

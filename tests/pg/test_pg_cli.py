@@ -155,3 +155,20 @@ def test_team_private_and_shared_from_the_cli(tmp_path: Path, pg_url: str) -> No
     assert row["id"] == sid
     local = cks(tmp_path, "team", "private", sid)
     assert local.returncode == 2 and "team database" in local.stderr
+
+
+def test_the_cli_uses_the_team_database_the_window_chose_for_the_data_folder(tmp_path: Path, pg_url: str) -> None:
+    """Settings → Storage chose the team database: the CLI on the same data folder, without
+    ``--database``, reads and writes that database, never a file of its own."""
+    from cks_desktop.paths import resolve
+    from cks_desktop.settings import Settings
+    from cks_desktop.storage_choice import PgSettings, choose
+
+    settings = Settings.load(resolve(tmp_path).ensure().settings_file)
+    choose(settings, PgSettings.from_url(pg_url))
+    settings.save()
+    made = cks(tmp_path, "sessions", "create", "Chosen in the window")
+    assert made.returncode == 0, made.stderr
+    with PgGraphStore.connect(pg_url) as store:
+        assert [s.title for s in store.list_sessions()] == ["Chosen in the window"]
+    assert not (tmp_path / "cks.sqlite3").exists()

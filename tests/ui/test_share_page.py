@@ -237,5 +237,6 @@ async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_write
             await wait_for(lambda: "Grace Hopper" in view.model.names, 20, "the window's graph to show Grace")
             text = (await desktop.read_resource(graph)).contents[0].text
             assert "Ada Lovelace" in text and "Grace Hopper" in text
-            assert [c.transport for c in service.clients()] == ["http"]  # the window's own server's host
+            # the window's own server's host, then Claude Desktop's, through its own `mcp serve` process
+            assert [(c.transport, bool(c.process)) for c in service.clients()] == [("http", False), ("stdio", True)]
         assert sorted(o.name for o in window.services.store.all_objects(sid)) == ["Ada Lovelace", "Grace Hopper"]

@@ -148,6 +148,9 @@ async def test_the_session_menu_makes_a_session_private_or_shared_on_a_team_data
     _choose_team(home, pg_url)
     async with open_window(home) as window:
         store = window.services.store
+        badge = window.status.database_button  # the window says it works on the team database
+        assert badge.isVisibleTo(window) and badge.text().startswith("Team database · ")
+        assert "postgresql://" in badge.accessibleName() and "password" not in badge.toolTip().lower()
         sidebar = window.sidebar
         sid = sidebar.create_session()
         qtbot.keyClick(sidebar.list, Qt.Key.Key_Escape)
@@ -178,6 +181,7 @@ async def test_the_embedded_file_has_no_private_or_shared_sessions(qtbot, home: 
     from tests.ui.conftest import open_window
 
     async with open_window(home) as window:
+        assert not window.status.database_button.isVisibleTo(window)  # no team badge on the file
         sidebar = window.sidebar
         sidebar.create_session()
         qtbot.keyClick(sidebar.list, Qt.Key.Key_Escape)

@@ -41,6 +41,7 @@ class ClientRecord:
     last_seen: float
     requests: int = 0
     session: Any = field(default=None, repr=False)  # the latest ServerSession: its standalone channel
+    process: str = ""  # "" for this process; "mcp serve (process 123)" for another's (serving/presence.py)
 
     @property
     def modern(self) -> bool:
@@ -80,6 +81,8 @@ class ClientTracker:
         self.stream_grace = STREAM_GRACE
         self._streams: Counter[str] = Counter()  # open standalone GET streams per HTTP session
         self._closed_at: dict[str, float] = {}  # when the last one closed, while none is open
+        # Told the records after each request (``mcp serve`` writes them for the window's Share page).
+        self.on_seen: Callable[[list[ClientRecord]], None] | None = None
 
     def seen(self, ctx: Any) -> ClientRecord:
         """Note one request (``ServerRequestContext``); returns its connection's record."""
@@ -99,6 +102,8 @@ class ClientTracker:
         record.last_seen = now
         record.requests += 1
         record.session = ctx.session
+        if self.on_seen is not None:
+            self.on_seen(self.records())
         return record
 
     def forget(self, key: str) -> None:

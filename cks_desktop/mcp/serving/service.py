@@ -23,6 +23,7 @@ from cks_desktop.mcp.serving import prefs
 from cks_desktop.mcp.serving.snippets import all_snippets
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from cks_desktop.mcp.server import Serving
     from cks_desktop.mcp.serving.clients import ClientRecord
     from cks_desktop.mcp.serving.http import HttpServer
@@ -33,8 +34,10 @@ if TYPE_CHECKING:
 
 class ShareService:
     def __init__(self, registry: "ToolRegistry", make_serving: Callable[[], "Serving"], secrets: "SecretStore",
-                 settings: "Settings", *, command: Callable[[str | None], list[str]] | None = None) -> None:
+                 settings: "Settings", *, command: Callable[[str | None], list[str]] | None = None,
+                 presence_dir: "Path | None" = None) -> None:
         self.registry = registry
+        self.presence_dir = presence_dir  # where ``mcp serve`` processes list their clients
         self._make_serving = make_serving
         self.secrets = secrets
         self.settings = settings
@@ -78,7 +81,14 @@ class ShareService:
             await http.stop()
 
     def clients(self) -> list["ClientRecord"]:
-        return self._http.serving.clients.records() if self._http is not None else []
+        """The clients of the window's own server, then those of ``mcp serve`` processes on
+        the same data folder (``presence.py``)."""
+        own = self._http.serving.clients.records() if self._http is not None else []
+        if self.presence_dir is None:
+            return own
+        from cks_desktop.mcp.serving.presence import others
+
+        return own + others(self.presence_dir)
 
     def shared(self) -> list[str]:
         return prefs.shared_sessions(self.settings)

@@ -314,6 +314,9 @@ class Composer(QWidget):
             self.stopClicked.emit()
         else:
             self.submit()
+        # A click gave the button the focus: the typing goes back to the input, so the next
+        # message (or Esc to stop) needs no click, and the focus never sits on a changing button.
+        self.input.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def submit(self) -> None:
         if self._running:
@@ -433,6 +436,8 @@ class Composer(QWidget):
 
     def set_running(self, running: bool) -> None:
         self._running = running
+        if not running and self.send_button.hasFocus():  # Stop became Send under the focus
+            self.input.setFocus(Qt.FocusReason.OtherFocusReason)
         self.send_button.setText("Stop" if running else "Send")
         self.send_button.setAccessibleName("Stop the answer" if running else "Send the message")
         self.send_button.setToolTip("Stop (Esc)" if running else "Send (Enter or Ctrl+Enter)")

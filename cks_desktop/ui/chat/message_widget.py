@@ -57,6 +57,7 @@ class MessageWidget(QFrame):
         self._layout.setContentsMargins(*((12, 8, 12, 6) if card else (0, 0, 0, 0)))
         self._layout.setSpacing(4)
         self.model_label: QLabel | None = None
+        self.header: QWidget | None = None  # the avatar, "Assistant" and the model (None: continues an answer)
         self._build_header(model_name)
         self._build_body()
         self._build_actions()
@@ -70,7 +71,11 @@ class MessageWidget(QFrame):
         role = self.item.role
         if role == "user":
             return  # the bubble on the right is the mark
-        head = QHBoxLayout()
+        if role == "assistant" and self.item.continues:
+            return  # the same answer after a tool-call round: its header is already above
+        self.header = QWidget()
+        self.header.setObjectName("chatMessageHeader")
+        head = QHBoxLayout(self.header)
         head.setContentsMargins(0, 0, 0, 0)
         head.setSpacing(8)
         self.badge = plain_label(name="chatAvatar")
@@ -82,10 +87,12 @@ class MessageWidget(QFrame):
             self.model_label.setVisible(bool(model_name))
             head.addWidget(self.model_label)
         head.addStretch(1)
-        self._layout.addLayout(head)
+        self._layout.addWidget(self.header)
         self._paint_badge()
 
     def _paint_badge(self) -> None:
+        if not hasattr(self, "badge"):
+            return  # no header (a continuing answer)
         role = self.item.role
         if role == "assistant":
             self.badge.setPixmap(style.avatar(AVATAR_PX))

@@ -76,6 +76,9 @@ class MessageItem:
     # under the answer ("1,234 in · 56 out · $0.0042") and the details on hover.
     usage_line: str = ""
     usage_tip: str = ""
+    # Another model turn of an answer that already has its "Assistant" header above (after a
+    # tool-call round): shown without a second header, so one answer reads as one.
+    continues: bool = False
 
 
 @dataclass

@@ -473,7 +473,14 @@ class ChatPanel(QWidget):
         if not await confirm_revert(self.window(), controller.assistant.store, controller.session_id,
                                     item.change_id):
             return False
-        return await controller.revert(item)
+        from cks_desktop.ui.toast import show_toast
+
+        ok = await controller.revert(item)
+        if ok:  # said where the person is looking, not only on the row
+            show_toast(self, f"Reverted: {item.display_name}", "success")
+        elif item.revert_error:
+            show_toast(self, f"Could not revert {item.display_name}: {item.revert_error}", "danger")
+        return ok
 
     def _row_activated(self, item: object) -> None:
         if isinstance(item, ToolItem):

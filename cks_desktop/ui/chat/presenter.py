@@ -35,7 +35,7 @@ from cks_desktop.agent.images import part_of
 from cks_desktop.agent.reasoning import shown as _reasoning_of
 from cks_desktop.llm.messages import ImagePart
 from cks_desktop.tools.approval import Decision
-from cks_desktop.ui.chat.model import ChatModel, ChatItem, MessageItem, RowState, ToolItem
+from cks_desktop.ui.chat.model import ChatModel, ChatItem, ItemRole, MessageItem, RowState, ToolItem
 
 Revertable = Callable[[str, str], bool]
 
@@ -135,6 +135,8 @@ class ChatPresenter:
 
     def _append(self, item: ChatItem) -> None:
         item.turn = self._turn
+        if isinstance(item, MessageItem) and item.role == "assistant":
+            item.continues = _answer_started(self.model.items, self._turn)
         if not (isinstance(item, MessageItem) and (item.role == "error" or item.summary)):
             self._answered = True  # an error or a summary of earlier messages is no answer; text, a notice or a call is
         self.model.append(item)
@@ -450,9 +452,11 @@ class ChatPresenter:
             elif message.role == "assistant":
                 thought = _reasoning_of(message.reasoning)
                 if message.text or (thought[0] and saved.notice is None):
-                    items.append(MessageItem("notice" if saved.notice is not None else "assistant", message.text,
+                    role: ItemRole = "notice" if saved.notice is not None else "assistant"
+                    items.append(MessageItem(role, message.text,
                                              turn=saved.turn, summary=saved.notice is Notice.SUMMARY,
-                                             reasoning=thought[0], reasoning_seconds=thought[1]))
+                                             reasoning=thought[0], reasoning_seconds=thought[1],
+                                             continues=role == "assistant" and _answer_started(items, saved.turn)))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice in (Notice.ITERATION_LIMIT, Notice.BUDGET)  # both offer Continue
@@ -500,6 +504,16 @@ class ChatPresenter:
             last.retryable = True
         self._mark_last(items, notify=False)
         self.model.reset(items)
+
+
+def _answer_started(items: Sequence[ChatItem], turn: int) -> bool:
+    """Whether exchange ``turn`` already shows assistant text (so its next model turn continues it)."""
+    for item in reversed(items):
+        if item.turn != turn:
+            return False
+        if isinstance(item, MessageItem) and item.role == "assistant":
+            return True
+    return False
 
 
 def _stopped_in(items: list[ChatItem], turn: int) -> None:

@@ -145,7 +145,12 @@ def _popup(completer: QCompleter) -> QAbstractItemView:
 
 
 class _SlashKeys(QObject):
-    """While the command list is open, Enter/Tab pick from it instead of sending the message."""
+    """While the command list is open: Up/Down move in it (the list's own keys), Enter or Tab
+    opens the marked command once, Esc closes the list and keeps the text.
+
+    Installed on the input and on the list itself, after ``QCompleter``'s own filter (so it runs
+    first): when the list is open the window system sends keys to the list, and the completer
+    would otherwise pass Enter on to the input, sending the half-typed command as a message."""
 
     def __init__(self, completer: QCompleter) -> None:
         super().__init__(completer)
@@ -160,6 +165,9 @@ class _SlashKeys(QObject):
                 popup.hide()
                 if text:
                     self._completer.activated.emit(text)
+                return True
+            if event.key() == Qt.Key.Key_Escape:
+                popup.hide()
                 return True
         return False
 
@@ -199,6 +207,7 @@ class McpComposerFeatures:
         self.completer.activated.connect(self._command_chosen)
         self._keys = _SlashKeys(self.completer)
         composer.input.installEventFilter(self._keys)
+        _popup(self.completer).installEventFilter(self._keys)  # after the completer's own filter: runs first
         composer.input.textChanged.connect(self._typed)
         composer.submit_hooks.append(self._submitting)
         composer.message_decorators.append(self.bar.take_into)
@@ -214,8 +223,11 @@ class McpComposerFeatures:
         self.completer.setCompletionPrefix(text)
         if self.completer.completionCount():
             rect = self.composer.input.cursorRect()
-            rect.setWidth(max(240, _popup(self.completer).sizeHintForColumn(0) + 24))
+            popup = _popup(self.completer)
+            rect.setWidth(max(240, popup.sizeHintForColumn(0) + 24))
             self.completer.complete(rect)
+            # The first command is marked at once, so Enter takes it and Down goes to the second.
+            popup.setCurrentIndex(self.completer.completionModel().index(0, 0))
         else:
             _popup(self.completer).hide()
 

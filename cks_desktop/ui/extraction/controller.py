@@ -34,6 +34,7 @@ from cks_desktop.ui.labels import plain_message_box
 if TYPE_CHECKING:
     from cks_desktop.extraction.plan import Plan
     from cks_desktop.ui.main_window import MainWindow
+    from cks_desktop.ui.toast import Tone
 
 ORIGIN = "extraction"
 
@@ -53,8 +54,12 @@ class ExtractionController(QObject):
     def request(self, session_id: str, document_id: str) -> None:
         self.window.tasks.spawn(self.run(session_id, document_id), name="extract-document")
 
-    def _say(self, text: str, ms: int = 10000) -> None:
+    def _say(self, text: str, ms: int = 10000, tone: "Tone" = "info") -> None:
+        """The run's news in the status bar and, where the person is looking, as a toast."""
+        from cks_desktop.ui.toast import show_toast
+
         self.window.statusBar().showMessage(text, ms)
+        show_toast(self.window, text, tone)
 
     async def run(self, session_id: str, document_id: str) -> None:
         from cks_desktop.documents.errors import DocumentError
@@ -134,7 +139,7 @@ class ExtractionController(QObject):
             loop.call_soon(self.progress.finish)  # after the last progress callbacks
         written = [r for r in results if r.change is not None]
         self._say(f"{doc.name}: " + ("; ".join(r.summary for r in written) if written else
-                                     "nothing new: the graph already has all of it."))
+                                     "nothing new: the graph already has all of it."), tone="success")
         self.finished.emit(results)
 
     async def _review(self, plan: "Plan", text: str, ex: Any) -> "tuple[Plan, Any] | None":

@@ -76,6 +76,7 @@ class Legend(QFrame):
         layout.addLayout(head)
         self.list = QListWidget()
         self.list.setObjectName("legendList")
+        self.list.setAccessibleName("Types in the graph")
         self.list.setIconSize(QSize(14, 14))
         self.list.setFrameShape(QListWidget.Shape.NoFrame)
         self.list.setToolTip("Untick a type to hide it; double-click to select all of that type")

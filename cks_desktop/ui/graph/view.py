@@ -93,6 +93,7 @@ class GraphView(ViewActions, QWidget):
         if positions is None and hasattr(store, "transaction"):
             positions = PositionStore.for_store(store)
         self.canvas = GraphCanvas(self.model, self.state)
+        self.canvas.setAccessibleName("Graph canvas: nothing selected")
         self.canvas.empty_text = ""  # the empty state is a card of actions (``empty.py``), not a line of text
         self.empty_state = EmptyState(self.canvas)
         self.empty_state.hide()
@@ -424,11 +425,29 @@ class GraphView(ViewActions, QWidget):
         if primary is not None and self.inspector.isVisible():
             self.spawn(self.inspect(primary))
         self._update_actions()
+        self._tell_assistive_technology()
 
     def _activated(self, oid: str) -> None:
         self.state.select(oid)
         self.spawn(self.inspect(oid))
         self._update_actions()
+        self._tell_assistive_technology()
+
+    def _tell_assistive_technology(self) -> None:
+        """The canvas is painted, not made of widgets: its accessible name says what is selected
+        ("Graph canvas: Marie Curie (Person) selected"), so a screen reader reads it on focus and
+        on every change (``setAccessibleName`` sends the name-changed event)."""
+        selected = [oid for oid in self.state.selection if oid in self.model.index]
+        if not selected:
+            name = "Graph canvas: nothing selected"
+        else:
+            i = self.model.index[selected[-1]]
+            kind = self.model.type_names[self.model.ntype[i]] if i < len(self.model.ntype) else ""
+            name = f"Graph canvas: {self.model.names[i]}" + (f" ({kind})" if kind else "") + " selected"
+            if len(selected) > 1:
+                name += f", {len(selected)} objects in all"
+        if self.canvas.accessibleName() != name:
+            self.canvas.setAccessibleName(name)
 
     async def inspect(self, oid: str) -> None:
         i = self.model.index.get(oid)

@@ -28,6 +28,7 @@ from cks_desktop.ui.dialogs import run_dialog
 if TYPE_CHECKING:
     from cks_desktop.graph.store import ApplyResult
     from cks_desktop.ui.main_window import MainWindow
+    from cks_desktop.ui.toast import Tone
 
 ALL_IMPORTS = "Graph files (*.json *.graphml *.xml *.jsonl)"
 IMPORT_FILTERS = {"json": "CKS graph JSON (*.json)", "graphml": "GraphML (*.graphml *.xml)",
@@ -114,11 +115,15 @@ class GraphIO(QObject):
     async def _run(self, dialog: QDialog) -> int:
         return await run_dialog(dialog, self.dialogOpened.emit)
 
-    def _say(self, text: str) -> None:
-        self.window.graph_view._say(text)  # the session's own status line
+    def _say(self, text: str, tone: "Tone" = "info") -> None:
+        """The session's own status line, and a toast where the person is looking."""
+        from cks_desktop.ui.toast import show_toast
+
+        self.window.graph_view._say(text)
+        show_toast(self.window, text, tone)
 
     def _fail(self, text: str) -> None:
-        self._say(text)
+        self._say(text, "danger")
         self.failed.emit(text)
 
     def _session(self) -> str | None:
@@ -195,7 +200,7 @@ class GraphIO(QObject):
         editor = self.window.graph_view.editor
         if result.change is not None and editor.session_id == sid:
             editor.record(result.change.id)  # Edit → Undo takes the import back
-        self._say(f"Imported {path.name}: {result.summary or 'nothing new'}.")
+        self._say(f"Imported {path.name}: {result.summary or 'nothing new'}.", "success")
         self.imported.emit(result)
         return result
 

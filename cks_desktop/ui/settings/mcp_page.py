@@ -27,10 +27,11 @@ from cks_desktop.ui.dialogs import confirm, run_dialog
 from cks_desktop.ui.labels import plain_message_box
 from cks_desktop.ui.settings.mcp_editor import McpServerEditor
 from cks_desktop.ui.settings.mcp_form import ServerForm
+from cks_desktop.ui.settings.sign_in_address import SignInAddress
 from cks_desktop.ui.settings.widgets import note_label
 from cks_desktop.ui.status import COLOURS, WORDS, dot_icon
 from cks_desktop.ui.tasks import TaskTracker
-from cks_desktop.ui.text import open_in_browser, plain_tooltip
+from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
@@ -69,6 +70,8 @@ class McpPage(QWidget):
         self.reason_label.setObjectName("mcpReason")
         self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details_layout.addWidget(self.reason_label)
+        self.sign_in_address = SignInAddress()  # shown at once when a sign-in starts (no browser needed)
+        details_layout.addWidget(self.sign_in_address)
         self.log_label = note_label()
         self.log_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         details_layout.addWidget(self.log_label)
@@ -308,7 +311,10 @@ class McpPage(QWidget):
     async def sign_in(self, name: str) -> None:
         """Connect with the browser step allowed: the system browser shows the authorization page."""
         if name and self.services.mcp is not None:
-            await self.services.mcp.sign_in(name, open_in_browser)
+            try:
+                await self.services.mcp.sign_in(name, self.sign_in_address.opener(name))
+            finally:
+                self.sign_in_address.done()
             self.refresh()
 
     async def sign_out(self, name: str) -> None:

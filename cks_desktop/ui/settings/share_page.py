@@ -230,10 +230,7 @@ class SharePage(QWidget):
         self.token.setPlaceholderText("shown while serving")
         for button in (self.copy_url, self.copy_token, self.show_token):
             button.setEnabled(running)
-        if running:
-            self.timer.start()
-        else:
-            self.timer.stop()
+        self.timer.start()  # also when not serving: hosts of `mcp serve` processes come and go
         self.refresh_clients()
         self.refresh_snippets()
 
@@ -243,12 +240,17 @@ class SharePage(QWidget):
         now = time.time()
         for record in records:
             name = f"{record.name} {record.version}".strip() or "unnamed"
+            if record.process:  # a host talking to `mcp serve`, not to this window's server
+                name += f" · via {record.process}"
             ago = max(0, int(now - record.last_seen))
             item = QTreeWidgetItem([name, record.protocol, str(record.requests), f"{ago} s ago"])
             item.setToolTip(0, plain_tooltip(name))
             self.clients.addTopLevelItem(item)
         if not records:
-            self.clients.addTopLevelItem(QTreeWidgetItem(["none" if self.service.running else "not serving"]))
+            empty = QTreeWidgetItem(["No host connected" if self.service.running else
+                                     "Not serving, and no mcp serve is running"])
+            self.clients.addTopLevelItem(empty)
+            empty.setFirstColumnSpanned(True)  # a sentence, not a client's name: across the columns
 
     def snippet(self, host: str, form: str) -> str:
         """The JSON a person pastes into ``host`` (``form``: stdio or url), or a sentence."""
