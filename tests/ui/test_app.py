@@ -77,6 +77,20 @@ async def test_bridge_delivers_worker_thread_events_on_the_gui_thread() -> None:
     assert listeners == []
 
 
+@pytest.mark.asyncio
+async def test_bridge_delivers_a_gui_thread_write_after_it_returns() -> None:
+    """A write made on the GUI thread (an edit in the window) returns before any view redraws."""
+    bridge = EventBridge()
+    listeners = []
+    bridge.attach(lambda listener: listeners.append(listener) or (lambda: listeners.remove(listener)))
+    seen: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+    bridge.arrived.connect(lambda e: seen.done() or seen.set_result(e))
+    listeners[0]("from the window")
+    assert not seen.done()  # not inside the write
+    assert await wait(seen) == "from the window"
+    bridge.detach()
+
+
 @dataclass
 class _State:
     name: str
