@@ -57,7 +57,6 @@ class ChatController:
     def __init__(self, session_id: str, assistant: "Assistant", approver: "Approver") -> None:
         self.session_id = session_id
         self.assistant = assistant
-        self.edits = ChatUseCase(assistant.transcripts)  # delete, clear, drop an answer: the CLI's words too
         self.approver = approver
         self.model = ChatModel()
         self.presenter = ChatPresenter(self.model, self._is_revertable)
@@ -70,6 +69,11 @@ class ChatController:
         # A message the turn refused whole (its images, for a model that reads none: Ollama says so
         # only when asked): (text, images, sentence), for the panel to put back in the composer.
         self.returned_draft: "tuple[str, list[ImageBlob], str] | None" = None
+
+    @property
+    def edits(self) -> ChatUseCase:
+        """Delete, clear, drop an answer: the chat's edits, in the CLI's words too."""
+        return ChatUseCase(self.assistant.transcripts)
 
     # -- observers (the dock updates Send/Stop and the Continue banner) -------------
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
