@@ -38,7 +38,7 @@ from cks_desktop.extraction.chunking import chunk_text  # noqa: E402
 from cks_desktop.extraction.resolution import Existing, Mention, Resolver  # noqa: E402
 from cks_desktop.extraction.runner import Extraction, apply_plan  # noqa: E402
 from cks_desktop.graph.store import GraphStore  # noqa: E402
-from tests.extraction.gold_fake import GoldModel, Noise  # noqa: E402
+from tests.fakes.extraction_reader import Noise, ReaderModel  # noqa: E402
 from tests.extraction.world import DocSpec, Section, _extras, make_world, render  # noqa: E402
 from tests.fakes.providers import make_fake, provider_for  # noqa: E402
 
@@ -94,7 +94,7 @@ async def extraction_bench(pages: int, model_seconds: float, trace: bool = False
         sid = store.create_session("big").id
         DocumentStore(store).add(sid, [read])
         doc = DocumentStore(store).get(sid, "register.pdf")
-        gold = GoldModel(world, [rendered], Noise(level=0.0))  # type: ignore[arg-type, list-item]
+        gold = ReaderModel(Noise(level=0.0))
         if trace:
             tracemalloc.start()
         with make_fake("openai") as fake:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.graph.store import GraphStore
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import Setup, make_setup
 from tests.fakes.providers import make_fake
 from tests.fakes.script import Turn
@@ -51,7 +51,7 @@ def _counts(setup: Setup) -> dict[str, int]:
 
 def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(setup: Setup, tmp_path: Path) -> None:
     home, sid = setup.store.path.parent, setup.session_id
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.05, seed=2))
+    gold = ReaderModel(Noise(level=0.05, seed=2))
     with make_fake("openai") as fake:
         fake.side_turn = gold
         est = _run(home, fake, "--session", sid, "founding.md", "--estimate", "--json")
@@ -96,7 +96,7 @@ def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(set
 
 def test_a_killed_run_resumes_without_asking_finished_chunks_again(setup: Setup) -> None:
     home, sid = setup.store.path.parent, setup.session_id
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     answered = threading.Event()
 
     def stall_on_the_second(body: Any) -> Turn | None:

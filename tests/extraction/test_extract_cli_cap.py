@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import Setup, make_setup
 from tests.extraction.test_extract_cli import ENV, MAIN, _run
 from tests.fakes.providers import make_fake
@@ -23,7 +23,7 @@ def test_the_settings_cap_is_the_clis_default_cap(tmp_path: Path) -> None:
     setup = _setup(tmp_path)
     home, sid = setup.store.path.parent, setup.session_id
     (home / "settings.json").write_text(json.dumps({"extraction": {"max_calls": 1}}), encoding="utf-8")
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = gold
         refused = _run(home, fake, "--session", sid, "founding.md", "--review-file", str(tmp_path / "plan.json"))

@@ -15,7 +15,7 @@ from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.caps import cap_of
 from cks_desktop.settings import Extraction as ExtractionSettings
 from cks_desktop.ui.extraction.review import ReviewDialog
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.world import make_world, render_world
 from tests.fakes.providers import make_fake
 from tests.ui.conftest import home, open_window  # noqa: F401  (home is a fixture)
@@ -38,7 +38,7 @@ async def test_file_menu_extract_knowledge_takes_the_last_added_or_asks_which(qt
                                                                                tmp_path: Path) -> None:
     world = make_world(extras_per_doc=10)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = gold
         async with open_window(home, fake=fake, provider="openai") as window:
@@ -96,7 +96,7 @@ async def test_an_estimate_within_the_cap_starts_without_asking_one_over_it_asks
                                                                                  tmp_path: Path) -> None:
     world = make_world(extras_per_doc=10)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = gold
         async with open_window(home, fake=fake, provider="openai") as window:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.ui.extraction.review import ReviewDialog
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.world import make_world, render_world
 from tests.fakes.providers import make_fake
 from tests.ui.conftest import home, open_window  # noqa: F401  (home is a fixture)
@@ -24,7 +24,7 @@ from tests.ui.helpers import signal_future, wait
 async def test_extract_knowledge_asks_runs_reviews_and_writes_one_change(qtbot, home: Path, tmp_path: Path) -> None:
     world = make_world(extras_per_doc=30)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = gold
         async with open_window(home, fake=fake, provider="openai") as window:

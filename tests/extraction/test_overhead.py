@@ -18,7 +18,7 @@ from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.grounding import Normalised
 from cks_desktop.extraction.plan import Evidence, _ev_json
 from cks_desktop.extraction.runner import Extraction
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import make_setup
 from tests.fakes.providers import make_fake, provider_for
 
@@ -32,7 +32,7 @@ BOUND_MS = 5.0
 @pytest.mark.asyncio
 async def test_a_cached_rerun_costs_the_app_little_per_chunk(tmp_path: Path) -> None:
     setup = make_setup(tmp_path, extras_per_doc=60)
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    gold = ReaderModel(Noise(level=0.0))
     try:
         with make_fake("openai") as fake:
             fake.side_turn = gold
