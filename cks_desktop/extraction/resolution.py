@@ -38,7 +38,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from cks_desktop.extraction.names import TITLES as _TITLE_WORDS
 from cks_desktop.extraction.names import (given_names_differ, initials_fit, is_short_form, loose_key, loose_words,
@@ -146,13 +146,18 @@ class Mention:
         return self.chunk, self.ref.rsplit(".", 1)[0] if "." in self.ref else ""
 
 
+# Every tier a merge decision can name: the review shows each in plain words (ui/extraction/review.py).
+MergeTier = Literal["exact", "alias", "fuzzy", "model", "spelling", "short form", "source"]
+MERGE_TIERS: tuple[str, ...] = get_args(MergeTier)
+
+
 @dataclass
 class MergeRecord:
     """One merge decision: what joined which entity, by which tier, how sure."""
 
     name: str  # the name that joined
     into: str  # the entity's name at the time
-    tier: str  # "exact" | "alias" | "fuzzy" | "model"
+    tier: str  # one of MERGE_TIERS
     score: float
     chunk: int | None = None
     existing: bool = False  # into an object already in the session
