@@ -474,7 +474,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
-    """Issue 17: Extract knowledge on a document, answered by the gold model of tests/extraction."""
+    """Issue 17: Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
     if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review")):
         return
     from cks_desktop.documents.readers import read_path

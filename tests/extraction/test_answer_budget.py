@@ -22,13 +22,13 @@ from tests.fakes.providers import make_fake, provider_for
 
 def test_the_reader_fake_stops_at_the_requests_budget() -> None:
     """Cut at ``max_tokens`` (4 characters a token, as its usage counts), finishing with "length"."""
-    gold = ReaderModel()
-    turn = gold._budgeted(_json_turn({"objects": ["x" * 4000]}, {}), {"max_tokens": 100})
+    model = ReaderModel()
+    turn = model._budgeted(_json_turn({"objects": ["x" * 4000]}, {}), {"max_tokens": 100})
     assert turn.finish_reason == "length" and turn.output_tokens == 100
     assert len("".join(turn.text)) == 400
-    whole = gold._budgeted(_json_turn({"objects": []}, {}), {"max_completion_tokens": 100})
+    whole = model._budgeted(_json_turn({"objects": []}, {}), {"max_completion_tokens": 100})
     assert whole.finish_reason is None
-    assert gold.limit_of({}) == gold.default_max_output
+    assert model.limit_of({}) == model.default_max_output
 
 
 @pytest.mark.asyncio
@@ -39,9 +39,9 @@ async def test_a_part_cut_at_the_answer_limit_is_split_and_asked_in_halves(tmp_p
     sentence and each half asked (and cached); nothing fails, every gold thing is found, and a second
     run asks nothing."""
     setup = make_setup(tmp_path, extras_per_doc=80)
-    gold = ReaderModel(Noise(level=0.0), default_max_output=4096)
+    model = ReaderModel(Noise(level=0.0), default_max_output=4096)
     with make_fake(kind) as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model="extraction-test-model")
         try:
             longest = max(setup.docs, key=lambda d: len(d.text))
@@ -49,7 +49,7 @@ async def test_a_part_cut_at_the_answer_limit_is_split_and_asked_in_halves(tmp_p
             ex = Extraction(setup.store, setup.session_id, doc, provider)
             estimate = ex.estimate()
             plan = await ex.run()
-            assert gold.cut_answers >= 1 and not ex.progress.failed_chunks, ex.progress.failed_chunks
+            assert model.cut_answers >= 1 and not ex.progress.failed_chunks, ex.progress.failed_chunks
             assert ex.progress.split_parts >= 1
             # every gold entity mentioned in the document is in the plan
             names = {o.name for o in plan.objects}
@@ -61,10 +61,10 @@ async def test_a_part_cut_at_the_answer_limit_is_split_and_asked_in_halves(tmp_p
             else:  # a model's own unnamed limit cannot be foreseen; the calls made are all counted
                 assert ex.progress.calls == len(fake.generation_requests)
             print(kind, "estimated calls", estimate.calls, "made", ex.progress.calls, "split", ex.progress.split_parts)
-            before = gold.calls
+            before = model.calls
             again = Extraction(setup.store, setup.session_id, doc, provider)
             await again.run()
-            assert gold.calls == before  # the whole part and both halves came from the cache
+            assert model.calls == before  # the whole part and both halves came from the cache
         finally:
             await provider.aclose()
             setup.store.close()
@@ -79,9 +79,9 @@ async def test_a_model_known_to_allow_more_is_asked_for_a_bigger_answer(tmp_path
     assert answer_budget("anthropic", "claude-3-haiku-20240307", 4096) == 4096  # its own limit
     assert answer_budget("openai", "some-local-model", 4096) is None  # unknown: the provider's default
     setup = make_setup(tmp_path, extras_per_doc=80)
-    gold = ReaderModel(Noise(level=0.0), default_max_output=4096)
+    model = ReaderModel(Noise(level=0.0), default_max_output=4096)
     with make_fake("anthropic") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model="claude-sonnet-4-6")
         try:
             longest = max(setup.docs, key=lambda d: len(d.text))
@@ -91,7 +91,7 @@ async def test_a_model_known_to_allow_more_is_asked_for_a_bigger_answer(tmp_path
         finally:
             await provider.aclose()
             setup.store.close()
-    assert not ex.progress.failed_chunks and gold.cut_answers == 0 and ex.progress.split_parts == 0
+    assert not ex.progress.failed_chunks and model.cut_answers == 0 and ex.progress.split_parts == 0
     sent = [r.body.get("max_tokens") for r in fake.generation_requests]
     assert sent and all(v == EXTRACTION_MAX_OUTPUT for v in sent), sent
 

@@ -25,9 +25,9 @@ PRICES = {MODEL: {"input": 3.0, "output": 15.0}}
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])  # the screenshots' fake is Anthropic's
 async def test_the_estimate_is_within_twice_the_real_cost_of_the_same_run(tmp_path: Path, kind: str) -> None:
     setup = make_setup(tmp_path, extras_per_doc=80)  # the screenshot's document: a few dense parts
-    gold = ReaderModel(Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     with make_fake(kind) as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model=MODEL)
         try:
             longest = max(setup.docs, key=lambda d: len(d.text))
@@ -56,7 +56,7 @@ async def test_the_estimate_is_within_twice_the_real_cost_of_the_same_run(tmp_pa
     # without asking, that share (about half of the input here) was not sent
     # (and a model that reads answers about 6 characters per passage character, not the 7 the halving
     # forecast assumes: the forecast may foresee twice the pieces a part really needed)
-    floor = 4 if real.split_parts else 2 if gold.pair_calls else 3
+    floor = 4 if real.split_parts else 2 if model.pair_calls else 3
     assert estimate.input_tokens / floor <= real.input_tokens <= estimate.input_tokens * 2
     assert estimate.output_tokens / 2 <= real.output_tokens <= estimate.output_tokens * 2
 
@@ -66,9 +66,9 @@ async def test_the_running_cost_bills_each_answered_request_once(tmp_path: Path)
     """A 429 (not billed) retried and a repair turn (billed: it is a second request) add what the
     provider reported for each request, once: no part's input counted twice, no retry billed."""
     setup = make_setup(tmp_path, extras_per_doc=20)
-    gold = ReaderModel(Noise(level=0.0, broken_json=1.0, rate_limit_once=True, seed=3))
+    model = ReaderModel(Noise(level=0.0, broken_json=1.0, rate_limit_once=True, seed=3))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model=MODEL, max_retries=2)  # the adapter retries the 429
         try:
             doc = DocumentStore(setup.store).get(setup.session_id, "founding.md")
@@ -79,7 +79,7 @@ async def test_the_running_cost_bills_each_answered_request_once(tmp_path: Path)
             setup.store.close()
     requests = fake.generation_requests
     billed = requests[1:]  # the first was answered 429
-    assert len(billed) == 2 * len(ex.chunks) + gold.pair_calls  # each part: broken answer, repair
+    assert len(billed) == 2 * len(ex.chunks) + model.pair_calls  # each part: broken answer, repair
     assert ex.progress.calls == len(billed)  # the repairs are calls; the 429 was not answered
     assert ex.progress.input_tokens == sum(len(json.dumps(r.body, ensure_ascii=False)) // 4 for r in billed)
     assert ex.progress.cost_usd == pytest.approx((ex.progress.input_tokens * 3.0 + ex.progress.output_tokens * 15.0)
