@@ -551,6 +551,9 @@ class Resolver:
 
     def _provisional(self, m: Mention) -> Entity:
         name = _plain_form(m.name.strip(), m.type)
+        holder = self._taken.get((m.type.casefold(), name.casefold()))
+        if holder is not None and not m.held and self.entities[holder].held:
+            self._step_aside(self.entities[holder])  # a held object never takes a real object's name
         if (m.type.casefold(), name.casefold()) in self._taken:  # the graph keeps (type, name) unique
             base = f"{name} ({m.description.strip()[:40]})" if m.description.strip() else name
             name, n = base, 2
@@ -565,6 +568,18 @@ class Resolver:
         self._absorb(ent, m, anchor=True)
         return ent
 
+    def _step_aside(self, ent: Entity) -> None:
+        """A held object (its name is nowhere in its part) gives its name up to a real object of the
+        same name: it moves to a suffixed form ("Name (2)"), its plain name stays an alias of it."""
+        base, n = ent.name, 2
+        while (ent.type.casefold(), f"{base} ({n})".casefold()) in self._taken:
+            n += 1
+        del self._taken[(ent.type.casefold(), ent.name.casefold())]
+        ent.name = f"{base} ({n})"
+        self._taken[(ent.type.casefold(), ent.name.casefold())] = ent.index
+        if base not in ent.aliases:
+            ent.aliases.append(base)
+
     def _rename(self, ent: Entity, name: str) -> None:
         """A new entity takes the fullest plain form of its names as its name (the old one stays an
         alias, unless it was only the app's suffixed form)."""
@@ -572,6 +587,9 @@ class Resolver:
         if not ent.is_new or ent.base != ent.name or plain_score(plain) <= plain_score(ent.name):
             return
         slot = (ent.type.casefold(), plain.casefold())
+        holder = self._taken.get(slot)
+        if holder is not None and not ent.held and self.entities[holder].held:
+            self._step_aside(self.entities[holder])
         if slot in self._taken:
             return
         del self._taken[(ent.type.casefold(), ent.name.casefold())]
