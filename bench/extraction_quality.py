@@ -1,11 +1,17 @@
-"""Extraction quality, offline (issue 17): a generated world, four formats, a noisy gold model.
+"""Extraction quality, offline: a generated world, four formats, a model that only reads its part.
 
 The world (tests/extraction/world.py) is rendered into Markdown, HTML, DOCX and PDF with every
 mention's exact span and page recorded as it is written; two of its entities are already in the
 session. A fake OpenAI server (tests/fakes, the real wire protocol over a socket) answers each chunk
-from the gold with seeded noise (tests/extraction/gold_fake.py: aliases, typos, type drift, missed
-and invented relations, paraphrased and invented quotes, broken JSON, one 429). Each document is
+from the words of the part it was sent, no gold ids or descriptions (tests/fakes/extraction_reader.py),
+with its seeded noise at 8 % and 20 % (missed and invented objects and relations, wrong types, typos,
+swapped directions, paraphrased quotes, wrong "same" answers, broken JSON, cut answers, 429s). Each
+reported mention is scored as the gold mention of its part written like its name
+(``bench/extraction_archive.gold_of``). Each document is
 extracted and applied as one change, in order, through the real pipeline; then scored:
+
+The archive bench (bench/extraction_archive.py) measures the harder names; this one keeps the four
+formats, PDF page accuracy and survival of sources through merge, revert and export/import.
 
 - entity resolution: pairwise and B³ F1 over every mention the model reported (plus the seeded
   objects), over-merges (an object holding two gold entities) and same-name merges (the two Alex
@@ -17,10 +23,10 @@ extracted and applied as one change, in order, through the real pipeline; then s
   extraction change, and after export/import (json v2); re-extraction adds nothing;
 - cost: model calls per chunk.
 
-Targets at the lower noise level: B³ F1 ≥ 0.95, no same-name over-merge, spans 100 % valid,
+Targets at 8 % noise: B³ F1 ≥ 0.95, no same-name over-merge, spans 100 % valid,
 re-import adds nothing.
 
-    python bench/extraction_quality.py            # both noise levels
+    python bench/extraction_quality.py            # 8 % and 20 % noise
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cks_desktop.documents.store import DocumentStore  # noqa: E402
 from cks_desktop.extraction.chunking import page_of  # noqa: E402
 from cks_desktop.extraction.runner import Extraction, apply_plan  # noqa: E402
-from tests.extraction.gold_fake import GoldModel, Noise  # noqa: E402
+from bench.extraction_archive import gold_of  # noqa: E402
+from tests.fakes.extraction_reader import Noise, ReaderModel  # noqa: E402
 from tests.extraction.harness import Setup, make_setup  # noqa: E402
 from tests.fakes.providers import make_fake, provider_for  # noqa: E402
 
@@ -85,14 +92,14 @@ def pairwise(items: dict[Any, tuple[str, str]]) -> float:
 async def run_level(name: str, noise: Noise, root: Path) -> dict[str, Any]:
     setup = make_setup(root, extras_per_doc=60)
     store, sid = setup.store, setup.session_id
-    gold = GoldModel(setup.world, setup.docs, noise)
+    gold = ReaderModel(noise)
     items: dict[Any, tuple[str, str]] = {(("seed", oid)): (oid, g) for oid, g in setup.seeded.items()}
     chunks = 0
     changes: list[str] = []
     started = time.perf_counter()
     with make_fake("openai") as fake:
         fake.side_turn = gold
-        provider = provider_for(fake)
+        provider = provider_for(fake, max_retries=3)
         try:
             for rendered in setup.docs:
                 doc = DocumentStore(store).get(sid, rendered.name)
@@ -110,7 +117,11 @@ async def run_level(name: str, noise: Noise, root: Path) -> dict[str, Any]:
                     oid = item.existing_id if item.action == "merge" else created.get(f"${key}")
                     cluster = oid if (oid and item.include) else f"unwritten:{rendered.name}:{key}"
                     for m in ent.mentions:
-                        items[(rendered.name, m.chunk, m.ref)] = (cluster, str(m.properties.get("gold_id")))
+                        chunk = ex.chunks[m.chunk]
+                        ev = m.evidence[0] if m.evidence else None
+                        g = gold_of(rendered, chunk.start, chunk.end, m.name, m.aliases,  # type: ignore[arg-type]
+                                    ev.start if ev is not None else None)
+                        items[(rendered.name, m.chunk, m.ref)] = (cluster, g or f"spurious:{rendered.name}:{m.ref}")
             extract_s = time.perf_counter() - started
             # re-extraction: nothing asked, nothing written
             calls_before = gold.calls
@@ -240,13 +251,13 @@ def show(rows: list[dict[str, Any]]) -> None:
 async def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, noise in (("low noise", Noise.low()), ("high noise", Noise.high())):
+        for name, noise in (("8 % noise", Noise.named(8)), ("20 % noise", Noise.named(20))):
             rows.append(await run_level(name, noise, Path(tmp) / name.replace(" ", "_")))
     show(rows)
     low = rows[0]
     ok = (low["b3_f1"] >= 0.95 and low["same_name_merges"] == 0 and low["spans_valid"] == 1.0
           and low["reimport_adds_nothing"])
-    print("targets at low noise (B³ F1 ≥ 0.95, no same-name merge, spans 100 % valid, re-import adds nothing):",
+    print("targets at 8 % noise (B³ F1 ≥ 0.95, no same-name merge, spans 100 % valid, re-import adds nothing):",
           "met" if ok else "NOT met")
     return 0 if ok else 1
 

@@ -474,17 +474,17 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
-    """Issue 17: Extract knowledge on a document, answered by the gold model of tests/extraction."""
+    """Issue 17: Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
     if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review")):
         return
     from cks_desktop.documents.readers import read_path
     from cks_desktop.documents.store import DocumentStore
-    from tests.extraction.gold_fake import GoldModel, Noise
+    from tests.fakes.extraction_reader import Noise, ReaderModel
     from tests.extraction.world import make_world, render_world
 
     world = make_world(extras_per_doc=80)  # long enough for a few parts: the bar shows while it runs
     docs = render_world(world, home / "extraction-docs")
-    fake.side_turn = GoldModel(world, docs, Noise(level=0.0))
+    fake.side_turn = ReaderModel(Noise(level=0.0))
     session = window.sessions.create("Expedition reports")
     window.sidebar.select(session.id)
     longest = max(docs, key=lambda d: len(d.text))

@@ -38,7 +38,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from cks_desktop.extraction.names import TITLES as _TITLE_WORDS
 from cks_desktop.extraction.names import (given_names_differ, initials_fit, is_short_form, loose_key, loose_words,
@@ -146,13 +146,18 @@ class Mention:
         return self.chunk, self.ref.rsplit(".", 1)[0] if "." in self.ref else ""
 
 
+# Every tier a merge decision can name: the review shows each in plain words (ui/extraction/review.py).
+MergeTier = Literal["exact", "alias", "fuzzy", "model", "spelling", "short form", "source"]
+MERGE_TIERS: tuple[str, ...] = get_args(MergeTier)
+
+
 @dataclass
 class MergeRecord:
     """One merge decision: what joined which entity, by which tier, how sure."""
 
     name: str  # the name that joined
     into: str  # the entity's name at the time
-    tier: str  # "exact" | "alias" | "fuzzy" | "model"
+    tier: str  # one of MERGE_TIERS
     score: float
     chunk: int | None = None
     existing: bool = False  # into an object already in the session
@@ -546,6 +551,9 @@ class Resolver:
 
     def _provisional(self, m: Mention) -> Entity:
         name = _plain_form(m.name.strip(), m.type)
+        holder = self._taken.get((m.type.casefold(), name.casefold()))
+        if holder is not None and not m.held and self.entities[holder].held:
+            self._step_aside(self.entities[holder])  # a held object never takes a real object's name
         if (m.type.casefold(), name.casefold()) in self._taken:  # the graph keeps (type, name) unique
             base = f"{name} ({m.description.strip()[:40]})" if m.description.strip() else name
             name, n = base, 2
@@ -560,6 +568,18 @@ class Resolver:
         self._absorb(ent, m, anchor=True)
         return ent
 
+    def _step_aside(self, ent: Entity) -> None:
+        """A held object (its name is nowhere in its part) gives its name up to a real object of the
+        same name: it moves to a suffixed form ("Name (2)"), its plain name stays an alias of it."""
+        base, n = ent.name, 2
+        while (ent.type.casefold(), f"{base} ({n})".casefold()) in self._taken:
+            n += 1
+        del self._taken[(ent.type.casefold(), ent.name.casefold())]
+        ent.name = f"{base} ({n})"
+        self._taken[(ent.type.casefold(), ent.name.casefold())] = ent.index
+        if base not in ent.aliases:
+            ent.aliases.append(base)
+
     def _rename(self, ent: Entity, name: str) -> None:
         """A new entity takes the fullest plain form of its names as its name (the old one stays an
         alias, unless it was only the app's suffixed form)."""
@@ -567,6 +587,9 @@ class Resolver:
         if not ent.is_new or ent.base != ent.name or plain_score(plain) <= plain_score(ent.name):
             return
         slot = (ent.type.casefold(), plain.casefold())
+        holder = self._taken.get(slot)
+        if holder is not None and not ent.held and self.entities[holder].held:
+            self._step_aside(self.entities[holder])
         if slot in self._taken:
             return
         del self._taken[(ent.type.casefold(), ent.name.casefold())]

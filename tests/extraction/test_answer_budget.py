@@ -3,7 +3,7 @@
 Every object and relation repeats a verbatim quote, so a 1,200-token part of the generated world is
 answered in 7,000-8,100 tokens, while Anthropic requests carried ``max_tokens`` 4,096 (the provider
 default): a real model stops there (``stop_reason: max_tokens``) and the part failed as broken JSON
-after a repair turn that could not succeed either. The gold fake now honours the budget like the real
+after a repair turn that could not succeed either. The fake model honours the budget like the real
 APIs, so these tests run against the real SDKs over a socket and see what a real model would do."""
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ import pytest
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.budget import EXTRACTION_MAX_OUTPUT, answer_budget
 from cks_desktop.extraction.runner import Extraction
-from tests.extraction.gold_fake import GoldModel, Noise, _json_turn
+from tests.fakes.extraction_reader import Noise, ReaderModel, _json_turn
 from tests.extraction.harness import make_setup
 from tests.fakes.providers import make_fake, provider_for
 
 
-def test_the_gold_fake_stops_at_the_requests_budget() -> None:
+def test_the_reader_fake_stops_at_the_requests_budget() -> None:
     """Cut at ``max_tokens`` (4 characters a token, as its usage counts), finishing with "length"."""
-    gold = GoldModel(world=None, docs=[])  # type: ignore[arg-type]  # the budget needs no world
-    turn = gold._budgeted(_json_turn({"objects": ["x" * 4000]}, {}), {"max_tokens": 100})
+    model = ReaderModel()
+    turn = model._budgeted(_json_turn({"objects": ["x" * 4000]}, {}), {"max_tokens": 100})
     assert turn.finish_reason == "length" and turn.output_tokens == 100
     assert len("".join(turn.text)) == 400
-    whole = gold._budgeted(_json_turn({"objects": []}, {}), {"max_completion_tokens": 100})
+    whole = model._budgeted(_json_turn({"objects": []}, {}), {"max_completion_tokens": 100})
     assert whole.finish_reason is None
-    assert gold.limit_of({}) == gold.default_max_output
+    assert model.limit_of({}) == model.default_max_output
 
 
 @pytest.mark.asyncio
@@ -39,9 +39,9 @@ async def test_a_part_cut_at_the_answer_limit_is_split_and_asked_in_halves(tmp_p
     sentence and each half asked (and cached); nothing fails, every gold thing is found, and a second
     run asks nothing."""
     setup = make_setup(tmp_path, extras_per_doc=80)
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0), default_max_output=4096)
+    model = ReaderModel(Noise(level=0.0), default_max_output=4096)
     with make_fake(kind) as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model="extraction-test-model")
         try:
             longest = max(setup.docs, key=lambda d: len(d.text))
@@ -49,21 +49,22 @@ async def test_a_part_cut_at_the_answer_limit_is_split_and_asked_in_halves(tmp_p
             ex = Extraction(setup.store, setup.session_id, doc, provider)
             estimate = ex.estimate()
             plan = await ex.run()
-            assert gold.cut_answers >= 1 and not ex.progress.failed_chunks, ex.progress.failed_chunks
+            assert model.cut_answers >= 1 and not ex.progress.failed_chunks, ex.progress.failed_chunks
             assert ex.progress.split_parts >= 1
             # every gold entity mentioned in the document is in the plan
             names = {o.name for o in plan.objects}
             gold_names = {setup.world.entities[m.entity].name for m in longest.mentions}
             assert len(gold_names - names) <= len(gold_names) // 20, sorted(gold_names - names)
             if kind == "anthropic":  # the limit is known (max_tokens is sent): the estimate counts the split
-                assert estimate.calls / 2 <= ex.progress.calls <= estimate.calls * 2, (estimate, ex.progress.calls)
+                # an upper bound: the forecast halves at a denser answer than a reading model gives
+                assert estimate.calls / 3 <= ex.progress.calls <= estimate.calls, (estimate, ex.progress.calls)
             else:  # a model's own unnamed limit cannot be foreseen; the calls made are all counted
                 assert ex.progress.calls == len(fake.generation_requests)
             print(kind, "estimated calls", estimate.calls, "made", ex.progress.calls, "split", ex.progress.split_parts)
-            before = gold.calls
+            before = model.calls
             again = Extraction(setup.store, setup.session_id, doc, provider)
             await again.run()
-            assert gold.calls == before  # the whole part and both halves came from the cache
+            assert model.calls == before  # the whole part and both halves came from the cache
         finally:
             await provider.aclose()
             setup.store.close()
@@ -78,9 +79,9 @@ async def test_a_model_known_to_allow_more_is_asked_for_a_bigger_answer(tmp_path
     assert answer_budget("anthropic", "claude-3-haiku-20240307", 4096) == 4096  # its own limit
     assert answer_budget("openai", "some-local-model", 4096) is None  # unknown: the provider's default
     setup = make_setup(tmp_path, extras_per_doc=80)
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0), default_max_output=4096)
+    model = ReaderModel(Noise(level=0.0), default_max_output=4096)
     with make_fake("anthropic") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         provider = provider_for(fake, model="claude-sonnet-4-6")
         try:
             longest = max(setup.docs, key=lambda d: len(d.text))
@@ -90,7 +91,7 @@ async def test_a_model_known_to_allow_more_is_asked_for_a_bigger_answer(tmp_path
         finally:
             await provider.aclose()
             setup.store.close()
-    assert not ex.progress.failed_chunks and gold.cut_answers == 0 and ex.progress.split_parts == 0
+    assert not ex.progress.failed_chunks and model.cut_answers == 0 and ex.progress.split_parts == 0
     sent = [r.body.get("max_tokens") for r in fake.generation_requests]
     assert sent and all(v == EXTRACTION_MAX_OUTPUT for v in sent), sent
 

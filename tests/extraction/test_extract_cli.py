@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cks_desktop.graph.store import GraphStore
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import Setup, make_setup
 from tests.fakes.providers import make_fake
 from tests.fakes.script import Turn
@@ -51,23 +51,23 @@ def _counts(setup: Setup) -> dict[str, int]:
 
 def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(setup: Setup, tmp_path: Path) -> None:
     home, sid = setup.store.path.parent, setup.session_id
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.05, seed=2))
+    model = ReaderModel(Noise(level=0.05, seed=2))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         est = _run(home, fake, "--session", sid, "founding.md", "--estimate", "--json")
         assert est.returncode == 0, est.stderr
         estimate = json.loads(est.stdout)["estimate"]
-        assert estimate["chunks"] >= 2 and estimate["cached"] == 0 and gold.calls == 0
+        assert estimate["chunks"] >= 2 and estimate["cached"] == 0 and model.calls == 0
         review = tmp_path / "review.json"
         out = _run(home, fake, "--session", sid, "founding.md", "--review-file", str(review))
         assert out.returncode == 0, out.stderr
         assert "apply-review" in out.stdout and _counts(setup)["objects"] == 2  # nothing written yet
         plan = json.loads(review.read_text())
         assert plan["objects"] and plan["objects"][0]["evidence"][0]["quote"]
-        calls = gold.calls
+        calls = model.calls
         refused = _run(home, fake, "--session", sid, "founding.md", "--apply")  # no terminal, no --yes
         assert refused.returncode == 2 and "--yes" in refused.stderr and "Traceback" not in refused.stderr
-        assert gold.calls == calls and _counts(setup)["objects"] == 2  # answered from the cache, not written
+        assert model.calls == calls and _counts(setup)["objects"] == 2  # answered from the cache, not written
         addable = [o for o in plan["objects"] if o["action"] == "add" and o["include"]]
         first, renamed = addable[0], addable[1]
         first["include"] = False
@@ -75,13 +75,13 @@ def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(set
         review.write_text(json.dumps(plan))
         applied = _run(home, fake, "--session", sid, "founding.md", "--apply-review", str(review), "--yes", "--json")
         assert applied.returncode == 0, applied.stderr
-        assert len(json.loads(applied.stdout)["changes"]) == 1 and gold.calls == calls
+        assert len(json.loads(applied.stdout)["changes"]) == 1 and model.calls == calls
         with GraphStore.open(setup.store.path) as store:
             names = {o.name for o in store.all_objects(sid)}
         assert "Renamed In Review" in names and first["name"] not in names
-        chunk_calls = gold.chunk_calls
+        chunk_calls = model.chunk_calls
         again = _run(home, fake, "--session", sid, "founding.md", "--apply", "--yes")
-        assert again.returncode == 0 and gold.chunk_calls == chunk_calls  # every part from the cache
+        assert again.returncode == 0 and model.chunk_calls == chunk_calls  # every part from the cache
         bad = tmp_path / "bad.json"
         bad.write_text("{not json")
         broken = _run(home, fake, "--session", sid, "founding.md", "--apply-review", str(bad), "--yes")
@@ -96,14 +96,14 @@ def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(set
 
 def test_a_killed_run_resumes_without_asking_finished_chunks_again(setup: Setup) -> None:
     home, sid = setup.store.path.parent, setup.session_id
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     answered = threading.Event()
 
     def stall_on_the_second(body: Any) -> Turn | None:
-        if gold.chunk_calls >= 1:
+        if model.chunk_calls >= 1:
             answered.set()
             return Turn(stall_after_text=True)
-        return gold(body)
+        return model(body)
 
     with make_fake("openai") as fake:
         fake.side_turn = stall_on_the_second
@@ -115,12 +115,12 @@ def test_a_killed_run_resumes_without_asking_finished_chunks_again(setup: Setup)
         finally:
             proc.kill()  # SIGKILL mid-run: no cleanup of any kind
             proc.communicate(timeout=30)
-        assert gold.chunk_calls == 1 and _counts(setup)["objects"] == 2
-        fake.side_turn = gold
+        assert model.chunk_calls == 1 and _counts(setup)["objects"] == 2
+        fake.side_turn = model
         done = _run(home, fake, "--session", sid, "founding.md", "--apply", "--yes", "--json")
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         total = result["progress"]["chunks_total"]
         assert total >= 3 and result["progress"]["cached"] == 1
-        assert gold.chunk_calls == total  # the first chunk was not asked again
+        assert model.chunk_calls == total  # the first chunk was not asked again
         assert len(result["changes"]) == 1 and _counts(setup)["objects"] > 50

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import Setup, make_setup
 from tests.extraction.test_extract_cli import ENV, MAIN, _run
 from tests.fakes.providers import make_fake
@@ -23,15 +23,15 @@ def test_the_settings_cap_is_the_clis_default_cap(tmp_path: Path) -> None:
     setup = _setup(tmp_path)
     home, sid = setup.store.path.parent, setup.session_id
     (home / "settings.json").write_text(json.dumps({"extraction": {"max_calls": 1}}), encoding="utf-8")
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         refused = _run(home, fake, "--session", sid, "founding.md", "--review-file", str(tmp_path / "plan.json"))
-        assert refused.returncode != 0 and "over the cap of 1" in refused.stderr and gold.calls == 0
+        assert refused.returncode != 0 and "over the cap of 1" in refused.stderr and model.calls == 0
         allowed = _run(home, fake, "--session", sid, "founding.md", "--review-file", str(tmp_path / "plan.json"),
                        "--max-calls", "1000")  # the flag beats the setting
         assert allowed.returncode == 0, allowed.stderr
-        assert gold.calls >= 1 and (tmp_path / "plan.json").exists()
+        assert model.calls >= 1 and (tmp_path / "plan.json").exists()
 
 
 def test_estimate_without_a_usable_provider_prints_parts_and_calls_and_an_unknown_cost(tmp_path: Path) -> None:

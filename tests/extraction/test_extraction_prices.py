@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.runner import Extraction
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import make_setup
 from tests.extraction.test_extract_cli import _run
 from tests.extraction.world import make_world, render_world
@@ -54,7 +54,7 @@ async def test_the_windows_estimate_uses_the_price_set_in_settings(qtbot, home: 
     world = make_world(extras_per_doc=20)
     docs = render_world(world, tmp_path / "docs")
     with make_fake("openai") as fake:
-        fake.side_turn = GoldModel(world, docs, Noise(level=0.0))
+        fake.side_turn = ReaderModel(Noise(level=0.0))
         async with open_window(home, fake=fake, provider="openai") as window:
             window.sidebar.create_session()
             sid = window.current_session

@@ -1,6 +1,6 @@
 """Reaching extraction: File → Extract knowledge… next to Add documents… (selected, last
 added, or asked which), and the cap of Settings → Chat & agent → "Extracting documents" that decides
-when the window asks first. A real window, the fake OpenAI server answering from the gold; dialogs are
+when the window asks first. A real window, the fake OpenAI server whose model reads only the parts it is sent; dialogs are
 open()ed and answered when they signal."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.caps import cap_of
 from cks_desktop.settings import Extraction as ExtractionSettings
 from cks_desktop.ui.extraction.review import ReviewDialog
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.world import make_world, render_world
 from tests.fakes.providers import make_fake
 from tests.ui.conftest import home, open_window  # noqa: F401  (home is a fixture)
@@ -38,9 +38,9 @@ async def test_file_menu_extract_knowledge_takes_the_last_added_or_asks_which(qt
                                                                                tmp_path: Path) -> None:
     world = make_world(extras_per_doc=10)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         async with open_window(home, fake=fake, provider="openai") as window:
             actions = [a for a in window.menuBar().actions() if a.text() == "&File"][0].menu().actions()
             names = [a.objectName() for a in actions]
@@ -87,7 +87,7 @@ async def test_file_menu_extract_knowledge_takes_the_last_added_or_asks_which(qt
             assert isinstance(box, QMessageBox) and docs[0].name in box.text()
             box.button(QMessageBox.StandardButton.Cancel).click()
             await _idle(controller)
-            assert gold.calls == 0  # nothing was asked: every run was cancelled at its estimate
+            assert model.calls == 0  # nothing was asked: every run was cancelled at its estimate
     assert not fake.problems
 
 
@@ -96,9 +96,9 @@ async def test_an_estimate_within_the_cap_starts_without_asking_one_over_it_asks
                                                                                  tmp_path: Path) -> None:
     world = make_world(extras_per_doc=10)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         async with open_window(home, fake=fake, provider="openai") as window:
             window.sidebar.create_session()
             sid = window.current_session
@@ -115,7 +115,7 @@ async def test_an_estimate_within_the_cap_starts_without_asking_one_over_it_asks
             opened = signal_future(controller.dialogOpened)
             controller.request(sid, doc.id)
             (first,) = await wait(opened)
-            assert isinstance(first, ReviewDialog) and gold.chunk_calls >= 1  # no question: it just ran
+            assert isinstance(first, ReviewDialog) and model.chunk_calls >= 1  # no question: it just ran
             done = signal_future(controller.finished)
             first.reject()
             await wait(done)

@@ -1,6 +1,6 @@
 """The window's extraction: the Documents panel's Extract knowledge → the estimate box →
 a background run with its progress in the status bar → the review panel → ONE change. The provider is
-the fake OpenAI server answering from the gold; dialogs are open()ed and answered when they signal."""
+the fake OpenAI server whose model reads only the parts it is sent; dialogs are open()ed and answered when they signal."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.ui.extraction.review import ReviewDialog
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.world import make_world, render_world
 from tests.fakes.providers import make_fake
 from tests.ui.conftest import home, open_window  # noqa: F401  (home is a fixture)
@@ -24,9 +24,9 @@ from tests.ui.helpers import signal_future, wait
 async def test_extract_knowledge_asks_runs_reviews_and_writes_one_change(qtbot, home: Path, tmp_path: Path) -> None:
     world = make_world(extras_per_doc=30)
     docs = render_world(world, tmp_path / "docs")
-    gold = GoldModel(world, docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
-        fake.side_turn = gold
+        fake.side_turn = model
         async with open_window(home, fake=fake, provider="openai") as window:
             window.sidebar.create_session()
             sid = window.current_session
@@ -42,7 +42,7 @@ async def test_extract_knowledge_asks_runs_reviews_and_writes_one_change(qtbot, 
             reviewed = signal_future(controller.dialogOpened)
             box.button(QMessageBox.StandardButton.Ok).click()
             (dialog,) = await wait(reviewed)
-            assert isinstance(dialog, ReviewDialog) and gold.chunk_calls >= 1
+            assert isinstance(dialog, ReviewDialog) and model.chunk_calls >= 1
             assert controller.progress.isHidden()  # the run is over: the bar went away
             tree = dialog.tree
             assert tree.topLevelItemCount() == len(dialog.plan.objects) + len(dialog.plan.relations)

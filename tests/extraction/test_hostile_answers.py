@@ -22,7 +22,7 @@ from cks_desktop.extraction.plan import (
 )
 from cks_desktop.extraction.runner import Extraction, apply_plan
 from cks_desktop.graph.store import GraphStore
-from tests.extraction.gold_fake import _json_turn
+from tests.fakes.extraction_reader import _json_turn
 from tests.fakes.providers import make_fake, provider_for
 
 TEXT = "Ada Lovelace worked with Charles Babbage on the Analytical Engine in London, and wrote its first program."

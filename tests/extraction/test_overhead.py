@@ -18,7 +18,7 @@ from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.grounding import Normalised
 from cks_desktop.extraction.plan import Evidence, _ev_json
 from cks_desktop.extraction.runner import Extraction
-from tests.extraction.gold_fake import GoldModel, Noise
+from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import make_setup
 from tests.fakes.providers import make_fake, provider_for
 
@@ -32,23 +32,23 @@ BOUND_MS = 5.0
 @pytest.mark.asyncio
 async def test_a_cached_rerun_costs_the_app_little_per_chunk(tmp_path: Path) -> None:
     setup = make_setup(tmp_path, extras_per_doc=60)
-    gold = GoldModel(setup.world, setup.docs, Noise(level=0.0))
+    model = ReaderModel(Noise(level=0.0))
     try:
         with make_fake("openai") as fake:
-            fake.side_turn = gold
+            fake.side_turn = model
             provider = provider_for(fake)
             try:
                 doc = DocumentStore(setup.store).get(setup.session_id, setup.docs[0].name)
                 first = Extraction(setup.store, setup.session_id, doc, provider)
                 await first.run()
-                calls = gold.calls
+                calls = model.calls
                 best = float("inf")
                 for _ in range(3):  # the best of three: the machine is shared
                     again = Extraction(setup.store, setup.session_id, doc, provider)
                     started = time.process_time()
                     await again.run()
                     best = min(best, (time.process_time() - started) / len(again.chunks) * 1000)
-                assert gold.calls == calls  # nothing was asked: all of it was the app's own work
+                assert model.calls == calls  # nothing was asked: all of it was the app's own work
                 assert {"grounding (collect_chunk)", "resolution", "plan", "cache write"} <= set(again.progress.phases)
             finally:
                 await provider.aclose()

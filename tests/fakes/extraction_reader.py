@@ -40,18 +40,28 @@ _SEP = r"(?:(?<=[^\n]{40})[ \t]*\n[ \t]*|[ \t]+&[ \t]+|[ \t]+)"  # a name wraps 
 _NAME = rf"(?-i:{_TOKEN}(?:{_SEP}{_TOKEN})*)"
 _INVERTED = rf"(?-i:{_WORD},\s+{_WORD})"
 _SLOTS = {"P": ("Person", _NAME), "Q": ("Person", _NAME), "R": ("Person", _INVERTED), "C": ("Place", _NAME),
-          "O": ("Organization", _NAME), "O2": ("Organization", _NAME), "S": ("Ship", _NAME), "E": ("Event", rf"{_NAME}(?:\s+of\s+\d{{4}})?")}
+          "O": ("Organization", _NAME), "O2": ("Organization", _NAME), "S": ("Ship", _NAME), "W": ("Work", _NAME), "E": ("Event", rf"{_NAME}(?:\s+of\s+\d{{4}})?")}
 _END = r"(?:\.|\s+stop)"
 # (clause, relations between its slots). {X} is a name; "(Y)" after a place is another name of it.
 FRAMES_SOURCE: list[tuple[str, list[tuple[str, str, str]]]] = [
-    (r"{P}, an? (?P<job>[a-z' ]+?) born in {C}, worked for the {O}\.", [("P", "born_in", "C"), ("P", "works_at", "O")]),
+    (r"{P}, an? (?P<job>[a-z' ]+?) born in {C}, worked for the {O}(?: for many years)?\.",
+     [("P", "born_in", "C"), ("P", "works_at", "O")]),
+    (r"{P}, an? (?P<job>[a-z' ]+?) from {C}, opposed the {E} in [a-z ]+\.", [("P", "represents", "C"), ("P", "opposed", "E")]),
+    (r"{P}, an? (?P<job>[a-z' ]+?) from {C}, opposed the [a-z]+ in [a-z ]+\.", [("P", "represents", "C")]),
+    (r"the (?P<job>[a-z]+) {P} was born in {C} and [a-z ]+\.", [("P", "born_in", "C")]),
+    (r"the (?P<job>[a-z]+) {P} later wrote [a-z ]+ of the {E}\.", [("P", "wrote_about", "E")]),
+    (r"{P} joined the {O} as its [a-z ]+\.", [("P", "works_at", "O")]),
+    (r"{P} managed the [a-z ]+ of the {O}\.", [("P", "works_at", "O")]),
+    (r"{P} designed the {W} over the [a-z ]+ at {C}\.", [("P", "designed", "W"), ("W", "located_in", "C")]),
+    (r"in \d+ the [a-z ]+ of the {O} began the {E}\.", [("E", "involved", "O")]),
+    (r"the {E} took place at {C} in \d+\.", [("E", "located_in", "C")]),
     (r"{R}, (?P<job>[a-z' ]+), born in {C}\.", [("R", "born_in", "C")]),
     (r"{P} was a member of the {O}\.", [("P", "member_of", "O")]),
     (r"{P} was captain of the {S}" + _END, [("P", "captain_of", "S")]),
     (r"the {S} sailed to {C}\.", [("S", "sailed_to", "C")]),
     (r"(?:in \d+ )?{P} founded the {O} in {C}" + _END, [("P", "founded", "O"), ("O", "located_in", "C")]),
     (r"{P} wrote to {Q} about the {E}\.", [("P", "wrote_to", "Q"), ("P", "wrote_about", "E")]),
-    (r"the {O} financed the {O2}\.", [("O", "financed", "O2")]),
+    (r"the {O} financed the {O2}(?: when [a-z ]+)?\.", [("O", "financed", "O2")]),
     (r"{P} opposed the {E}\.", [("P", "opposed", "E")]),
     (r"the {O} built the {S}\.", [("O", "built", "S")]),
     (r"{P} arrived {C} aboard {S}" + _END, [("P", "arrived_in", "C")]),
@@ -66,7 +76,7 @@ def _frame(source: str) -> re.Pattern[str]:
     def slot(m: re.Match[str]) -> str:
         name = m.group(1)
         body = _SLOTS[name][1]
-        extra = rf"(?:\s+\((?P<{name}_alt>{_NAME})\))?" if _SLOTS[name][0] == "Place" else ""
+        extra = rf"(?:\s+\((?P<{name}_alt>{_NAME})\))?" if _SLOTS[name][0] in ("Place", "Organization") else ""
         return f"(?P<{name}>{body}){extra}"
 
     return re.compile("(?i)" + re.sub(r"\{(\w+)\}", slot, source.replace(" ", r"\s+")))
@@ -86,10 +96,12 @@ class Noise:
 
     level: float = 0.0
     seed: int = 1
+    broken_json: float | None = None  # how often a part's first answer is broken JSON (None: at ``level``)
+    rate_limit_once: bool = False  # the run's first request is refused with a 429 (``named`` levels do)
 
     @classmethod
     def named(cls, percent: int, seed: int = 1) -> "Noise":
-        return cls(level=percent / 100, seed=seed)
+        return cls(level=percent / 100, seed=seed, rate_limit_once=True)
 
 
 def fold(text: str) -> str:
@@ -164,7 +176,7 @@ def read_passage(passage: str) -> tuple[list[_Obj], list[tuple[str, str, str, st
             for slot, (type_, _) in _SLOTS.items():
                 if slot not in pattern.groupindex or m.group(slot) is None:
                     continue
-                desc = " ".join(m.group("job").split()) if "job" in pattern.groupindex and slot in ("P", "R") else \
+                desc = " ".join(m.group("job").split()) if "job" in pattern.groupindex and m.group("job") and slot in ("P", "R") else \
                     "printer" if slot == "O" and pattern.pattern.startswith("(?i)printed") else ""
                 ob = obj_for(m.group(slot), type_, desc, sentence, m.start(slot))
                 alt = f"{slot}_alt"
@@ -186,9 +198,19 @@ def read_passage(passage: str) -> tuple[list[_Obj], list[tuple[str, str, str, st
 
 @dataclass
 class ReaderModel:
-    """The ``side_turn`` of a fake server: extraction answers and duplicate answers, read from the request."""
+    """The ``side_turn`` of a fake server: extraction answers and duplicate answers, read from the request.
+
+    Like the real APIs it honours the answer budget: an answer longer than the request's ``max_tokens``
+    (Anthropic; OpenAI ``max_completion_tokens``/``max_tokens``; else ``default_max_output``, the model's
+    own limit when nothing is sent) is cut there, 4 characters a token as its usage counts them, and
+    finishes with "length". Its usage is what a provider bills: the whole request as input."""
 
     noise: Noise = field(default_factory=Noise)
+    # The model's own answer limit when a request names none (16,384 is gpt-4o's); a test sets 4,096 to
+    # play a model, or a compatible server, with a small one.
+    default_max_output: int = 16384
+    cut_answers: int = 0  # answers stopped at the limit
+    budgets: list[int] = field(default_factory=list)  # the limit each part's request had
     calls: int = 0
     chunk_calls: int = 0
     pair_calls: int = 0
@@ -201,7 +223,8 @@ class ReaderModel:
         messages = body.get("messages") if isinstance(body, dict) else None
         if not messages:
             return None
-        system = next((_content(m) for m in messages if m.get("role") == "system"), "")
+        system = next((_content(m) for m in messages if m.get("role") == "system"), "") \
+            or _content({"content": body.get("system")})  # Anthropic's wire: a top-level system
         users = [m for m in messages if m.get("role") == "user"]
         first = _content(users[0]) if users else ""
         repair = len(users) > 1
@@ -210,13 +233,14 @@ class ReaderModel:
         lvl = self.noise.level
         with self.lock:
             self.calls += 1
-            if digest not in self.limited and (not self.limited or rng.random() < lvl / 2):
+            if digest not in self.limited and ((not self.limited and self.noise.rate_limit_once)
+                                               or (self.limited and rng.random() < lvl / 2)):
                 self.limited.add(digest)  # the first request of a run, and now and then another, is refused
                 return Turn(status=429, retry_after=0.01)
         if "decide whether pairs" in system:
             with self.lock:
                 self.pair_calls += 1
-            return _json_turn(self.pairs(first, rng), body)
+            return self._budgeted(_json_turn(self.pairs(first, rng), body), body)
         match = DATA_RE.search(first)
         if not match:
             return _json_turn({"objects": [], "relations": []}, body)
@@ -226,15 +250,39 @@ class ReaderModel:
                 self.chunk_calls += 1
             first_time = digest not in self.seen
             self.seen.add(digest)
-        if not repair and first_time and rng.random() < lvl:
+        broken_rate = lvl if self.noise.broken_json is None else self.noise.broken_json
+        if not repair and first_time and rng.random() < broken_rate:
             broken = '{"objects": [{"ref": "o1", "name": '
-            return Turn(text=[broken], input_tokens=len(first) // 4, output_tokens=len(broken) // 4)
+            return Turn(text=[broken], input_tokens=_sent_tokens(body), output_tokens=len(broken) // 4)
+        with self.lock:
+            self.budgets.append(self.limit_of(body))
         answer = self.answer(passage, rng)
         if not repair and first_time and len(passage) > 800 and rng.random() < lvl / 2:
             text = json.dumps(answer, ensure_ascii=False)
-            return Turn(text=[text[:len(text) // 2]], input_tokens=len(first) // 4, output_tokens=len(text) // 8,
+            return Turn(text=[text[:len(text) // 2]], input_tokens=_sent_tokens(body), output_tokens=len(text) // 8,
                         finish_reason="length")
-        return _json_turn(answer, body)
+        return self._budgeted(_json_turn(answer, body), body)
+
+    # -- the answer budget ---------------------------------------------------------------------------
+    def limit_of(self, body: Any) -> int:
+        """The request's answer budget in tokens, as the API reads it."""
+        for key in ("max_tokens", "max_completion_tokens"):
+            value = body.get(key)
+            if isinstance(value, int) and value > 0:
+                return value
+        return self.default_max_output
+
+    def _budgeted(self, turn: Turn, body: Any) -> Turn:
+        """Cut the answer at the budget, as a real model stops: the text so far, "length"."""
+        limit = self.limit_of(body)
+        if turn.output_tokens <= limit:
+            return turn
+        with self.lock:
+            self.cut_answers += 1
+        text = "".join(turn.text)[:limit * 4]
+        third = max(1, len(text) // 3)
+        return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]], input_tokens=turn.input_tokens,
+                    output_tokens=limit, finish_reason="length")
 
     # -- one passage ---------------------------------------------------------------------------------
     def answer(self, passage: str, rng: random.Random) -> dict[str, Any]:
@@ -329,8 +377,15 @@ def _content(message: dict[str, Any]) -> str:
     return str(content or "")
 
 
+def _sent_tokens(body: Any) -> int:
+    """What a request bills as input: the whole request as sent, 4 characters a token."""
+    return len(json.dumps(body, ensure_ascii=False)) // 4
+
+
 def _json_turn(value: Any, body: Any) -> Turn:
+    """The answer in three pieces, with the usage a real provider would bill: the input is what was
+    sent (the whole request: messages and schema), the output what is answered."""
     text = json.dumps(value, ensure_ascii=False)
     third = max(1, len(text) // 3)
-    return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]],
-                input_tokens=len(json.dumps(body, ensure_ascii=False)) // 4, output_tokens=len(text) // 4)
+    return Turn(text=[text[:third], text[third:2 * third], text[2 * third:]], input_tokens=_sent_tokens(body),
+                output_tokens=len(text) // 4)

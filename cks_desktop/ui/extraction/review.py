@@ -35,7 +35,8 @@ COLUMNS = ("Write", "Kind", "Action", "Name", "Type", "Why to look")
 CONTEXT = 160
 # plain words for how a mention joined another and how its quote was found in the document
 MERGE_WORDS = {"exact": "the same name", "alias": "a name it is also known by", "fuzzy": "a name spelled nearly the same",
-               "model": "the model said they are one"}
+               "model": "the model said they are one", "spelling": "the same name spelled another way",
+               "short form": "a shorter form of the name", "source": "the same passage of this document as before"}
 FOUND_WORDS = {"exact": "word for word", "fuzzy": "nearly word for word"}
 ROLE_KEY = Qt.ItemDataRole.UserRole + 1
 
