@@ -77,6 +77,7 @@ class Challenge:
     status: int
     error: str | None = None
     scope: str | None = None
+    header: str = ""  # the server's WWW-Authenticate, kept for a step-up a later sign-in answers
 
     @property
     def step_up(self) -> bool:
@@ -96,7 +97,7 @@ def challenge_of(response: httpx2.Response) -> Challenge | None:
         return Challenge(401, extract_field_from_www_auth(response, "error"),
                          extract_field_from_www_auth(response, "scope"))
     if response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
-        return Challenge(403, "insufficient_scope", extract_field_from_www_auth(response, "scope"))
+        return Challenge(403, "insufficient_scope", extract_field_from_www_auth(response, "scope"), header)
     return None
 
 
@@ -150,6 +151,24 @@ class OAuthSession:
     @property
     def interactive(self) -> bool:
         return self.open_url is not None
+
+    def note(self, challenge: Challenge) -> None:
+        """A challenge nobody answers now: the connection reports it, and a step-up's scope is kept
+        with the server's tokens so the next sign-in (``mcp login``, the window's "Sign in") asks for it."""
+        self.challenge = challenge
+        if challenge.step_up and challenge.header:
+            self.storage.remember_step_up(challenge.header)
+
+    def replayed_step_up(self, request: httpx2.Request) -> httpx2.Response | None:
+        """For a sign-in the person asked for: the kept 403 of an earlier refusal, given to the SDK's flow
+        as the answer to the first request, so the flow asks for the union of the granted scope and the
+        one the server wanted, instead of finding the old token good enough for ``tools/list``."""
+        if not self.interactive or self.flow_started or self.machine:
+            return None
+        header = self.storage.pending_step_up()
+        if not header:
+            return None
+        return httpx2.Response(403, headers={"WWW-Authenticate": header}, request=request)
 
     def end_interactive(self) -> None:
         """After the start: a later 401 asks the person again instead of opening the browser by itself."""
@@ -275,8 +294,16 @@ class GatedAuth(httpx2.Auth):
                 outgoing = await flow.__anext__()
                 if outgoing is not request:  # a refresh before the request itself
                     pending = self._bound(outgoing)
+                replay: httpx2.Response | None = None
+                may_replay = True
                 while True:
-                    response = yield outgoing
+                    if outgoing is request and may_replay:  # once, when the request itself first goes
+                        may_replay = False
+                        replay = session.replayed_step_up(request)
+                    if replay is not None:
+                        response, replay = replay, None
+                    else:
+                        response = yield outgoing
                     if outgoing is request:
                         challenge = challenge_of(response)
                         challenged = challenged or challenge is not None
@@ -288,10 +315,10 @@ class GatedAuth(httpx2.Auth):
                             session.start_deadline()
                         elif challenge is not None:
                             if session.signed_in and not challenge.step_up:
-                                session.challenge = challenge  # refused even after signing in
+                                session.note(challenge)  # refused even after signing in
                                 return
                             if not session.may_run_flow(challenge):
-                                session.challenge = challenge
+                                session.note(challenge)
                                 return
                             session.flow_started = True
                             session.start_deadline()
