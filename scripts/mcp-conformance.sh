@@ -86,7 +86,9 @@ run_one() {
   local adapter=$1 scenario=$2 out
   out=$cache/results/$suite_version/$adapter/${scenario//\//_}
   rm -rf "$out"; mkdir -p "$out"
-  MCP_CONFORMANCE_ADAPTER=$adapter "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
+  local limit=$timeout_ms
+  [ "$adapter" = cli ] && limit=$(( timeout_ms * 4 ))  # one Python process per command (add, login, call ...)
+  MCP_CONFORMANCE_ADAPTER=$adapter "$conformance" client --scenario "$scenario" --timeout "$limit" \
     --command "$python $repo/scripts/conformance/${adapter}_client.py" -o "$out" >"$out/suite.log" 2>&1
   local rc=$?
   "$python" - "$out" "$rc" <<'EOF'
