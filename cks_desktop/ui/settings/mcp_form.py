@@ -293,7 +293,11 @@ class ServerForm:
         """``base`` with the form's keys replaced (unknown keys kept)."""
         entry = {k: v for k, v in (base or {}).items() if k not in OWNED_KEYS}
         if self.oauth_other is None and base and "oauth" in base:  # a form not made from ``base``
-            self.oauth_other = _oauth_fields(base["oauth"])["oauth_other"]
+            fields = _oauth_fields(base["oauth"])
+            self.oauth_other = fields["oauth_other"]
+            self.oauth_callback_port = self.oauth_callback_port or fields.get("oauth_callback_port", "")
+            self.oauth_client_metadata_url = self.oauth_client_metadata_url or fields.get(
+                "oauth_client_metadata_url", "")
         entry.update(self.owned(secrets))
         return entry
 
