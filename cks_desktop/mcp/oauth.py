@@ -42,7 +42,13 @@ from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.utils import extract_field_from_www_auth
+from mcp.client.auth.utils import (
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    handle_protected_resource_response,
+)
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import ValidationError
 
@@ -55,6 +61,7 @@ from cks_desktop.mcp.oauth_storage import KeychainTokenStorage, pre_registered_a
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
 
+log = logging.getLogger(__name__)
 SIGN_IN_TIMEOUT = 300.0  # how long the browser step may take
 
 OpenUrl = Callable[[str], Awaitable[None] | None]
@@ -142,6 +149,7 @@ class OAuthSession:
         self.error: str | None = None  # the sentence of the last failed flow
         self.flow_started = False  # a sign-in runs the browser step once; a failed one is not retried
         self.deadline: float | None = None  # loop time when the running flow's timeout is up
+        self.moved_to: str | None = None  # the new authorization server this sign-in followed (once)
         self.storage = KeychainTokenStorage(config.name, secrets, config.oauth)
         self._callback: LoopbackCallback | None = None
         self._opener: OpenUrl | None = None
@@ -307,6 +315,7 @@ class GatedAuth(httpx2.Auth):
                     if outgoing is request:
                         challenge = challenge_of(response)
                         challenged = challenged or challenge is not None
+                        following_move = False
                         if challenge is not None and session.machine:
                             if ran_here:  # refused again with the new token: no loop
                                 session.challenge = challenge
@@ -315,9 +324,33 @@ class GatedAuth(httpx2.Auth):
                             session.start_deadline()
                         elif challenge is not None:
                             if session.signed_in and not challenge.step_up:
-                                session.note(challenge)  # refused even after signing in
-                                return
-                            if not session.may_run_flow(challenge):
+                                moved_to = None
+                                if session.interactive and session.moved_to is None and context is not None \
+                                        and context.auth_server_url:
+                                    # SEP-2352: refused after signing in; if the resource now names another
+                                    # authorization server, the sign-in the person asked for follows it, once.
+                                    for url in build_protected_resource_metadata_discovery_urls(
+                                            extract_resource_metadata_from_www_auth(response), session.config.url):
+                                        prm_request = create_oauth_metadata_request(url)
+                                        prm_request.extensions["timeout"] = dict.fromkeys(
+                                            ("connect", "read", "write", "pool"), min(30.0, session.timeout))
+                                        prm = await handle_protected_resource_response((yield prm_request))
+                                        if prm is not None:
+                                            named = [str(a) for a in prm.authorization_servers]
+                                            old = context.auth_server_url.rstrip("/")
+                                            if named and old not in (a.rstrip("/") for a in named):
+                                                moved_to = named[0]
+                                            break
+                                if moved_to is None:
+                                    session.note(challenge)  # refused even after signing in
+                                    return
+                                session.moved_to = moved_to  # followed once; the SDK registers there
+                                if session._callback is not None:
+                                    session._callback.rearm()
+                                log.info("'%s': its authorization server moved to %s; signing in there",
+                                         session.config.name, moved_to)
+                                following_move = True
+                            if not following_move and not session.may_run_flow(challenge):
                                 session.note(challenge)
                                 return
                             session.flow_started = True
