@@ -10,8 +10,9 @@
 # Node 22 (the npm package `node`) and @modelcontextprotocol/conformance are installed with npm into a
 # cache folder outside the repo, so nothing of this lands in the working tree:
 #   CKS_CONFORMANCE_CACHE    default ${XDG_CACHE_HOME:-~/.cache}/cks-desktop-conformance
-#   CKS_CONFORMANCE_VERSION  the suite's version (default below; "latest" to try the newest)
-#   CKS_CONFORMANCE_ADAPTERS default "sdk app"
+#   CKS_CONFORMANCE_VERSION  one suite version ("latest" to try the newest); unset: each of
+#   CKS_CONFORMANCE_VERSIONS default "0.1.16 0.2.0-alpha.12", one table each
+#   CKS_CONFORMANCE_ADAPTERS default "sdk app cli" (cli: the command line's flags only, cli_client.py)
 #   CKS_CONFORMANCE_TIMEOUT  per-scenario timeout in ms (default 30000)
 #   PYTHON                   the interpreter with cks_desktop and mcp (default: the repo's .venv)
 # Each run's checks.json/stdout/stderr are kept under $CKS_CONFORMANCE_CACHE/results/<adapter>/<scenario>/.
@@ -20,11 +21,24 @@
 # node or the suite (offline); 2 bad usage.
 set -uo pipefail
 
+# Both suite versions unless one is named: the release and the prerelease (SEP-2352 and others).
+if [ -z "${CKS_CONFORMANCE_VERSION:-}" ]; then
+  status=0
+  for version in ${CKS_CONFORMANCE_VERSIONS:-0.1.16 0.2.0-alpha.12}; do
+    CKS_CONFORMANCE_VERSION=$version bash "${BASH_SOURCE[0]}" "$@"
+    rc=$?
+    # bad usage (2) or offline (3) wins over a failed scenario (1)
+    if [ $rc -gt $status ]; then status=$rc; fi
+    echo
+  done
+  exit $status
+fi
+
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache=${CKS_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cks-desktop-conformance}
 suite_version=${CKS_CONFORMANCE_VERSION:-0.1.16}
 node_major=22
-adapters=${CKS_CONFORMANCE_ADAPTERS:-sdk app}
+adapters=${CKS_CONFORMANCE_ADAPTERS:-sdk app cli}
 timeout_ms=${CKS_CONFORMANCE_TIMEOUT:-30000}
 python=${PYTHON:-$repo/.venv/bin/python}
 
@@ -70,9 +84,11 @@ fi
 # One scenario with one adapter: "pass", or "FAIL" with the failed checks' ids.
 run_one() {
   local adapter=$1 scenario=$2 out
-  out=$cache/results/$adapter/${scenario//\//_}
+  out=$cache/results/$suite_version/$adapter/${scenario//\//_}
   rm -rf "$out"; mkdir -p "$out"
-  MCP_CONFORMANCE_ADAPTER=$adapter "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
+  local limit=$timeout_ms
+  [ "$adapter" = cli ] && limit=$(( timeout_ms * 4 ))  # one Python process per command (add, login, call ...)
+  MCP_CONFORMANCE_ADAPTER=$adapter "$conformance" client --scenario "$scenario" --timeout "$limit" \
     --command "$python $repo/scripts/conformance/${adapter}_client.py" -o "$out" >"$out/suite.log" 2>&1
   local rc=$?
   "$python" - "$out" "$rc" <<'EOF'
@@ -112,10 +128,12 @@ for scenario in "${scenarios[@]}"; do
     [ "${result[$adapter,$scenario]}" = pass ] && passed[$adapter]=$(( ${passed[$adapter]:-0} + 1 ))
   done
   echo "$row"
-  if [ "${result[sdk,$scenario]:-}" = pass ] && [ -n "${result[app,$scenario]:-}" ] \
-     && [ "${result[app,$scenario]}" != pass ]; then
-    regressions+=("$scenario")
-  fi
+  for adapter in $adapters; do
+    [ "$adapter" = sdk ] && continue
+    if [ "${result[sdk,$scenario]:-}" = pass ] && [ "${result[$adapter,$scenario]}" != pass ]; then
+      regressions+=("$scenario [$adapter]")
+    fi
+  done
 done
 total="| **passed** |"
 for adapter in $adapters; do total+=" ${passed[$adapter]:-0}/${#scenarios[@]} |"; done
@@ -123,9 +141,9 @@ echo "$total"
 echo
 if [ ${#regressions[@]} -gt 0 ]; then
   echo "The app fails ${#regressions[@]} scenario(s) the SDK passes: ${regressions[*]}"
-  echo "(details: $cache/results/app/<scenario>/)"
+  echo "(details: $cache/results/<adapter>/<scenario>/)"
   exit 1
 fi
 case " $adapters " in
-  *" sdk "*" app "*|*" app "*" sdk "*) echo "The app passes every scenario the SDK passes." ;;
+  *" sdk "*) echo "The app (${adapters/sdk /}) passes every scenario the SDK passes." ;;
 esac

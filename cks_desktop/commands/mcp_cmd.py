@@ -37,7 +37,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import APP_ID
@@ -63,6 +65,7 @@ PROBE_TIMEOUT = 60.0
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
+    _add_keyring_file(p)
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment variable for the server")
     p.add_argument("--secret-env", action="append", default=[], metavar="K",
                    help="environment variable kept in the keychain; its value is asked for (hidden) or read "
@@ -152,7 +155,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     q = msub.add_parser("token", help="show the bearer token of `mcp serve --http` (kept in the keychain)")
     q.add_argument("--rotate", action="store_true", help="replace it with a new one (hosts need the new one)")
 
+    for verb, parser in msub.choices.items():
+        if verb != "add":  # `add` takes it with its other options (before or after NAME)
+            _add_keyring_file(parser)
     p.set_defaults(handler=_run)
+
+
+def _add_keyring_file(q: argparse.ArgumentParser) -> None:
+    q.add_argument("--keyring-file", metavar="PATH", default=argparse.SUPPRESS,
+                   help="without an OS keychain: keep MCP sign-ins and secrets in this file (mode 0600) "
+                        "instead (also CKS_DESKTOP_KEYRING_FILE); give it to every command that needs them")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -164,6 +176,9 @@ def _run(args: argparse.Namespace) -> int:
         # The SDK logs tracebacks for things we already report in one sentence.
         for name in ("mcp", "client", "httpx2", "httpcore2"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
+    global _keyring_file
+    if command != "add":  # `add` reads it after its second parse
+        _keyring_file = getattr(args, "keyring_file", None) or os.environ.get("CKS_DESKTOP_KEYRING_FILE") or None
     from cks_desktop.commands.mcp_login_cmd import handlers as login_handlers
     from cks_desktop.commands.mcp_resources_cmd import handlers as resource_handlers
 
@@ -190,10 +205,31 @@ def _settings(args: argparse.Namespace) -> "Settings":
     return settings
 
 
+_keyring_file: str | None = None  # --keyring-file / CKS_DESKTOP_KEYRING_FILE of this command
+_stores: dict[str, "SecretStore"] = {}
+
+
 def _secrets() -> "SecretStore":
+    """The OS keychain; or, when the person named one, the keyring file (said in one warning line)."""
     from cks_desktop.secrets import SecretStore
 
-    return SecretStore()
+    if not _keyring_file:
+        return SecretStore()
+    store = _stores.get(_keyring_file)
+    if store is None:
+        from cks_desktop.mcp.keyring_file import FileSecretStore, KeyringFileError, warning_line
+
+        try:
+            store = FileSecretStore(Path(_keyring_file))
+        except KeyringFileError as exc:
+            raise CliError(str(exc)) from None
+        print(f"{APP_ID}: {warning_line(store.path)}", file=sys.stderr)
+        _stores[_keyring_file] = store
+    return store
+
+
+NO_KEYCHAIN_HINT = ("on a machine without one (CI, a server) give --keyring-file PATH to keep them in a file "
+                    "(mode 0600) instead")
 
 
 def _config(settings: "Settings", name: str) -> "ServerConfig":
@@ -417,6 +453,7 @@ def _parse_add(args: argparse.Namespace) -> argparse.Namespace:
     for key in ("url", "approval", "timeout", "protocol", *OAUTH_KEYS):
         if getattr(late, key) is None:
             setattr(late, key, getattr(args, key))
+    late.keyring_file = getattr(late, "keyring_file", None) or getattr(args, "keyring_file", None)
     late.disabled = late.disabled or args.disabled
     late.no_grant = late.no_grant or args.no_grant
     late.command = command
@@ -462,7 +499,9 @@ def _add(args: argparse.Namespace) -> int:
     from cks_desktop.mcp.config import ConfigError, add_server, find_name, parse_server, protect_entry
     from cks_desktop.tools.scopes import server_identity
 
+    global _keyring_file
     opts = _parse_add(args)
+    _keyring_file = opts.keyring_file or os.environ.get("CKS_DESKTOP_KEYRING_FILE") or None
     if opts.url and opts.command:
         raise CliError("Give either --url or a command after --, not both.")
     if not opts.url and not opts.command:
@@ -514,7 +553,8 @@ def _add(args: argparse.Namespace) -> int:
         if not secrets.secure:
             names = ", ".join(k.split(" ", 1)[-1] for k in kept)
             raise CliError(f"No secure keychain is available, so {names} cannot be stored persistently, and "
-                           "secrets are never written to the settings file; nothing was changed.")
+                           f"secrets are never written to the settings file ({NO_KEYCHAIN_HINT}); nothing was "
+                           "changed.")
         given = {k: (v if v is not None else _read_secret(k, flag)) for k, v in secret.items()}
         oauth_values = gather_oauth(oauth, opts, _read_secret)  # read (and checked) before storing anything
         try:

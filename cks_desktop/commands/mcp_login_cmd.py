@@ -11,8 +11,9 @@
     mcp logout NAME                               forgets the tokens and the client registration
 
 Exit codes: 0 signed in / out, 1 the sign-in did not complete (one sentence why),
-2 bad usage (unknown server). Without a secure keychain ``login`` refuses: the
-tokens would be gone when the command ends.
+2 bad usage (unknown server). Without a secure keychain ``login`` refuses (the
+tokens would be gone when the command ends) unless ``--keyring-file PATH`` names a
+file (mode 0600) to keep them in; later commands take the same option.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ def _login(args: argparse.Namespace) -> int:
     config = _config(settings, args.name)
     secrets = _secrets()
     if not secrets.secure:
+        from cks_desktop.commands.mcp_cmd import NO_KEYCHAIN_HINT
+
         raise CliError("No secure keychain is available, so a sign-in would be forgotten as soon as this command "
-                       "ends; sign in from the app instead.", EXIT_TOOL_ERROR)
+                       f"ends; sign in from the app instead, or {NO_KEYCHAIN_HINT}.", EXIT_TOOL_ERROR)
     if args.id_token:
         _keep_id_token(config, secrets)
     manager = _manager(args, settings, secrets)
@@ -87,7 +90,8 @@ def _login(args: argparse.Namespace) -> int:
         raise CliError(reason, EXIT_TOOL_ERROR)
     if not ok:
         raise CliError(f"Could not sign in to MCP server '{config.name}': {reason}", EXIT_TOOL_ERROR)
-    print(f"Signed in to '{config.name}'; the sign-in is kept in the keychain.")
+    where = "the keyring file" if hasattr(secrets, "path") else "the keychain"
+    print(f"Signed in to '{config.name}'; the sign-in is kept in {where}.")
     return EXIT_OK
 
 

@@ -9,6 +9,14 @@
     --oauth-issuer URL                     the authorization server the credentials belong to (the
                                            credentials are then sent nowhere else)
 
+    --oauth-client-id CLIENT_ID            sign in in the browser as this pre-registered client (no
+                                           dynamic registration); with --oauth-client-secret its
+                                           secret is asked for (hidden) or read from stdin
+    --oauth-client-metadata-url URL        the https URL of this app's client ID metadata document
+                                           (CIMD), used where the authorization server accepts one
+    --oauth-callback-port PORT             the fixed loopback port of the redirect URI a pre-registered
+                                           client was registered with
+
     --oauth-identity-assertion CLIENT_ID   enterprise-managed authorization (SEP-990): with
                                            --oauth-issuer, --oauth-idp-token-endpoint URL and
                                            --oauth-idp-client-id ID; the client secret and then the
@@ -31,7 +39,8 @@ from cks_desktop.commands.common import CliError
 from cks_desktop.mcp.config import CLIENT_CREDENTIALS_AUTH, SECRET_PREFIX, secret_key
 
 MERGED = ("oauth_client_credentials", "oauth_auth", "oauth_private_key", "oauth_scope", "oauth_issuer",
-          "oauth_identity_assertion", "oauth_idp_token_endpoint", "oauth_idp_client_id")
+          "oauth_identity_assertion", "oauth_idp_token_endpoint", "oauth_idp_client_id", "oauth_client_id",
+          "oauth_client_secret", "oauth_client_metadata_url", "oauth_callback_port")
 MAX_KEY_BYTES = 64 * 1024
 
 
@@ -47,6 +56,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oauth-scope", metavar="SCOPES", help="the OAuth scopes to ask for (space-separated)")
     p.add_argument("--oauth-issuer", metavar="URL",
                    help="the authorization server the client credentials belong to (sent nowhere else)")
+    p.add_argument("--oauth-client-id", metavar="CLIENT_ID",
+                   help="for --url: sign in (in the browser) as this pre-registered OAuth client")
+    p.add_argument("--oauth-client-secret", action="store_const", const=True, default=None,
+                   help="the pre-registered client has a secret: ask for it (hidden) or read it from stdin; "
+                        "it is kept in the keychain, never taken from the command line")
+    p.add_argument("--oauth-client-metadata-url", metavar="URL",
+                   help="for --url: the https URL of this app's OAuth client ID metadata document (CIMD)")
+    p.add_argument("--oauth-callback-port", type=int, metavar="PORT",
+                   help="the loopback port of the redirect URI the client was registered with")
     p.add_argument("--oauth-identity-assertion", metavar="CLIENT_ID",
                    help="for --url: enterprise-managed authorization (SEP-990) as this client, with an ID-JAG "
                         "from your identity provider; needs --oauth-issuer, --oauth-idp-token-endpoint and "
@@ -62,6 +80,9 @@ def oauth_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any] | N
         return _identity_assertion_entry(opts, name)
     if opts.oauth_idp_token_endpoint or opts.oauth_idp_client_id:
         raise CliError("--oauth-idp-token-endpoint and --oauth-idp-client-id go with --oauth-identity-assertion.")
+    if opts.oauth_client_id is not None or opts.oauth_client_metadata_url or opts.oauth_client_secret \
+            or opts.oauth_callback_port is not None:
+        return _browser_client_entry(opts, name)
     client_id = opts.oauth_client_credentials
     if client_id is None:
         if opts.oauth_auth or opts.oauth_private_key or opts.oauth_issuer or opts.oauth_scope:
@@ -86,6 +107,35 @@ def oauth_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any] | N
         entry["scope"] = opts.oauth_scope
     if opts.oauth_issuer:
         entry["issuer"] = opts.oauth_issuer
+    return entry, kept
+
+
+def _browser_client_entry(opts: argparse.Namespace, name: str) -> tuple[dict[str, Any], list[str]]:
+    """A sign-in in the browser with a client the person names: pre-registered and/or by metadata URL.
+    ``parse_server`` then checks the values (an https metadata URL, a port in range)."""
+    if not opts.url:
+        raise CliError("--oauth-client-id and --oauth-client-metadata-url are for --url servers.")
+    if opts.oauth_client_credentials is not None or opts.oauth_identity_assertion is not None:
+        raise CliError("--oauth-client-id and --oauth-client-metadata-url sign in in the browser; they cannot go "
+                       "with --oauth-client-credentials or --oauth-identity-assertion.")
+    if opts.oauth_auth or opts.oauth_private_key or opts.oauth_issuer:
+        raise CliError("--oauth-auth, --oauth-private-key and --oauth-issuer go with --oauth-client-credentials "
+                       "or --oauth-identity-assertion, not a browser sign-in.")
+    if opts.oauth_client_secret and not opts.oauth_client_id:
+        raise CliError("--oauth-client-secret needs the client's ID: --oauth-client-id CLIENT_ID.")
+    entry: dict[str, Any] = {}
+    kept: list[str] = []
+    if opts.oauth_client_id:
+        entry["clientId"] = opts.oauth_client_id
+    if opts.oauth_client_secret:
+        entry["clientSecret"] = SECRET_PREFIX + secret_key(name, "oauth", "clientSecret")
+        kept.append("OAuth client secret")
+    if opts.oauth_client_metadata_url:
+        entry["clientMetadataUrl"] = opts.oauth_client_metadata_url
+    if opts.oauth_callback_port is not None:
+        entry["callbackPort"] = opts.oauth_callback_port
+    if opts.oauth_scope:
+        entry["scope"] = opts.oauth_scope
     return entry, kept
 
 
@@ -133,6 +183,8 @@ def gather(entry: dict[str, Any] | None, opts: argparse.Namespace,
         return {}
     if "privateKey" in entry:
         return {entry["privateKey"][len(SECRET_PREFIX):]: read_private_key(opts.oauth_private_key)}
+    if "clientSecret" not in entry:  # a browser client without a secret (public, or CIMD)
+        return {}
     values = {entry["clientSecret"][len(SECRET_PREFIX):]: read_secret("client secret", "OAuth")}
     if "idToken" in entry:
         values[entry["idToken"][len(SECRET_PREFIX):]] = read_secret("ID token", "your identity provider's")

@@ -293,8 +293,17 @@ def capped_description(text: str | None) -> str:
     return text[:MAX_DESCRIPTION] + f" [description shortened: it was {len(text):,} characters]"
 
 
+TASK_REQUIRED = ("it runs only as a task (execution.taskSupport \"required\"), and this app makes plain tool "
+                 "calls only")
+
+
 def _spec_for(config: ServerConfig, tool: types.Tool, handler_for: HandlerFactory) -> ToolSpec | str:
     """One tool's registry spec, or why it cannot be used."""
+    execution = getattr(tool, "execution", None)
+    if execution is not None and getattr(execution, "task_support", None) == "required":
+        # Such a tool refuses a plain tools/call ("requires task augmentation"); offered to a model, every
+        # call would fail. The app does not run task-augmented calls, so the status says why it is missing.
+        return TASK_REQUIRED
     problem = schema_problem(tool.input_schema)
     if problem is not None:
         return problem

@@ -42,7 +42,13 @@ from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.utils import extract_field_from_www_auth
+from mcp.client.auth.utils import (
+    build_protected_resource_metadata_discovery_urls,
+    create_oauth_metadata_request,
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    handle_protected_resource_response,
+)
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import ValidationError
 
@@ -55,6 +61,7 @@ from cks_desktop.mcp.oauth_storage import KeychainTokenStorage, pre_registered_a
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
 
+log = logging.getLogger(__name__)
 SIGN_IN_TIMEOUT = 300.0  # how long the browser step may take
 
 OpenUrl = Callable[[str], Awaitable[None] | None]
@@ -77,6 +84,7 @@ class Challenge:
     status: int
     error: str | None = None
     scope: str | None = None
+    header: str = ""  # the server's WWW-Authenticate, kept for a step-up a later sign-in answers
 
     @property
     def step_up(self) -> bool:
@@ -96,7 +104,7 @@ def challenge_of(response: httpx2.Response) -> Challenge | None:
         return Challenge(401, extract_field_from_www_auth(response, "error"),
                          extract_field_from_www_auth(response, "scope"))
     if response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope":
-        return Challenge(403, "insufficient_scope", extract_field_from_www_auth(response, "scope"))
+        return Challenge(403, "insufficient_scope", extract_field_from_www_auth(response, "scope"), header)
     return None
 
 
@@ -141,6 +149,7 @@ class OAuthSession:
         self.error: str | None = None  # the sentence of the last failed flow
         self.flow_started = False  # a sign-in runs the browser step once; a failed one is not retried
         self.deadline: float | None = None  # loop time when the running flow's timeout is up
+        self.moved_to: str | None = None  # the new authorization server this sign-in followed (once)
         self.storage = KeychainTokenStorage(config.name, secrets, config.oauth)
         self._callback: LoopbackCallback | None = None
         self._opener: OpenUrl | None = None
@@ -150,6 +159,24 @@ class OAuthSession:
     @property
     def interactive(self) -> bool:
         return self.open_url is not None
+
+    def note(self, challenge: Challenge) -> None:
+        """A challenge nobody answers now: the connection reports it, and a step-up's scope is kept
+        with the server's tokens so the next sign-in (``mcp login``, the window's "Sign in") asks for it."""
+        self.challenge = challenge
+        if challenge.step_up and challenge.header:
+            self.storage.remember_step_up(challenge.header)
+
+    def replayed_step_up(self, request: httpx2.Request) -> httpx2.Response | None:
+        """For a sign-in the person asked for: the kept 403 of an earlier refusal, given to the SDK's flow
+        as the answer to the first request, so the flow asks for the union of the granted scope and the
+        one the server wanted, instead of finding the old token good enough for ``tools/list``."""
+        if not self.interactive or self.flow_started or self.machine:
+            return None
+        header = self.storage.pending_step_up()
+        if not header:
+            return None
+        return httpx2.Response(403, headers={"WWW-Authenticate": header}, request=request)
 
     def end_interactive(self) -> None:
         """After the start: a later 401 asks the person again instead of opening the browser by itself."""
@@ -275,11 +302,20 @@ class GatedAuth(httpx2.Auth):
                 outgoing = await flow.__anext__()
                 if outgoing is not request:  # a refresh before the request itself
                     pending = self._bound(outgoing)
+                replay: httpx2.Response | None = None
+                may_replay = True
                 while True:
-                    response = yield outgoing
+                    if outgoing is request and may_replay:  # once, when the request itself first goes
+                        may_replay = False
+                        replay = session.replayed_step_up(request)
+                    if replay is not None:
+                        response, replay = replay, None
+                    else:
+                        response = yield outgoing
                     if outgoing is request:
                         challenge = challenge_of(response)
                         challenged = challenged or challenge is not None
+                        following_move = False
                         if challenge is not None and session.machine:
                             if ran_here:  # refused again with the new token: no loop
                                 session.challenge = challenge
@@ -288,10 +324,34 @@ class GatedAuth(httpx2.Auth):
                             session.start_deadline()
                         elif challenge is not None:
                             if session.signed_in and not challenge.step_up:
-                                session.challenge = challenge  # refused even after signing in
-                                return
-                            if not session.may_run_flow(challenge):
-                                session.challenge = challenge
+                                moved_to = None
+                                if session.interactive and session.moved_to is None and context is not None \
+                                        and context.auth_server_url:
+                                    # SEP-2352: refused after signing in; if the resource now names another
+                                    # authorization server, the sign-in the person asked for follows it, once.
+                                    for url in build_protected_resource_metadata_discovery_urls(
+                                            extract_resource_metadata_from_www_auth(response), session.config.url):
+                                        prm_request = create_oauth_metadata_request(url)
+                                        prm_request.extensions["timeout"] = dict.fromkeys(
+                                            ("connect", "read", "write", "pool"), min(30.0, session.timeout))
+                                        prm = await handle_protected_resource_response((yield prm_request))
+                                        if prm is not None:
+                                            named = [str(a) for a in prm.authorization_servers]
+                                            old = context.auth_server_url.rstrip("/")
+                                            if named and old not in (a.rstrip("/") for a in named):
+                                                moved_to = named[0]
+                                            break
+                                if moved_to is None:
+                                    session.note(challenge)  # refused even after signing in
+                                    return
+                                session.moved_to = moved_to  # followed once; the SDK registers there
+                                if session._callback is not None:
+                                    session._callback.rearm()
+                                log.info("'%s': its authorization server moved to %s; signing in there",
+                                         session.config.name, moved_to)
+                                following_move = True
+                            if not following_move and not session.may_run_flow(challenge):
+                                session.note(challenge)
                                 return
                             session.flow_started = True
                             session.start_deadline()

@@ -64,6 +64,12 @@ class LoopbackCallback:
             await self._server.wait_closed()
             self._server = None
 
+    def rearm(self) -> None:
+        """Take one more answer on the same port (a second sign-in of the same start: the authorization
+        server moved). The first answer, already used, is never handed out again."""
+        if self._result is not None and self._result.done():
+            self._result = asyncio.get_running_loop().create_future()
+
     def cancel(self, reason: str | None = None) -> None:
         """End the wait (the person pressed Cancel, or the connection stopped)."""
         if self._result is not None and not self._result.done():

@@ -6,6 +6,8 @@ a log. Entries (all owned by the server, see ``config.owns_secret``):
 
 ``mcp/<server>/oauth/tokens``        the token response, as JSON, plus ``expires_at``
 ``mcp/<server>/oauth/client``        the client registration (dynamic or CIMD), as JSON
+``mcp/<server>/oauth/stepUp``        the ``WWW-Authenticate`` of a 403 ``insufficient_scope`` not yet answered
+                                    (the next interactive sign-in asks for that scope, even in another process)
 ``mcp/<server>/oauth/clientSecret``  a pre-registered (or client-credentials) client's secret (typed in the settings)
 ``mcp/<server>/oauth/privateKey``    a client-credentials client's PEM key (``private_key_jwt``, oauth_grants.py)
 ``mcp/<server>/oauth/idToken``       the person's ID token for enterprise-managed authorization (and
@@ -22,6 +24,7 @@ token) instead of sending a dead token and asking the person to sign in again.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -37,6 +40,7 @@ SECTION = "oauth"
 TOKENS = "tokens"
 CLIENT = "client"
 CLIENT_SECRET = "clientSecret"
+STEP_UP = "stepUp"
 EXPIRY_MARGIN = 30.0  # seconds before the stated expiry a token counts as expired (clock skew, latency)
 
 
@@ -47,7 +51,7 @@ def oauth_entry(server: str, what: str) -> str:
 
 def oauth_entries(server: str) -> list[str]:
     """Every keychain name OAuth may create for ``server`` (sign-out and removal delete these)."""
-    return [oauth_entry(server, w) for w in (TOKENS, CLIENT)]
+    return [oauth_entry(server, w) for w in (TOKENS, CLIENT, STEP_UP)]
 
 
 def pre_registered_auth_method(supported: list[str] | None) -> str:
@@ -57,6 +61,13 @@ def pre_registered_auth_method(supported: list[str] | None) -> str:
     the one RFC 6749 section 2.3.1 makes every server support, and RFC 8414's default when the
     metadata lists nothing."""
     return "client_secret_post" if supported and "client_secret_post" in supported else "client_secret_basic"
+
+
+def _grants(granted: str | None, wanted: str | None) -> bool:
+    """Whether a token's scope covers every scope of ``wanted`` (no scope named: any new token does)."""
+    if not wanted:
+        return True
+    return set(wanted.split()) <= set((granted or "").split())
 
 
 class KeychainTokenStorage:
@@ -92,6 +103,26 @@ class KeychainTokenStorage:
         else:
             self.secrets.set(name, value)
 
+    def _delete(self, what: str) -> None:
+        name = oauth_entry(self.server, what)
+        self._memory.pop(name, None)
+        if self.secrets is not None:
+            self.secrets.delete(name)
+
+    # -- a step-up the server asked for ------------------------------------------------
+    def remember_step_up(self, header: str) -> None:
+        """Keep the server's 403 ``insufficient_scope`` challenge until a sign-in grants its scope.
+
+        A call that meets it cannot always sign in (no browser: ``mcp call``, a background run);
+        ``mcp login`` is often another process, whose stored token still satisfies ``tools/list``,
+        so without this it would find nothing to do and the scope would never be asked for."""
+        if header and len(header) <= 4096:
+            self._set(STEP_UP, header)
+
+    def pending_step_up(self) -> str | None:
+        """The kept ``WWW-Authenticate`` of an unanswered step-up, if any."""
+        return self._get(STEP_UP)
+
     def has_tokens(self) -> bool:
         return self._get(TOKENS) is not None
 
@@ -126,6 +157,8 @@ class KeychainTokenStorage:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self.stored += 1
+        if self._get(STEP_UP) is not None and _grants(tokens.scope, self._step_up_scope()):
+            self._delete(STEP_UP)
         data = tokens.model_dump(mode="json", exclude_none=True)
         if tokens.expires_in is not None:
             data["expires_at"] = time.time() + tokens.expires_in
@@ -153,6 +186,13 @@ class KeychainTokenStorage:
         if self.settings is not None and self.settings.client_id:
             return  # the settings hold a pre-registered client; nothing to keep
         self._set(CLIENT, client_info.model_dump_json(exclude_none=True))
+
+    def _step_up_scope(self) -> str | None:
+        header = self._get(STEP_UP)
+        if not header:
+            return None
+        found = re.search(r'scope="([^"]*)"', header) or re.search(r"scope=([^\s,]+)", header)
+        return found.group(1) if found else None
 
     # -- for the provider's context ---------------------------------------------------
     def expiry_of(self, token: OAuthToken) -> float | None:

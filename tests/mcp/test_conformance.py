@@ -43,7 +43,8 @@ def parse_table(stdout: str) -> dict[str, dict[str, str]]:
 def test_app_passes_every_client_scenario_the_sdk_passes() -> None:
     if shutil.which("npm") is None:
         pytest.skip("npm is not installed: the conformance suite cannot be fetched")
-    env = {**os.environ, "PYTHON": sys.executable}
+    # One table: the release. The script runs the prerelease (0.2.0-alpha.12) too when no version is set.
+    env = {"CKS_CONFORMANCE_VERSION": "0.1.16", **os.environ, "PYTHON": sys.executable}
     done = subprocess.run(["bash", str(SCRIPT)], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=1700, check=False)
     if done.returncode == OFFLINE:

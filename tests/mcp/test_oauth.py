@@ -261,6 +261,43 @@ async def test_cli_login_and_logout(memory_keyring, tmp_path, monkeypatch, capsy
 
 
 @pytest.mark.asyncio
+async def test_cli_step_up_the_next_login_asks_for_the_scope_a_call_was_refused(memory_keyring, tmp_path,
+                                                                               monkeypatch, capsys) -> None:
+    """``mcp call`` meets a 403 insufficient_scope (no browser); ``mcp login``, another run whose old token
+    still satisfies ``tools/list``, must make a new authorization request for that scope; the call then passes."""
+    monkeypatch.setenv("CKS_DESKTOP_TEST_KEYRING", "tests.conftest")
+    home = tmp_path / "home"
+
+    def mcp(*argv: str) -> int:
+        return cli.main(["--data-dir", str(home), "mcp", *argv])
+
+    async with oauth_server(tmp_path, OAUTH_STEP_UP="1") as url:
+        assert await asyncio.to_thread(mcp, "add", "remote", "--url", url, "--approval", "auto") == 0
+        terminal = _TerminalBrowser()
+        monkeypatch.setattr(sys, "stdout", terminal)
+        assert await asyncio.to_thread(mcp, "login", "remote", "--no-browser", "--timeout", "20") == 0
+        for t in terminal.threads:
+            t.join(10)
+        assert len(terminal.threads) == 1
+        assert await asyncio.to_thread(mcp, "call", "remote", "admin") == 1
+        assert "Sign in to 'remote' again" in capsys.readouterr().err
+        assert (SERVICE, "mcp/remote/oauth/stepUp") in memory_keyring.store  # kept with the server's tokens
+
+        assert await asyncio.to_thread(mcp, "login", "remote", "--no-browser", "--timeout", "20") == 0
+        for t in terminal.threads:
+            t.join(10)
+        assert len(terminal.threads) == 2, terminal.getvalue()  # a new authorization request ...
+        second = [w for w in terminal.getvalue().split() if "/authorize?" in w][-1]
+        assert "admin" in second and "mcp" in second  # ... for the union of the scopes
+        assert (SERVICE, "mcp/remote/oauth/stepUp") not in memory_keyring.store  # answered
+        assert await asyncio.to_thread(mcp, "call", "remote", "admin") == 0
+        assert "admin ok" in terminal.getvalue().splitlines()
+        # Nothing left to step up: the next login asks for nothing new.
+        assert await asyncio.to_thread(mcp, "login", "remote", "--no-browser", "--timeout", "20") == 0
+        assert len(terminal.threads) == 2
+
+
+@pytest.mark.asyncio
 async def test_a_pre_registered_client_signs_in_with_its_id_and_keychain_secret(settings, registry, run,
                                                                                memory_keyring, tmp_path) -> None:
     from cks_desktop.ui.settings.mcp_form import ServerForm

@@ -70,6 +70,11 @@ async def test_a_session_it_may_not_see_is_unreachable_by_every_door(tmp_path):
                 with pytest.raises(MCPError) as err:
                     await c.read_resource(uri)
                 assert err.value.code == -32002 and "not found" in err.value.message
+                assert err.value.data == {"uri": uri}
+            for uri in ("file:///etc/passwd", f"cks://sessions/{shared}/nothing"):  # not one of ours: -32602
+                with pytest.raises(MCPError) as err:
+                    await c.read_resource(uri)
+                assert err.value.code == types.INVALID_PARAMS and err.value.data == {"uri": uri}
                 with pytest.raises(MCPError), warnings.catch_warnings():
                     warnings.simplefilter("ignore", MCPDeprecationWarning)
                     await c.subscribe_resource(uri)

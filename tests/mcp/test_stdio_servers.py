@@ -208,3 +208,22 @@ async def test_startup_timeout(settings, registry, markers, tmp_path):
     assert await starting is False
     assert conn.status is Status.STOPPED
     await manager.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_tool_that_runs_only_as_a_task_is_not_offered_and_the_status_says_why(settings, registry,
+                                                                                       markers, tmp_path):
+    # Tool.execution (task support) is a field of the 2025-11-25 protocol; the SDK drops it on 2026-07-28.
+    settings.mcp_servers["toy"] = {**toy_entry(markers, TOY_TASK_TOOLS="1"), "protocol": "legacy"}
+    manager = make_manager(settings, registry, tmp_path)
+    await manager.start_all()
+    conn = manager.connections["toy"]
+    try:
+        assert conn.status is Status.READY, conn.reason
+        names = tool_names(registry)
+        assert "batch_job" not in names  # a plain call would only fail ("requires task augmentation")
+        assert {"maybe_task", "echo"} <= names  # optional task support: a plain call works
+        assert "'batch_job'" in conn.reason and "only as a task" in conn.reason, conn.reason
+        assert conn.reason.count(".") <= 3 and "\n" not in conn.reason
+    finally:
+        await manager.aclose()

@@ -179,3 +179,23 @@ async def test_editor_creates_an_enterprise_server_that_signs_in(qtbot, home, me
                 await manager.aclose()
     finally:
         services.store.close()
+
+
+def test_editor_sets_a_client_metadata_url_and_a_callback_port(qtbot, services) -> None:
+    services.settings.mcp_servers["pre"] = {"url": "https://mcp.example.com/mcp", "oauth": {"clientId": "desk-1"}}
+    editor = McpServerEditor(services, TaskTracker(),
+                             ServerForm.from_entry("pre", services.settings.mcp_servers["pre"]))
+    qtbot.addWidget(editor)
+    editor.show()
+    editor.oauth_cimd_edit.setText("http://app.example/client.json")  # not https: one sentence, no save
+    assert not editor.save_button.isEnabled()
+    assert "clientMetadataUrl" in editor.errors_label.text() or "metadata" in editor.errors_label.text()
+    editor.oauth_cimd_edit.setText("https://app.example/client.json")
+    editor.oauth_port_edit.setText("8976")
+    assert editor.save_button.isEnabled(), editor.errors_label.text()
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    entry = json.loads(services.settings.path.read_text())["mcpServers"]["pre"]
+    assert entry["oauth"] == {"clientId": "desk-1", "clientMetadataUrl": "https://app.example/client.json",
+                              "callbackPort": 8976}
+    again = ServerForm.from_entry("pre", entry)
+    assert (again.oauth_client_metadata_url, again.oauth_callback_port) == ("https://app.example/client.json", "8976")

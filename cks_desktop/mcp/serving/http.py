@@ -41,6 +41,10 @@ SSE_RETRY_MS = 3000  # the retry field of SSE streams (and their priming event):
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TOKEN_HINT = ("send the token as 'Authorization: Bearer TOKEN'; `cks-desktop mcp token` shows it "
               "(Settings → Share with other apps in the window)")
+# What an OAuth client (a bridge such as mcp-remote, which tries OAuth discovery and registration on any
+# 401) reads at the OAuth addresses it tries: this server issues no tokens, its one token is given out of band.
+NO_OAUTH = ("This server does not sign in with OAuth: it takes one bearer token, given out of band. Pass it as a "
+            "header (mcp-remote: --header \"Authorization: Bearer TOKEN\"); `cks-desktop mcp token` shows it.")
 
 
 class HttpStartError(Exception):
@@ -115,13 +119,22 @@ class _RequireToken:
             await self.app(scope, receive, send)
             return
         given = any(k.lower() == b"authorization" for k, _ in scope.get("headers", []))
-        why = "The bearer token is wrong" if given else "This server needs a bearer token"
+        why = "The bearer token is wrong" if given else "This server needs a bearer token (not OAuth: pass it " \
+                                                         "with --header in mcp-remote)"
         body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
             "code": -32001, "message": f"{why}: {TOKEN_HINT}."}}).encode()
         await send({"type": "http.response.start", "status": 401, "headers": [
             (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
             (b"www-authenticate", b'Bearer error="invalid_token", error_description="' + why.encode() + b'"')]})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _no_oauth(scope: Any, receive: Any, send: Any) -> None:
+    """404 at every address but the endpoint, as an OAuth error (RFC 6749 section 5.2) an OAuth client prints."""
+    body = json.dumps({"error": "invalid_request", "error_description": NO_OAUTH}).encode()
+    await send({"type": "http.response.start", "status": 404, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _ObserveSessions:
@@ -207,8 +220,12 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
         async with manager.run():
             yield
 
-    app = Starlette(routes=[Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
-                    middleware=middleware, lifespan=lifespan)
+    from starlette.routing import Mount
+
+    routes: list[Any] = [Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])]
+    if token is not None:  # OAuth discovery and registration find a sentence, not a bare "Not Found"
+        routes.append(Mount("/", app=_no_oauth))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     return app, manager
 
 

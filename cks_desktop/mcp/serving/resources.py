@@ -86,7 +86,8 @@ def object_uri(session: str, ref: str) -> str:
 def parse_uri(uri: str) -> ResourceRef:
     """The parts of one of our URIs; ``MCPError`` (invalid params) for anything else."""
     if not isinstance(uri, str) or not uri.startswith(SCHEME):
-        raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}: this server's resources start with {SCHEME}.")
+        raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}: this server's resources start with {SCHEME}.",
+                       {"uri": uri} if isinstance(uri, str) else None)
     rest = uri[len(SCHEME):]
     parts = rest.split("/")
     if len(parts) == 2 and parts[1] in ("graph.json", "summary.md") and parts[0]:
@@ -94,7 +95,8 @@ def parse_uri(uri: str) -> ResourceRef:
     if len(parts) == 3 and parts[1] in ("objects", "documents") and parts[0] and parts[2]:
         return ResourceRef(unquote(parts[0]), "object" if parts[1] == "objects" else "document", unquote(parts[2]))
     raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}; the forms are {SCHEME}ID/graph.json, "
-                                         f"{SCHEME}ID/summary.md, {TEMPLATE} and {DOCUMENT_TEMPLATE}.")
+                                         f"{SCHEME}ID/summary.md, {TEMPLATE} and {DOCUMENT_TEMPLATE}.",
+                   {"uri": uri})  # SEP-2164: the unknown URI, for the host to name
 
 
 def not_found(uri: str, why: str = "") -> MCPError:

@@ -164,6 +164,14 @@ class McpServerEditor(QDialog):
         self.oauth_scope_edit.setObjectName("mcpOAuthScope")
         self.oauth_scope_edit.setPlaceholderText("the server's own choice")
         http_form.addRow("OAuth scope:", self.oauth_scope_edit)
+        self.oauth_cimd_edit = QLineEdit(self.form.oauth_client_metadata_url)
+        self.oauth_cimd_edit.setObjectName("mcpOAuthClientMetadataUrl")
+        self.oauth_cimd_edit.setPlaceholderText("https://… client ID metadata document (optional)")
+        http_form.addRow("OAuth client metadata URL:", self.oauth_cimd_edit)
+        self.oauth_port_edit = QLineEdit(self.form.oauth_callback_port)
+        self.oauth_port_edit.setObjectName("mcpOAuthCallbackPort")
+        self.oauth_port_edit.setPlaceholderText("any free port (a client registered by hand may need its own)")
+        http_form.addRow("OAuth callback port:", self.oauth_port_edit)
         self._identity_provider_rows(http_form)
         self.stack.addWidget(stdio)
         self.stack.addWidget(http)
@@ -261,7 +269,8 @@ class McpServerEditor(QDialog):
         self.oauth_grant_box.currentIndexChanged.connect(lambda *_: self._touch("oauth"))
         self.oauth_grant_box.currentIndexChanged.connect(self._oauth_fields)
         self._oauth_fields()
-        for edit in (self.oauth_client_edit, self.oauth_secret_edit, self.oauth_scope_edit):
+        for edit in (self.oauth_client_edit, self.oauth_secret_edit, self.oauth_scope_edit, self.oauth_cimd_edit,
+                     self.oauth_port_edit):
             edit.textChanged.connect(lambda _t: self._touch("oauth"))
         for box in self.scope_boxes.values():
             box.toggled.connect(self.validate)
@@ -348,6 +357,8 @@ class McpServerEditor(QDialog):
         form.oauth_client_id = self.oauth_client_edit.text()
         form.oauth_client_secret = self.oauth_secret_edit.text()
         form.oauth_scope = self.oauth_scope_edit.text()
+        form.oauth_client_metadata_url = self.oauth_cimd_edit.text()
+        form.oauth_callback_port = self.oauth_port_edit.text()
         form.oauth_issuer = self.oauth_issuer_edit.text()
         form.oauth_idp_endpoint = self.oauth_idp_endpoint_edit.text()
         form.oauth_idp_client_id = self.oauth_idp_client_edit.text()
@@ -436,6 +447,8 @@ class McpServerEditor(QDialog):
         self.oauth_key_button.setEnabled(jwt)
         self.oauth_secret_edit.setEnabled(not jwt)
         self.oauth_issuer_edit.setEnabled(grant != "authorization_code")
+        self.oauth_cimd_edit.setEnabled(grant == "authorization_code")
+        self.oauth_port_edit.setEnabled(grant == "authorization_code")
         for edit in (self.oauth_idp_endpoint_edit, self.oauth_idp_client_edit, self.oauth_idp_secret_edit,
                      self.oauth_id_token_edit):
             edit.setEnabled(grant == "identity_assertion")

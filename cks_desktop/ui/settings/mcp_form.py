@@ -58,6 +58,8 @@ class ServerForm:
     oauth_client_secret: str = ""  # typed; empty with ``oauth_secret_ref`` = keep the stored one
     oauth_secret_ref: str | None = None
     oauth_scope: str = ""
+    oauth_client_metadata_url: str = ""  # an https client ID metadata document (CIMD)
+    oauth_callback_port: str = ""  # the fixed loopback port a client registered by hand redirects to
     oauth_other: Any = None  # the entry's other "oauth" keys (callbackPort, ...), or False, kept as they were
     # "client_credentials": a machine-to-machine client (no browser), authenticated by its secret
     # (client_secret_basic / client_secret_post) or by a JWT signed with its private key (private_key_jwt)
@@ -242,9 +244,13 @@ class ServerForm:
         if self.oauth_other is False and not self.oauth_client_id.strip():
             return False
         out: dict[str, Any] = dict(self.oauth_other) if isinstance(self.oauth_other, dict) else {}
-        for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip())):
+        for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip()),
+                           ("clientMetadataUrl", self.oauth_client_metadata_url.strip())):
             if value:
                 out[key] = value
+        port = self.oauth_callback_port.strip()
+        if port:  # parse_server says in one sentence when it is not a port from 1024 to 65535
+            out["callbackPort"] = int(port) if port.isdigit() else port
         machine = self.oauth_grant in ("client_credentials", "identity_assertion")
         uses_key = machine and self.oauth_auth == "private_key_jwt"
         name = self.name.strip()
@@ -287,7 +293,11 @@ class ServerForm:
         """``base`` with the form's keys replaced (unknown keys kept)."""
         entry = {k: v for k, v in (base or {}).items() if k not in OWNED_KEYS}
         if self.oauth_other is None and base and "oauth" in base:  # a form not made from ``base``
-            self.oauth_other = _oauth_fields(base["oauth"])["oauth_other"]
+            fields = _oauth_fields(base["oauth"])
+            self.oauth_other = fields["oauth_other"]
+            self.oauth_callback_port = self.oauth_callback_port or fields.get("oauth_callback_port", "")
+            self.oauth_client_metadata_url = self.oauth_client_metadata_url or fields.get(
+                "oauth_client_metadata_url", "")
         entry.update(self.owned(secrets))
         return entry
 
@@ -314,8 +324,11 @@ def _oauth_fields(raw: Any) -> dict[str, Any]:
     secret, key = raw.get("clientSecret"), raw.get("privateKey")
     idp_secret, id_token = raw.get("idpClientSecret"), raw.get("idToken")
     owned = ("clientId", "clientSecret", "scope", "grant", "auth", "privateKey", "issuer", "idpTokenEndpoint",
-             "idpClientId", "idpClientSecret", "idToken")
+             "idpClientId", "idpClientSecret", "idToken", "clientMetadataUrl", "callbackPort")
+    port = raw.get("callbackPort")
     return {"oauth_client_id": str(raw.get("clientId") or ""), "oauth_scope": str(raw.get("scope") or ""),
+            "oauth_client_metadata_url": str(raw.get("clientMetadataUrl") or ""),
+            "oauth_callback_port": "" if port is None else str(port),
             "oauth_issuer": str(raw.get("issuer") or ""),
             "oauth_idp_endpoint": str(raw.get("idpTokenEndpoint") or ""),
             "oauth_idp_client_id": str(raw.get("idpClientId") or ""),

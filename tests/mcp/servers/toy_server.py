@@ -13,6 +13,8 @@ Behaviour at start is chosen by environment variables:
   TOY_STDERR_FLOOD=N       write N lines to stderr before serving
   TOY_MARKER_DIR=DIR       where the server writes its pid and ``wait_for_cancel`` records cancellation
   TOY_BAD_SCHEMA=1         list one tool whose input schema is not a valid JSON Schema
+  TOY_TASK_TOOLS=1         list "batch_job" (execution.taskSupport "required": callable only as a task)
+                           and "maybe_task" ("optional": a plain call works too)
   TOY_EXIT_IF_EXISTS=PATH  exit at start (like TOY_EXIT_AT_START=5) when PATH exists
   TOY_HANG_AT_START=1      never answer; exit only when stdin closes
   TOY_HTTP_PORT=N          serve streamable HTTP on 127.0.0.1:N instead of stdio
@@ -96,6 +98,11 @@ def build(*, page_size: int = 3, extra_tools: int = 0, bad_schema: bool = False,
     """A fresh toy server (its own tool list and event bus): in-process tests build one each."""
     tools = base_tools()
     tools += [_tool(f"t{i:02d}", description=f"Numbered tool {i}.") for i in range(extra_tools)]
+    if os.environ.get("TOY_TASK_TOOLS"):
+        tools.append(types.Tool(name="batch_job", description="Runs only as a task.", input_schema={"type": "object"},
+                                execution=types.ToolExecution(task_support="required")))
+        tools.append(types.Tool(name="maybe_task", description="May run as a task.", input_schema={"type": "object"},
+                                execution=types.ToolExecution(task_support="optional")))
     if bad_schema:
         tools.append(types.Tool(name="bad_schema", input_schema={"type": "object", "properties": {"x": {"type": 12}}}))
     bus = InMemorySubscriptionBus()
