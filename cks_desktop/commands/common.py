@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +99,15 @@ def print_json(value: Any) -> None:
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print exactly one JSON document on stdout")
+
+
+@contextlib.contextmanager
+def ctrl_c_stops() -> Iterator[None]:
+    """Ctrl+C raises ``KeyboardInterrupt`` here, even when the command was started by a program
+    that ignores SIGINT for its children (a non-interactive shell's background job: Python keeps
+    an inherited "ignore"). The previous handler comes back afterwards."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -107,11 +107,13 @@ class _Progress:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from cks_desktop.commands.common import ctrl_c_stops
     from cks_desktop.documents.progress import ReadProgress
 
     with _documents(args) as documents:
         try:
-            outcome = documents.add_files(args.session, args.files, ReadProgress(_Progress()))
+            with ctrl_c_stops():
+                outcome = documents.add_files(args.session, args.files, ReadProgress(_Progress()))
         except KeyboardInterrupt:  # Ctrl+C: the files are read before anything is stored
             print("cks-desktop: stopped; nothing was added.", file=sys.stderr)
             return 130

@@ -31,7 +31,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from cks_desktop.commands.common import EXIT_OK
+from cks_desktop.commands.common import EXIT_OK, ctrl_c_stops
 from cks_desktop.graph.events import GraphChanged, SessionEvent, StoreEvent
 from cks_desktop.plural import counted
 
@@ -60,11 +60,8 @@ def run_watch(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import store_for
 
     previous = signal.signal(signal.SIGTERM, _on_term) if hasattr(signal, "SIGTERM") else None
-    # Ctrl+C stops, even when the watch was started by a program that ignores SIGINT for its
-    # children (a non-interactive shell's background job): Python keeps an inherited "ignore".
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with store_for(args) as store:
+        with ctrl_c_stops(), store_for(args) as store:
             only = args.session_id
             if only:
                 store.get_session(only)  # NotFound → one line, exit 2
@@ -78,7 +75,6 @@ def run_watch(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QToolButton, QWidget
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 ICON_PX = 16
 
@@ -44,7 +45,7 @@ class DockTitle(QWidget):
         button.setAutoRaise(True)
         button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # as the stock ones: Tab goes region to region (View menu)
         button.setIconSize(QSize(ICON_PX, ICON_PX))
-        button.setToolTip(words)
+        button.setToolTip(plain_tooltip(words))
         button.setAccessibleName(words)
         theme.bind_icon(button, icon, "muted")
         return button
@@ -52,7 +53,7 @@ class DockTitle(QWidget):
     def _floating_changed(self, floating: bool) -> None:
         title = self.dock.windowTitle()
         words = f"Dock the {title} panel" if floating else f"Float the {title} panel"
-        self.float_button.setToolTip(words)
+        self.float_button.setToolTip(plain_tooltip(words))
         self.float_button.setAccessibleName(words)
         theme.bind_icon(self.float_button, "arrows-in-simple" if floating else "arrow-square-out", "muted")
 

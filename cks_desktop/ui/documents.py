@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QMenu, QMessageBox, QProgressDialog
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMenu, QMessageBox, QProgressDialog
 
 from cks_desktop.plural import counted
 from cks_desktop.ui import theme
-from cks_desktop.ui.labels import plain_message_box
+from cks_desktop.ui.labels import plain_label, plain_message_box
 from cks_desktop.ui.text import plain_tooltip
 from cks_desktop.ui.dialogs import run_dialog
 
@@ -156,6 +156,7 @@ class DocumentIntake(QObject):
         """A dialog that shows itself only if the read lasts over 0.4 s; Cancel stops the read."""
         dialog = QProgressDialog("Reading…", "Cancel", 0, 0, self.window)
         dialog.setObjectName("documentsReadProgress")
+        dialog.setLabel(plain_label("Reading…", name="documentsReadProgressText"))  # file names: literal
         dialog.setWindowTitle("Adding documents")
         dialog.setWindowModality(Qt.WindowModality.NonModal)
         dialog.setMinimumDuration(400)
@@ -169,7 +170,9 @@ class DocumentIntake(QObject):
             if dialog.wasCanceled():
                 return
             dialog.setMaximum(total)  # 0: busy (the file is being opened)
-            dialog.setLabelText(f"Reading {name}: page {done:,} of {total:,}" if total else f"Opening {name}…")
+            label = dialog.findChild(QLabel, "documentsReadProgressText")
+            if label is not None:
+                label.setText(f"Reading {name}: page {done:,} of {total:,}" if total else f"Opening {name}…")
             dialog.setValue(done)
         except RuntimeError:  # the read ended and the dialog went meanwhile
             return

@@ -14,7 +14,7 @@ from typing import Literal
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QWidget
 
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
@@ -39,7 +39,7 @@ class Toast(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
         layout.setSpacing(8)
-        self.icon = QLabel()
+        self.icon = plain_label(name="toastIcon")
         layout.addWidget(self.icon)
         self.label = plain_label(name="toastText")
         self.label.setWordWrap(True)
