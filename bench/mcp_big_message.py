@@ -34,7 +34,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from cks_desktop.mcp import resources as R  # noqa: E402
 from cks_desktop.mcp.config import parse_server  # noqa: E402
 from cks_desktop.mcp.connection import McpConnection  # noqa: E402
-from cks_desktop.mcp.server_log import ServerLog  # noqa: E402
+from cks_desktop.mcp.stderr_log import ServerLog  # noqa: E402
 from cks_desktop.mcp.stdio_stream import stdio_streams  # noqa: E402
 
 LIBRARY = ROOT / "tests" / "mcp" / "servers" / "library_server.py"

@@ -42,7 +42,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from cks_desktop.mcp.config import parse_server  # noqa: E402
 from cks_desktop.mcp.connection import McpConnection  # noqa: E402
-from cks_desktop.mcp.server_log import ServerLog  # noqa: E402
+from cks_desktop.mcp.stderr_log import ServerLog  # noqa: E402
 from cks_desktop.tools.approval import Decision, StaticApprover  # noqa: E402
 from cks_desktop.tools.context import Run  # noqa: E402
 from cks_desktop.tools.registry import ToolRegistry  # noqa: E402

@@ -377,7 +377,7 @@ async def _call_async(args: argparse.Namespace, settings: "Settings", config: "S
                       arguments: dict[str, Any]) -> Any:
     from cks_desktop.mcp.connection import McpConnection
     from cks_desktop.mcp.convert import internal_name
-    from cks_desktop.mcp.server_log import ServerLog, log_file_name
+    from cks_desktop.mcp.stderr_log import ServerLog, log_file_name
     from cks_desktop.tools.approval import Decision, StaticApprover
     from cks_desktop.tools.context import Run
     from cks_desktop.tools.registry import ToolRegistry

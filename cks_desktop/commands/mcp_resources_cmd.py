@@ -67,7 +67,7 @@ def _connected(args: argparse.Namespace, work: Callable[["McpConnection"], Await
     from cks_desktop.commands.mcp_cmd import PROBE_TIMEOUT, _config, _secrets, _settings
     from cks_desktop.mcp.connection import McpConnection
     from cks_desktop.mcp.requests import RequestFailed
-    from cks_desktop.mcp.server_log import ServerLog, log_file_name
+    from cks_desktop.mcp.stderr_log import ServerLog, log_file_name
 
     settings = _settings(args)
     config = _config(settings, args.name)

@@ -44,7 +44,7 @@ from cks_desktop.mcp.host import (
 
 if TYPE_CHECKING:
     from cks_desktop.mcp.config import ServerConfig
-    from cks_desktop.mcp.server_log import ServerLog
+    from cks_desktop.mcp.stderr_log import ServerLog
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ shortened descriptions are named in the ``ready`` status's reason.
 Faults never raise into the chat: a call on a server that is not running, one
 that times out, a JSON-RPC error, a server that dies mid-call — each becomes an
 error ``ToolOutput``. The status (with its reason) says what happened, and the
-server's stderr lands in its log (``server_log.py``).
+server's stderr lands in its log (``stderr_log.py``).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from cks_desktop.mcp.oauth import (OAuthSession, OpenUrl, describe_exception, re
                                    sign_in_sentence, uses_oauth)
 from cks_desktop.mcp.resource_tool import reader_spec
 from cks_desktop.mcp.resources import supports_resources
-from cks_desktop.mcp.server_log import ServerLog, StderrPipe
+from cks_desktop.mcp.stderr_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import login_shell_path
 from cks_desktop.mcp.transport import StartFailure, leaf, open_transport, snippet
 from cks_desktop.mcp.wire_guard import WireGuard

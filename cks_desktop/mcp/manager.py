@@ -44,7 +44,7 @@ from cks_desktop.mcp.client_hooks import ClientHooks
 from cks_desktop.mcp.convert import SkippedTool
 from cks_desktop.mcp.oauth import SIGN_IN_TIMEOUT, OpenUrl, uses_oauth
 from cks_desktop.mcp.oauth import sign_out as oauth_sign_out
-from cks_desktop.mcp.server_log import ServerLog, log_file_name
+from cks_desktop.mcp.stderr_log import ServerLog, log_file_name
 
 if TYPE_CHECKING:
     from cks_desktop.mcp.host import McpHost

@@ -8,7 +8,7 @@ a ``WireGuard`` (``wire_guard.py``) before the SDK reads it.
 
 Secret references are resolved here, right before use; the program is
 resolved against the login shell's PATH (``spawn.py``); stderr goes into the
-server's log through a pipe (``server_log.py``). Stdio servers run through our own transport
+server's log through a pipe (``stderr_log.py``). Stdio servers run through our own transport
 (``stdio_stream.py``: the SDK's streams and shutdown order, a linear line buffer in place of
 the SDK's quadratic one); HTTP through the SDK's ``streamable_http_client``.
 """
@@ -34,7 +34,7 @@ from cks_desktop.mcp.config import (
     resolve_url,
     shown,
 )
-from cks_desktop.mcp.server_log import ServerLog, StderrPipe
+from cks_desktop.mcp.stderr_log import ServerLog, StderrPipe
 from cks_desktop.mcp.spawn import CommandNotFound, plan_spawn
 from cks_desktop.mcp.stdio_stream import stdio_streams
 from cks_desktop.mcp.wire_guard import WireGuard, line_of

@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from cks_desktop.mcp.config import parse_server, store_secret  # noqa: E402
 from cks_desktop.mcp.connection import McpConnection, Status  # noqa: E402
-from cks_desktop.mcp.server_log import ServerLog  # noqa: E402
+from cks_desktop.mcp.stderr_log import ServerLog  # noqa: E402
 from cks_desktop.secrets import SecretStore  # noqa: E402
 
 NAME = "conformance"

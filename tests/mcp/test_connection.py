@@ -8,7 +8,7 @@ from mcp.server.mcpserver import MCPServer
 from cks_desktop.mcp.config import parse_server
 from cks_desktop.mcp.connection import McpConnection, Status
 from cks_desktop.mcp.manager import McpManager
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, Policy, Scope, ToolCall

@@ -18,7 +18,7 @@ from cks_desktop.mcp import prompts as P
 from cks_desktop.mcp import resources as R
 from cks_desktop.mcp.config import parse_server
 from cks_desktop.mcp.connection import McpConnection
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 
 LIBRARY = Path(__file__).parent / "servers" / "library_server.py"
 EVERYTHING = "@modelcontextprotocol/server-everything"

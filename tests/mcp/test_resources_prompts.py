@@ -22,7 +22,7 @@ from cks_desktop.mcp.connection import McpConnection
 from cks_desktop.mcp.features import FeatureEvent
 from cks_desktop.mcp.requests import RequestFailed
 from cks_desktop.mcp.resource_tool import TOOL_NAME, register_resource_tool, reader_name
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 from cks_desktop.tools.approval import Decision
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, Scope, ToolCall

@@ -10,7 +10,7 @@ import pytest
 
 from cks_desktop.mcp import spawn
 from cks_desktop.mcp.convert import result_to_output, schema_problem
-from cks_desktop.mcp.server_log import ServerLog, log_file_name
+from cks_desktop.mcp.stderr_log import ServerLog, log_file_name
 from cks_desktop.mcp.spawn import CommandNotFound, login_shell_path, merge_paths, plan_spawn
 
 

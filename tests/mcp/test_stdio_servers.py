@@ -9,7 +9,7 @@ import pytest
 
 from cks_desktop.mcp.connection import McpConnection, Status, StatusEvent
 from cks_desktop.mcp.manager import McpManager
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.tools.types import ToolCall
 from tests.mcp.conftest import no_login_shell, pid_alive, toy_entry, wait_until

@@ -25,7 +25,7 @@ from cks_desktop.agent.loop import ai_chat
 from cks_desktop.agent.transcript import TranscriptStore
 from cks_desktop.mcp.config import parse_server
 from cks_desktop.mcp.connection import McpConnection
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.registry import ToolRegistry
 

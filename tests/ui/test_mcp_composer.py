@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 
 from cks_desktop.mcp.config import parse_server
 from cks_desktop.mcp.connection import McpConnection
-from cks_desktop.mcp.server_log import ServerLog
+from cks_desktop.mcp.stderr_log import ServerLog
 from cks_desktop.ui.chat.composer import Composer
 from cks_desktop.ui.chat.slash_commands import install_mcp_features, slash_commands
 
