@@ -89,14 +89,14 @@ class AnswerUsage:
                 "model_turns": [t.to_json() for t in self.turns]}
 
 
-def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: "Provider",
+def record(transcript: TranscriptStore | None, session_id: str, iteration: int, provider: "Provider | None",
            usage: Usage | None) -> None:
     """Save one turn's usage (nothing without a transcript or a usage report).
 
-    ``provider``: the adapter; its ``config`` names the provider and model when it has one."""
+    ``provider``: the adapter, whose ``config`` names the provider and model (None: unnamed)."""
     if transcript is None or usage is None:
         return
-    name, model = provider.config.name, provider.config.model
+    name, model = (provider.config.name, provider.config.model) if provider is not None else ("", "")
     at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     try:
         _insert(transcript, session_id, iteration, name, model, usage, at)

@@ -445,7 +445,7 @@ class GraphView(ViewActions, QWidget):
             kind = self.model.type_names[self.model.ntype[i]] if i < len(self.model.ntype) else ""
             name = f"Graph canvas: {self.model.names[i]}" + (f" ({kind})" if kind else "") + " selected"
             if len(selected) > 1:
-                name += f", {len(selected)} objects in all"
+                name += f", {counted(len(selected), 'object')} in all"
         if self.canvas.accessibleName() != name:
             self.canvas.setAccessibleName(name)
 
