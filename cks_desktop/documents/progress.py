@@ -29,7 +29,11 @@ class ReadProgress:
 
     def step(self, name: str, done: int, total: int) -> None:
         """Report; raises ``ReadCancelled`` when the person asked to stop (safe on any thread)."""
-        if self.cancel.is_set():
-            raise ReadCancelled("Stopped: nothing was added.")
+        self.stop_if_cancelled()
         if self.on_step is not None:
             self.on_step(name, done, total)
+
+    def stop_if_cancelled(self) -> None:
+        """Raise ``ReadCancelled`` when the person asked to stop (also between the read and the write)."""
+        if self.cancel.is_set():
+            raise ReadCancelled("Stopped: nothing was added.")

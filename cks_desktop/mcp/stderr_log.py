@@ -152,9 +152,8 @@ class StderrPipe:
             self.writer.close()
 
     async def drained(self, timeout: float) -> bool:
-        """Wait (bounded) until the child's stderr reached EOF and every line is logged."""
-        if self._done.is_set():
-            return True
+        """Wait (bounded) until the child's stderr reached EOF and every line is logged, and the
+        listeners have been told of them: the loop runs the reader's wake-ups before its "done"."""
         try:
             await asyncio.wait_for(self._done_async.wait(), timeout)
         except TimeoutError:

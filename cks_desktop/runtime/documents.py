@@ -99,6 +99,8 @@ class DocumentsUseCase:
                 read.append(read_path(Path(name).expanduser(), limit, progress))
             except UnreadableDocument as exc:
                 refused.append(Refusal(str(name), str(exc)))
+        if progress is not None:  # a Cancel after the last page still adds nothing
+            progress.stop_if_cancelled()
         result = DocumentStore(self.store).add(session_id, read)
         return AddOutcome(result.added, result.already, refused)
 

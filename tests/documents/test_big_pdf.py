@@ -87,7 +87,7 @@ async def test_the_windows_add_shows_progress_and_cancel_stops_it_with_nothing_a
     from tests.ui.conftest import open_window
     from tests.ui.helpers import signal_future, wait
 
-    big = _pdf(tmp_path / "big.pdf", PAGES)
+    big = _pdf(tmp_path / "big.pdf", 3 * PAGES)  # the window's first paint and dialog take a while under load
     async with open_window(home) as window:
         window.sidebar.create_session()
         sid = window.current_session

@@ -131,6 +131,7 @@ def _long_chat(n_messages: int) -> ChatModel:
     return model
 
 
+@pytest.mark.slow  # a wall-clock budget: bench/chat_render.py measures it beside its floor
 def test_a_thousand_messages_open_in_under_a_second(qtbot) -> None:
     model = _long_chat(1000)
     started = time.perf_counter()

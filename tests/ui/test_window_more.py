@@ -171,6 +171,7 @@ async def test_layout_and_last_session_are_remembered(qtbot, home) -> None:
         assert window.chat_dock.isVisible()
 
 
+@pytest.mark.slow  # a wall-clock budget: bench/chat_render.py measures it beside its floor
 @pytest.mark.asyncio
 async def test_a_thousand_message_chat_opens_in_under_a_second(qtbot, home) -> None:
     async with open_window(home) as window:
