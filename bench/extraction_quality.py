@@ -46,30 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cks_desktop.documents.store import DocumentStore  # noqa: E402
 from cks_desktop.extraction.chunking import page_of  # noqa: E402
 from cks_desktop.extraction.runner import Extraction, apply_plan  # noqa: E402
-from bench.extraction_archive import gold_of  # noqa: E402
+from bench.extraction_archive import b_cubed, f1, gold_of  # noqa: E402
 from tests.fakes.extraction_reader import Noise, ReaderModel  # noqa: E402
 from tests.extraction.harness import Setup, make_setup  # noqa: E402
 from tests.fakes.providers import make_fake, provider_for  # noqa: E402
-
-
-def f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r else 0.0
-
-
-def b_cubed(items: dict[Any, tuple[str, str]]) -> tuple[float, float, float]:
-    """items: item → (system cluster, gold entity)."""
-    by_sys: dict[str, set[Any]] = {}
-    by_gold: dict[str, set[Any]] = {}
-    for item, (s, g) in items.items():
-        by_sys.setdefault(s, set()).add(item)
-        by_gold.setdefault(g, set()).add(item)
-    p = r = 0.0
-    for item, (s, g) in items.items():
-        both = len(by_sys[s] & by_gold[g])
-        p += both / len(by_sys[s])
-        r += both / len(by_gold[g])
-    n = len(items) or 1
-    return p / n, r / n, f1(p / n, r / n)
 
 
 def pairwise(items: dict[Any, tuple[str, str]]) -> float:
