@@ -84,12 +84,11 @@ def _answer(args: argparse.Namespace) -> int:
     from cks_desktop.commands.provider_opts import provider_holder
     from cks_desktop.commands.sessions_cmd import store_for
     from cks_desktop.llm.provider import ProviderError
-    from cks_desktop.retrieval.service import check_question
     from cks_desktop.runtime.ask import ANSWER_NEEDS_PROVIDER, AskUseCase
     from cks_desktop.runtime.cases import UseCases
 
     try:
-        check_question(args.question)  # a bad question is refused before any provider is made
+        AskUseCase.check_question(args.question)  # a bad question is refused before any provider is made
     except AskUseCase.Error as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     holder, settings = provider_holder(args)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from cks_desktop.runtime.answer import Answer, write
 from cks_desktop.retrieval.index import IndexReport, PassageIndex, Progress
-from cks_desktop.retrieval.service import DEFAULT_BUDGET_CHARS, DEFAULT_K, Retrieval, RetrievalError, retrieve
+from cks_desktop.retrieval.service import (DEFAULT_BUDGET_CHARS, DEFAULT_K, Retrieval, RetrievalError, check_question,
+                                           retrieve)
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -28,6 +29,7 @@ class AskUseCase:
     """Retrieval on one store."""
 
     Error = RetrievalError
+    check_question = staticmethod(check_question)  # the question stripped, or Error with one sentence
 
     def __init__(self, store: "GraphStore") -> None:
         self.store = store

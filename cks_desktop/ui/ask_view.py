@@ -19,7 +19,7 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtCore import QEvent, QUrl, Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget)
 
@@ -27,8 +27,7 @@ from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 
 if TYPE_CHECKING:
-    from cks_desktop.retrieval.citations import Citation
-    from cks_desktop.runtime.answer import Answer
+    from cks_desktop.runtime.answer import Answer, Citation
 
 ASK_PREFIX = "/ask"
 Ask = Callable[[str], Awaitable["Answer"]]
@@ -92,6 +91,9 @@ class AskWindow(QWidget):
         self.sources.itemActivated.connect(self._row)
         self.sources.itemClicked.connect(self._row)
         self.unsupported = QListWidget()
+        for lst in (self.sources, self.unsupported):  # a long quote wraps instead of scrolling sideways
+            lst.setWordWrap(True)
+            lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.unsupported.setObjectName("askUnsupported")
         self.unsupported.setAccessibleName("Citations not supported by the passages")
         row = QHBoxLayout()
@@ -130,11 +132,11 @@ class AskWindow(QWidget):
 
     async def _run(self, question: str) -> None:
         from cks_desktop.llm.provider import ProviderError
-        from cks_desktop.retrieval.service import RetrievalError
+        from cks_desktop.runtime.ask import AskUseCase
 
         try:
             answer = await self._ask(question)
-        except (RetrievalError, ProviderError, ValueError) as exc:
+        except (AskUseCase.Error, ProviderError, ValueError) as exc:
             self.status.setText(exc.message if isinstance(exc, ProviderError) else str(exc))
             return
         finally:
@@ -163,6 +165,14 @@ class AskWindow(QWidget):
         self.status.setText("" if not answer.answered or checked else "The answer cites no passage.")
         self._show_lists()
         self.answered.emit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch: the answer's markup is made again in the new scheme's colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.answer is not None:
+            self.view.setHtml(answer_html(self.answer.text))
+            for i in range(self.unsupported.count()):
+                self.unsupported.item(i).setForeground(theme.color("danger"))
 
     def sources_items(self) -> list[QListWidgetItem]:
         return [self.sources.item(i) for i in range(self.sources.count())]

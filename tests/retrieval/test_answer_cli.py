@@ -117,12 +117,3 @@ def test_bad_input_is_one_sentence_each_and_asks_no_model(tmp_path: Path) -> Non
     assert "has no documents to answer from" in empty.stderr
     unknown, model, _ = _answer(home, "nosuchsession", "good")
     assert unknown.returncode == 2 and model.calls == 0 and len(unknown.stderr.strip().splitlines()) == 1
-
-
-def test_no_provider_chosen_is_one_sentence(tmp_path: Path) -> None:
-    home, sid = _home(tmp_path)
-    proc = cks(home, "ask", "--session", sid, QUESTION)
-    assert proc.returncode == 2 and not proc.stdout and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [
-        "cks-desktop: Answering a question needs a model provider: pass --provider (anthropic, ollama, openai or "
-        "gemini) or choose one in Settings → Providers; --retrieve-only shows the passages without one."]
