@@ -33,6 +33,7 @@ ASK_PREFIX = "/ask"
 Ask = Callable[[str], Awaitable["Answer"]]
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 ROLE_N = Qt.ItemDataRole.UserRole + 1
+MAX_FIELD_CHARS = 1_000_000  # far over what the ask refuses, so a too-long question is refused whole
 _MARK = re.compile(r"\[(\d+)(: unsupported)?\]")
 
 
@@ -74,6 +75,7 @@ class AskWindow(QWidget):
         self.answer: "Answer | None" = None
         self.question = QLineEdit()
         self.question.setObjectName("askQuestion")
+        self.question.setMaxLength(MAX_FIELD_CHARS)  # Qt's default, 32,767, would cut a pasted text unseen
         self.question.setPlaceholderText("Ask the session's documents a question")
         self.question.setAccessibleName("Question")
         self.ask_button = QPushButton("Ask")
@@ -122,13 +124,14 @@ class AskWindow(QWidget):
         self.raise_()
         self.submit()
 
-    def submit(self) -> None:
+    def submit(self) -> Any:
+        """Answer the question in the field; the spawned task (None when there is nothing to ask)."""
         question = self.question.text().strip()
         if not question or not self.ask_button.isEnabled():
-            return
+            return None
         self.ask_button.setEnabled(False)
         self.status.setText("Finding the passages and asking the model…")
-        self._spawn(self._run(question))
+        return self._spawn(self._run(question))
 
     async def _run(self, question: str) -> None:
         from cks_desktop.llm.provider import ProviderError

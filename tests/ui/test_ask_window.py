@@ -77,3 +77,10 @@ async def test_an_unsupported_citation_is_marked_and_no_source(qtbot, home: Path
             assert "not supported" in ask.view.toPlainText()
             ask.view.anchorClicked.emit(QUrl("cite:99"))  # even a forged link opens nothing
             assert window.findChild(DocumentViewer, "documentViewer") is None
+            # a question far too long: one sentence in the window, the question kept, no model asked
+            before = len(fake.generation_requests)
+            ask.question.setText("why " * 25_000)
+            await wait(ask.submit())
+            assert ask.status.text() == "The question is 99,999 characters long; ask in at most 4,000 characters."
+            assert len(ask.question.text()) == 100_000 and ask.ask_button.isEnabled()
+            assert len(fake.generation_requests) == before
