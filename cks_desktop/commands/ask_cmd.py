@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-
 from typing import TYPE_CHECKING
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, add_json_flag, print_json
 from cks_desktop.commands.provider_opts import add_provider_flags
 
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ask", help="ask a session's documents and graph a question",
-                       description="Find the passages of a session's documents that answer a question "
-                                   "(words, meaning and the graph together).")
+    p = add_command(sub, "ask",
+                    description="Find the passages of a session's documents that answer a question "
+                                "(words, meaning and the graph together).")
     add_json_flag(p)
     p.add_argument("--session", "-s", required=True, metavar="ID", help="the session")
     p.add_argument("question", metavar="QUESTION", help="the question, in any wording")
