@@ -36,7 +36,7 @@ from cks_desktop.extraction import prompt
 from cks_desktop.extraction.boilerplate import boilerplate_spans
 from cks_desktop.extraction.budget import answer_budget, effective_budget
 from cks_desktop.extraction.cache import ExtractionCache, Runs
-from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk
+from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk, without_boilerplate
 from cks_desktop.extraction.plan import ChunkResult, Plan, collect_chunk, lay_out, resolve_mentions
 from cks_desktop.extraction.resolution import Existing, Resolver, name_key
 from cks_desktop.extraction.vocabulary import Vocabulary
@@ -207,8 +207,9 @@ class Extraction:
         self.prices = prices
         self.on_progress = on_progress
         self.preload_limit = preload_limit
-        self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
-        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking
+        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking, never sent
+        self.chunks: list[Chunk] = [without_boilerplate(c, self.boilerplate, document.text)
+                                    for c in chunk_text(document.text, document.page_starts)]
         self.model = model_name(provider)
         self.cache = ExtractionCache(store, session_id)
         self._running = asyncio.Event()
