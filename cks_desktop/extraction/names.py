@@ -14,6 +14,7 @@ no initials, not in capitals, not inverted, in the Latin script when there is on
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 import unicodedata
 from collections.abc import Hashable
@@ -213,7 +214,9 @@ class GramIndex(Generic[K]):
             for slot in posting:
                 shared[slot] = shared.get(slot, 0) + 1
         size = len(grams)
-        scored = sorted(((2 * n / (size + self._sizes[slot]), slot) for slot, n in shared.items()), reverse=True)
+        least = floor * size / 2  # shared pieces below which the Dice cannot reach the floor
+        scored = heapq.nlargest(4 * limit, ((2 * n / (size + self._sizes[slot]), slot) for slot, n in shared.items()
+                                            if n >= least))
         out: list[K] = []
         taken: set[K] = set()
         for dice, slot in scored:

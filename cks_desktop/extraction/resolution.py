@@ -511,22 +511,30 @@ class Resolver:
             for i in posting:
                 counts[i] = counts.get(i, 0) + 1
         ranked = sorted(counts, key=counts.__getitem__, reverse=True)[:MAX_FUZZY_CANDIDATES]
-        ranked += self._grams.candidates(m.name)
         scored: list[tuple[Entity, float, str]] = []
         words = set(key.split())
         grams = bigrams(key)
         caps = m.name.strip().replace(".", "").isupper()
         mtype = m.type.casefold()
-        for ent in self._live(ranked):
-            if ent.type.casefold() != mtype or self._is_distinct(ident, ent) or self._blocked(m, ent):
-                continue
-            score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
-            if score >= FUZZY_ASK:
-                scored.append((ent, score, "similar name"))
-            elif any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors):
-                scored.append((ent, score, "part of a name"))
-            elif (caps or ent.name.isupper()) and (acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)):
-                scored.append((ent, score, "acronym"))
+        looked: set[int] = set()
+        for pieces in (False, True):
+            if pieces:  # no close name shares a whole word: a typo in every word, a name split or joined
+                if any(score >= FUZZY_ASK for _, score, _ in scored):
+                    break
+                ranked = self._grams.candidates(m.name)
+            for ent in self._live(ranked):
+                if ent.index in looked:
+                    continue
+                looked.add(ent.index)
+                if ent.type.casefold() != mtype or self._is_distinct(ident, ent) or self._blocked(m, ent):
+                    continue
+                score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
+                if score >= FUZZY_ASK:
+                    scored.append((ent, score, "similar name"))
+                elif any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors):
+                    scored.append((ent, score, "part of a name"))
+                elif (caps or ent.name.isupper()) and (acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)):
+                    scored.append((ent, score, "acronym"))
         for alias_ent in self._acronym_candidates(m, ident):
             if all(alias_ent.index != e.index for e, _, _ in scored):
                 scored.append((alias_ent, 0.5, "acronym"))
