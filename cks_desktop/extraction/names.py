@@ -14,8 +14,13 @@ no initials, not in capitals, not inverted, in the Latin script when there is on
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 import unicodedata
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "dame", "lord", "lady", "the",
                     "herr", "frau", "fraulein", "monsieur", "madame", "mme", "mlle", "signor", "signora", "don",
@@ -155,3 +160,70 @@ def name_similarity(a: str, b: str) -> float:
             continue
         best = max(best, difflib.SequenceMatcher(None, x, y, autojunk=False).ratio())
     return best
+
+
+GRAM_CANDIDATES = 48  # the most alike names a mention is compared with (chosen on FEBRL dataset1: its recall ceiling)
+GRAM_FLOOR = 0.1  # shared pieces (Dice) below which two names are not candidates at all
+COMMON_GRAM = 2000  # a piece in more names than this (a very large session) is skipped as a key
+
+
+@functools.lru_cache(maxsize=65536)
+def name_grams(name: str) -> frozenset[str]:
+    """The three-letter pieces of a name's loose form, each word padded at both ends: a typo costs
+    a few pieces, given name and surname swapped cost none, a name split or joined costs two."""
+    out: set[str] = set()
+    for word in loose_words(name):
+        padded = f"^{word}$"
+        out.update(padded[i:i + 3] for i in range(len(padded) - 2))
+    return frozenset(out)
+
+
+class GramIndex(Generic[K]):
+    """Candidates for a name among many: the names sharing the most three-letter pieces with it
+    (Dice of ``name_grams``), every piece counted — also the ones of a common surname, so two
+    records of "Campbell" are found however many Campbells there are."""
+
+    def __init__(self, common: int = COMMON_GRAM) -> None:
+        self._postings: dict[str, list[int]] = {}
+        self._keys: list[K] = []
+        self._sizes: list[int] = []
+        self._seen: set[tuple[K, frozenset[str]]] = set()
+        self._common = common
+
+    def add(self, key: K, name: str) -> None:
+        grams = name_grams(name)
+        if not grams or (key, grams) in self._seen:
+            return
+        self._seen.add((key, grams))
+        slot = len(self._keys)
+        self._keys.append(key)
+        self._sizes.append(len(grams))
+        for g in grams:
+            self._postings.setdefault(g, []).append(slot)
+
+    def candidates(self, name: str, limit: int = GRAM_CANDIDATES, floor: float = GRAM_FLOOR) -> list[K]:
+        """Up to ``limit`` keys, most alike first (a key once, by its most alike name)."""
+        grams = name_grams(name)
+        if not grams:
+            return []
+        shared: dict[int, int] = {}
+        for g in grams:
+            posting = self._postings.get(g, ())
+            if len(posting) > self._common:
+                continue
+            for slot in posting:
+                shared[slot] = shared.get(slot, 0) + 1
+        size = len(grams)
+        least = floor * size / 2  # shared pieces below which the Dice cannot reach the floor
+        scored = heapq.nlargest(4 * limit, ((2 * n / (size + self._sizes[slot]), slot) for slot, n in shared.items()
+                                            if n >= least))
+        out: list[K] = []
+        taken: set[K] = set()
+        for dice, slot in scored:
+            if dice < floor or len(out) >= limit:
+                break
+            key = self._keys[slot]
+            if key not in taken:
+                taken.add(key)
+                out.append(key)
+        return out

@@ -91,7 +91,7 @@ def user_message(chunk: Chunk, types: list[str], relation_types: list[str], guid
     data: dict[str, Any] = {"heading_path": list(chunk.heading_path)}
     if chunk.context_tail:
         data["text_before"] = chunk.context_tail
-    data["passage"] = chunk.text
+    data["passage"] = chunk.sent_text
     parts.append(f"{DATA_NOTICE}\n{DATA_BEGIN}\n{_quoted(data)}\n{DATA_END}")
     return "\n\n".join(parts)
 
@@ -101,9 +101,10 @@ def schema_hash() -> str:
 
 
 def cache_key(chunk: Chunk, model: str) -> str:
-    """hash(chunk text, its context, prompt version, schema, model): the answer cache's key."""
+    """hash(chunk text, its context, what is sent of it, prompt version, schema, model): the cache's key."""
+    sent = [chunk.sent_text] if chunk.cut else []  # what is sent, when boilerplate is left out of it
     material = json.dumps([PROMPT_VERSION, schema_hash(), model, chunk.text, list(chunk.heading_path),
-                           chunk.context_tail], ensure_ascii=False)
+                           chunk.context_tail, *sent], ensure_ascii=False)
     return hashlib.sha256(material.encode()).hexdigest()
 
 

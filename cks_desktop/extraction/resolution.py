@@ -10,7 +10,8 @@ the rules are conservative, and every decision says which tier made it:
    existing objects: the exact-key index (every known name and alias of an entity), the alias
    index (the aliases the model gave for a mention: "the Northern Rail Company (NRC)"), and a
    word index for fuzzy candidates (words shared with the name; words too common to tell things
-   apart are not used as keys). The word index is built with the full-text search's own tokenizer
+   apart are not used as keys), and a three-letter-piece index (``names.GramIndex``, the matcher
+   calibrated on FEBRL) for names that share no whole word: a typo, a name split or joined. The word index is built with the full-text search's own tokenizer
    (``graph/ranking.py``), in memory, because resolution asks it thousands of times per document
    and a SQLite query per name would dominate the run (see ``bench/documents.py``). A session too
    big to load whole (``runner.PRELOAD_LIMIT`` objects) is searched instead: the graph's full-text
@@ -41,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from cks_desktop.extraction.names import TITLES as _TITLE_WORDS
-from cks_desktop.extraction.names import (given_names_differ, initials_fit, is_short_form, loose_key, loose_words,
+from cks_desktop.extraction.names import (GramIndex, given_names_differ, initials_fit, is_short_form, loose_key, loose_words,
                                           person_parts, plain_score, reading_order, strip_suffix)
 from cks_desktop.graph.ranking import normalise as fts_normalise
 
@@ -233,6 +234,7 @@ class Resolver:
         self._surnames: dict[str, list[int]] = {}  # a person's surname (loose) → people with a given name
         self._short_surnames: dict[str, list[int]] = {}  # → people named so far only by a short form
         self._words: dict[str, list[int]] = {}
+        self._grams: GramIndex[int] = GramIndex()  # three-letter pieces: a typo'd or joined name's candidates
         self._taken: dict[tuple[str, str], int] = {}  # (type, name) casefolded → entity: names stay unique
         self._lookup = lookup
         self._looked: set[str] = set()
@@ -292,6 +294,7 @@ class Resolver:
         if anchor and key not in ent.anchors:
             ent.anchors.add(key)
             ent.grams[key] = bigrams(key)
+            self._grams.add(ent.index, name)
             for word in set(key.split()):
                 posting = self._words.setdefault(word, [])
                 if len(posting) <= COMMON_WORD:
@@ -513,16 +516,25 @@ class Resolver:
         grams = bigrams(key)
         caps = m.name.strip().replace(".", "").isupper()
         mtype = m.type.casefold()
-        for ent in self._live(ranked):
-            if ent.type.casefold() != mtype or self._is_distinct(ident, ent) or self._blocked(m, ent):
-                continue
-            score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
-            if score >= FUZZY_ASK:
-                scored.append((ent, score, "similar name"))
-            elif any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors):
-                scored.append((ent, score, "part of a name"))
-            elif (caps or ent.name.isupper()) and (acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)):
-                scored.append((ent, score, "acronym"))
+        looked: set[int] = set()
+        for pieces in (False, True):
+            if pieces:  # no close name shares a whole word: a typo in every word, a name split or joined
+                if any(score >= FUZZY_ASK for _, score, _ in scored):
+                    break
+                ranked = self._grams.candidates(m.name)
+            for ent in self._live(ranked):
+                if ent.index in looked:
+                    continue
+                looked.add(ent.index)
+                if ent.type.casefold() != mtype or self._is_distinct(ident, ent) or self._blocked(m, ent):
+                    continue
+                score = max(similarity(key, anchor, grams, ent.grams.get(anchor)) for anchor in ent.anchors)
+                if score >= FUZZY_ASK:
+                    scored.append((ent, score, "similar name"))
+                elif any(words < set(a.split()) or set(a.split()) < words for a in ent.anchors):
+                    scored.append((ent, score, "part of a name"))
+                elif (caps or ent.name.isupper()) and (acronym_of(m.name, ent.name) or acronym_of(ent.name, m.name)):
+                    scored.append((ent, score, "acronym"))
         for alias_ent in self._acronym_candidates(m, ident):
             if all(alias_ent.index != e.index for e, _, _ in scored):
                 scored.append((alias_ent, 0.5, "acronym"))

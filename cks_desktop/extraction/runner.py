@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from cks_desktop.extraction import prompt
 from cks_desktop.extraction.boilerplate import boilerplate_spans
 from cks_desktop.extraction.budget import answer_budget, effective_budget
 from cks_desktop.extraction.cache import ExtractionCache, Runs
-from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk
+from cks_desktop.extraction.chunking import Chunk, chunk_text, split_chunk, without_boilerplate
 from cks_desktop.extraction.plan import ChunkResult, Plan, collect_chunk, lay_out, resolve_mentions
 from cks_desktop.extraction.resolution import Existing, Resolver, name_key
 from cks_desktop.extraction.vocabulary import Vocabulary
@@ -53,9 +53,11 @@ if TYPE_CHECKING:
 # part answered in 8,000 tokens); ordinary prose names fewer things per sentence. 0.5 (the figure
 # before) under-estimated that world's cost 7-fold (tests/extraction/test_estimate_cost.py).
 OUTPUT_RATIO = 4.0
-# For foreseeing splits only: a part is expected to be halved when its answer at the DENSE ratio (the
-# world's measured 7) would pass the answer limit, so the calls stay an upper bound ("at most").
-DENSE_OUTPUT_RATIO = 7.0
+# For foreseeing splits only: the answer tokens a passage character asks of a model that copies a
+# quote for every object and relation, in the answer's own tokens (not the input estimator's cautious
+# characters per token): the reading model answers 1.55-1.70 for parts of 1,000-5,000 characters of
+# the generated world's dense prose. A part is halved where this passes the answer limit.
+ANSWER_TOKENS_PER_CHAR = 1.6
 PAIRS_CHARS_PER_PART = 1500  # the duplicate question's data, per part asked (measured: ~1,200 on the world)
 VOCABULARY_CHARS = 2 * prompt.MAX_TYPES_OFFERED * 16  # the offered object and relation types, at most
 MAX_PAIRS = 200
@@ -207,8 +209,9 @@ class Extraction:
         self.prices = prices
         self.on_progress = on_progress
         self.preload_limit = preload_limit
-        self.chunks: list[Chunk] = chunk_text(document.text, document.page_starts)
-        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking
+        self.boilerplate = boilerplate_spans(document.text, document.page_starts)  # marked before asking, never sent
+        self.chunks: list[Chunk] = [without_boilerplate(c, self.boilerplate, document.text)
+                                    for c in chunk_text(document.text, document.page_starts)]
         self.model = model_name(provider)
         self.cache = ExtractionCache(store, session_id)
         self._running = asyncio.Event()
@@ -257,13 +260,12 @@ class Extraction:
         inp = out = calls = 0
         limit = self._limit()
         for c in todo:
-            sent = int((fixed + len(prompt.user_message(c, [], [], self.guidance))) / per_token)
-            answered = int(c.chars / per_token * OUTPUT_RATIO)
-            pieces = _pieces(int(c.chars / per_token * DENSE_OUTPUT_RATIO), limit)
-            # a cut answer is a billed call (the limit's tokens out), then each half is asked: 2n-1 calls
-            calls += 2 * pieces - 1
-            inp += sent * (2 * pieces - 1) - int(c.chars / per_token) * (pieces - 1)
-            out += answered + (pieces - 1) * (limit or 0)
+            # the run's own rule: a piece whose answer passes the limit is halved (``pieces_of``)
+            for piece, halved in pieces_of(c, self.document.text, self.document.page_starts,
+                                           lambda p: int(p.chars * ANSWER_TOKENS_PER_CHAR), limit):
+                calls += 1
+                inp += int((fixed + len(prompt.user_message(piece, [], [], self.guidance))) / per_token)
+                out += (limit or 0) if halved else int(piece.chars / per_token * OUTPUT_RATIO)
         calls += 1 if todo else 0
         if todo:  # the one duplicate question: its prompt and the pairs the new parts may raise
             inp += int((len(prompt.PAIRS_SYSTEM) + len(json.dumps(prompt.PAIRS_SCHEMA))
@@ -522,12 +524,18 @@ class _Phases:
         self.last = t
 
 
-def _pieces(answered: int, limit: int | None) -> int:
-    """How many pieces halving makes of a part whose answer is ``answered`` tokens (a power of two)."""
-    pieces = 1
-    while limit and answered / pieces > limit * 0.95 and pieces < 2 ** MAX_SPLITS:
-        pieces *= 2
-    return pieces
+def pieces_of(chunk: Chunk, text: str, page_starts: Sequence[int], answer_tokens: Callable[[Chunk], int],
+              limit: int | None, depth: int = 0) -> list[tuple[Chunk, bool]]:
+    """The requests a part makes, foreseen by the run's own rule (``_answer_piece``): a piece whose
+    answer (``answer_tokens``) passes the answer limit is cut there — a billed call, ``True`` — and
+    halved by ``split_chunk``, each half in turn, at most ``MAX_SPLITS`` deep; the rest are answered."""
+    if not limit or depth >= MAX_SPLITS or answer_tokens(chunk) <= limit:
+        return [(chunk, False)]
+    halves = split_chunk(chunk, text, page_starts)
+    if halves is None:
+        return [(chunk, False)]
+    return [(chunk, True), *(p for half in halves for p in pieces_of(half, text, page_starts, answer_tokens, limit,
+                                                                    depth + 1))]
 
 
 def join_answers(answers: list[dict[str, Any]]) -> dict[str, Any]:

@@ -3,6 +3,10 @@ name is nowhere in its part is held for review, not written."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from cks_desktop.extraction.boilerplate import boilerplate_spans, inside
 from cks_desktop.extraction.chunking import chunk_text
 from cks_desktop.extraction.plan import collect_chunk
@@ -73,3 +77,56 @@ def test_a_held_object_is_not_written_unless_the_person_ticks_it() -> None:
     assert len(plan.objects) == 2  # nothing joins a held object
     # ... and it takes no name from the graph's name space: the real object keeps its own name
     assert again.name == "Harold Finch" and held[0].name == "Harold Finch (2)"
+
+
+def test_boilerplate_lines_are_cut_from_what_is_sent_with_offsets_kept() -> None:
+    from cks_desktop.extraction.chunking import without_boilerplate
+    from cks_desktop.extraction.prompt import cache_key, user_message
+
+    text, starts = _paged()
+    spans = boilerplate_spans(text, starts)
+    (plain,) = chunk_text(text, starts)
+    chunk = without_boilerplate(plain, spans, text)
+    assert chunk.text == text[chunk.start:chunk.end] == plain.text  # the part itself keeps the document's offsets
+    sent = user_message(chunk, [], [])
+    assert "PORT REGISTER" not in sent and "Printed by" not in sent
+    assert chunk.sent_text == ("Ward, Thomas, captain, born in Livorno.\n\nLind, Karin, archivist, born in Veloria."
+                               "\n\nLind, Ingrid, historian, born in Oestberg.\n")
+    assert cache_key(chunk, "m") != cache_key(plain, "m")  # an answer to the uncut passage is not reused
+    answer = {"objects": [{"ref": "o1", "name": "Lind, Karin", "type": "Person", "description": "archivist",
+                           "aliases": [], "quote": "Lind, Karin, archivist, born in Veloria.", "properties": []}],
+              "relations": []}
+    (mention,) = collect_chunk(answer, chunk, "d1", starts, Vocabulary.of([]), spans).mentions
+    (ev,) = mention.evidence
+    assert ev.start is not None and ev.end is not None and text[ev.start:ev.end] == ev.quote  # at its span
+    assert ev.page == 2
+
+
+@pytest.mark.asyncio
+async def test_the_model_is_sent_no_running_line_and_no_site_chrome(tmp_path: Path) -> None:
+    from cks_desktop.documents.readers import read_path
+    from cks_desktop.documents.store import DocumentStore
+    from cks_desktop.extraction.runner import Extraction
+    from cks_desktop.graph.store import GraphStore
+    from tests.extraction.archive_world import FOOTER_HTML, HEADER_PDF, NAV, make_archive, render_archive
+    from tests.fakes.extraction_reader import Noise, ReaderModel
+    from tests.fakes.providers import make_fake, provider_for
+
+    docs = render_archive(make_archive(extras_per_doc=20), tmp_path / "docs")  # a register of two pages
+    store = GraphStore.open(tmp_path / "cks.sqlite3")
+    sid = store.create_session("archive").id
+    read = [read_path(r.path, 10 * 1024 * 1024) for r in docs]
+    assert any(len(d.page_starts) >= 2 and d.text.count(HEADER_PDF) >= 2 for d in read)
+    DocumentStore(store).add(sid, read)
+    model = ReaderModel(Noise.named(0))
+    with make_fake("openai") as fake:
+        fake.side_turn = model
+        provider = provider_for(fake, max_retries=3)
+        try:
+            for r in docs:
+                await Extraction(store, sid, DocumentStore(store).get(sid, r.name), provider).run()
+        finally:
+            await provider.aclose()
+    assert len(model.sent) >= len(docs) and any("Lind, Karin" in block for block in model.sent)
+    boilerplate = (HEADER_PDF, "Printed by Halvorsen", NAV, FOOTER_HTML)
+    assert not [line for block in model.sent for line in boilerplate if line in block]

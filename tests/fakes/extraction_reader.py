@@ -218,6 +218,7 @@ class ReaderModel:
     seen: set[str] = field(default_factory=set)
     limited: set[str] = field(default_factory=set)
     cut: set[str] = field(default_factory=set)
+    sent: list[str] = field(default_factory=list)  # every part's data block as received (passage and context)
 
     def __call__(self, body: Any) -> Turn | None:
         messages = body.get("messages") if isinstance(body, dict) else None
@@ -244,8 +245,10 @@ class ReaderModel:
         match = DATA_RE.search(first)
         if not match:
             return _json_turn({"objects": [], "relations": []}, body)
-        passage = str(json.loads(match.group(1)).get("passage", ""))
+        data = json.loads(match.group(1))
+        passage = str(data.get("passage", ""))
         with self.lock:
+            self.sent.append(f"{data.get('text_before', '')}\n{passage}")
             if not repair:
                 self.chunk_calls += 1
             first_time = digest not in self.seen
