@@ -63,4 +63,6 @@ def _ask(args: argparse.Namespace) -> int:
         print("    " + hit.text.replace("\n", "\n    "))
     if found.objects:
         print("Objects: " + ", ".join(f"{o.name} ({o.type})" for o in found.objects))
+    for m in found.messages:
+        print(f"Message {m.seq} ({m.role}, score {m.score}): " + m.text.replace("\n", " "))
     return EXIT_OK

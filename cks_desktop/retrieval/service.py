@@ -14,7 +14,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.retrieval import dense, embedder, fusion, graph, lexical
+from cks_desktop.graph.errors import NotFound
+from cks_desktop.retrieval import dense, embedder, fusion, graph, items, lexical
 from cks_desktop.retrieval.index import PassageIndex, Progress
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ MAX_K = 50
 DEFAULT_BUDGET_CHARS = 4000
 CANDIDATES = 50
 WEIGHTS = {"lexical": 1.0, "dense": 0.5, "graph": 2.0}  # measured in bench/retrieval.py
+ITEM_DENSE_FLOOR = 0.35  # cosine below which an object, relation or message is no match by meaning
 
 
 class RetrievalError(Exception):
@@ -57,13 +59,15 @@ class Retrieval:
     passages: list[Hit] = field(default_factory=list)
     objects: list["Object"] = field(default_factory=list)
     relations: list["Relation"] = field(default_factory=list)
+    messages: list[items.MessageHit] = field(default_factory=list)
     documents: int = 0  # how many documents the session has (0: nothing to search)
 
     def to_json(self) -> dict[str, Any]:
         return {"passages": [h.to_json() for h in self.passages],
                 "objects": [{"id": o.id, "type": o.type, "name": o.name} for o in self.objects],
                 "relations": [{"id": r.id, "type": r.type, "source": r.source_id, "target": r.target_id}
-                              for r in self.relations]}
+                              for r in self.relations],
+                "messages": [m.to_json() for m in self.messages]}
 
 
 def check_question(question: str) -> str:
@@ -98,6 +102,7 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
             raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
                                  "database it is not built yet.")
     PassageIndex(store).sync(session_id, progress, sweep=False)
+    items.sync(store, session_id)
     query = embedder.embed([text])[0]
     with store.connection_lock() as conn:
         documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
@@ -113,7 +118,44 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
     fused = fusion.rrf(lists)
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
     hits = _hits(store, session_id, best, k, budget_chars)
-    return Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
+    found = Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
+    _add_items(store, session_id, text, query, k, found)
+    return found
+
+
+def _add_items(store: "GraphStore", session_id: str, text: str, query: "dense.Matrix", k: int,
+               found: Retrieval) -> None:
+    """Objects, relations and messages matched by their own words or meaning, after what the walk
+    reached (objects, relations) and best first (messages): at most ``k`` of each kind added."""
+    with store.connection_lock() as conn:
+        fused = fusion.rrf([(WEIGHTS["lexical"], items.lexical_ranking(conn, session_id, text, CANDIDATES)),
+                            (WEIGHTS["dense"], items.dense_ranking(conn, id(store), session_id, query, CANDIDATES,
+                                                                   ITEM_DENSE_FLOOR))])
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
+        kinds = items.resolve(conn, session_id, [n for n, _ in ranked])
+        top = ranked[0][1] if ranked else 1.0
+        by_kind: dict[str, list[tuple[str, float]]] = {"object": [], "relation": [], "message": []}
+        for n, score in ranked:
+            if n in kinds:
+                kind, ref = kinds[n]
+                by_kind[kind].append((ref, round(score / top, 4)))
+        found.messages = items.message_hits(conn, session_id, by_kind["message"][:k])
+    have = {o.id for o in found.objects}
+    for ref, _ in by_kind["object"][:k]:
+        if ref not in have:
+            try:
+                found.objects.append(store.get_object(session_id, ref))
+            except NotFound:  # deleted meanwhile
+                continue
+            have.add(ref)
+    have_rel = {r.id for r in found.relations}
+    for ref, _ in by_kind["relation"][:k]:
+        if ref not in have_rel:
+            try:
+                found.relations.append(store.get_relation(session_id, ref))
+            except NotFound:
+                continue
+            have_rel.add(ref)
 
 
 def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k: int,
