@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cks_desktop.graph.sqlite_util import search_text
-from cks_desktop.retrieval import embedder, passages
+from cks_desktop.retrieval import embedder, passages, repair
 
 if TYPE_CHECKING:
     from cks_desktop.graph.model import Object, Relation
@@ -37,7 +37,9 @@ Kind = Literal["object", "relation", "message"]
 EMBEDDED_CHARS = 4000  # what of a long message (a tool result) is embedded; all of it is searched by words
 SNIPPET_CHARS = 600  # what of a message a search returns
 
+VERSION = 1  # of the items tables' shape; another version's tables are dropped and made again
 _TABLES = """
+CREATE TABLE IF NOT EXISTS retrieval_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS retrieval_items (
     n           INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -52,9 +54,6 @@ CREATE TABLE IF NOT EXISTS retrieval_items (
 CREATE INDEX IF NOT EXISTS retrieval_items_by_hash ON retrieval_items (session_id, text_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS retrieval_items_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
 """
-
-_ready: set[int] = set()
-_ready_lock = threading.Lock()
 
 
 @dataclass
@@ -82,17 +81,37 @@ class MessageHit:
 
 
 def ensure_tables(store: "GraphStore") -> None:
-    """Make the items tables once per store."""
-    key = id(store)
-    with _ready_lock:
-        if key in _ready:
-            return
-    with store.transaction() as conn:
+    """Make the items tables if they are missing; tables of another version raise ``IndexDamaged``."""
+    with repair.reading(store) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'retrieval_meta'").fetchone() is not None:
+            row = conn.execute("SELECT version FROM retrieval_meta WHERE name = 'items'").fetchone()
+            if row is not None and int(row[0]) == VERSION:
+                return
+    with repair.writing(store) as conn:
+        had = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'retrieval_items'").fetchone() is not None
         for statement in _TABLES.strip().split(";\n"):
             if statement.strip():
                 conn.execute(statement)
-    with _ready_lock:
-        _ready.add(key)
+        row = conn.execute("SELECT version FROM retrieval_meta WHERE name = 'items'").fetchone()
+        if row is None and not had:
+            conn.execute("INSERT INTO retrieval_meta (name, version) VALUES ('items', ?)", (VERSION,))
+        elif row is None or int(row[0]) != VERSION:
+            found = "none" if row is None else str(row[0])
+            raise repair.IndexDamaged(f"its tables of objects and messages are of version {found}, "
+                                      f"this one reads version {VERSION}")
+
+
+def drop_tables(conn: sqlite3.Connection) -> None:
+    """Drop the items tables (``repair.rebuild``); the next ``ensure_tables`` makes them again."""
+    for table in ("retrieval_items_fts", "retrieval_items", "retrieval_meta"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def forget(store: "GraphStore") -> None:
+    """Forget the store's cached item vectors."""
+    with _cache_lock:
+        for key in [k for k in _cache if k[0] == id(store)]:
+            del _cache[key]
 
 
 def object_text(obj: "Object") -> str:
@@ -144,7 +163,7 @@ def current_texts(store: "GraphStore", session_id: str) -> dict[tuple[str, str],
     texts: dict[tuple[str, str], str] = {("object", o.id): object_text(o) for o in objects}
     for r in store.all_relations(session_id):
         texts[("relation", r.id)] = relation_text(r, names)
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         for mid, (_, _, text) in _messages(conn, session_id).items():
             texts[("message", mid)] = text
     return texts
@@ -155,7 +174,7 @@ def sync(store: "GraphStore", session_id: str) -> ItemReport:
     ensure_tables(store)
     texts = current_texts(store, session_id)
     wanted = {key: passages.text_hash(text) for key, text in texts.items()}
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         indexed = {(str(kind), str(ref)): (int(n), str(h)) for n, kind, ref, h in conn.execute(
             "SELECT n, kind, ref, text_hash FROM retrieval_items WHERE session_id = ? AND model = ? AND dims = ?",
             (session_id, embedder.MODEL, embedder.DIMS))}
@@ -175,7 +194,7 @@ def sync(store: "GraphStore", session_id: str) -> ItemReport:
         for h, v in zip(batch, embedder.embed([fresh[h][:EMBEDDED_CHARS] for h in batch])):
             vectors[h] = v.astype(np.float32).tobytes()
     report.embedded = len(order)
-    with store.transaction() as conn:
+    with repair.writing(store) as conn:
         conn.executemany("DELETE FROM retrieval_items_fts WHERE rowid = ?", [(n,) for n in gone])
         conn.executemany("DELETE FROM retrieval_items WHERE n = ?", [(n,) for n in gone])
         for (kind, ref), h in todo.items():
@@ -189,7 +208,7 @@ def sync(store: "GraphStore", session_id: str) -> ItemReport:
 
 def _known_vectors(store: "GraphStore", session_id: str, hashes: list[str]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         for i in range(0, len(hashes), 500):
             part = hashes[i:i + 500]
             marks = ",".join("?" * len(part))
@@ -203,12 +222,12 @@ def _known_vectors(store: "GraphStore", session_id: str, hashes: list[str]) -> d
 def sweep(store: "GraphStore") -> int:
     """Remove full-text rows whose item is gone (a deleted session); how many."""
     ensure_tables(store)
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         fts = conn.execute("SELECT count(*) FROM retrieval_items_fts").fetchone()[0]
         rows = conn.execute("SELECT count(*) FROM retrieval_items").fetchone()[0]
     if fts == rows:
         return 0
-    with store.transaction() as conn:
+    with repair.writing(store) as conn:
         return int(conn.execute("DELETE FROM retrieval_items_fts WHERE rowid NOT IN "
                                 "(SELECT n FROM retrieval_items)").rowcount)
 

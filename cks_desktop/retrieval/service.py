@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.graph.errors import NotFound
-from cks_desktop.retrieval import dense, embedder, fusion, graph, items, lexical
+from cks_desktop.retrieval import dense, embedder, fusion, graph, items, lexical, repair
 from cks_desktop.retrieval.index import PassageIndex, Progress
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class Retrieval:
     relations: list["Relation"] = field(default_factory=list)
     messages: list[items.MessageHit] = field(default_factory=list)
     documents: int = 0  # how many documents the session has (0: nothing to search)
+    notes: list[str] = field(default_factory=list)  # sentences for the person (an index rebuilt)
 
     def to_json(self) -> dict[str, Any]:
         return {"passages": [h.to_json() for h in self.passages],
@@ -86,7 +87,16 @@ def retrieve(store: "GraphStore", session_id: str, question: str, *, k: int = DE
              progress: Progress | None = None) -> Retrieval:
     """The passages (and objects, relations) that best answer ``question`` in the session."""
     try:
-        return _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        try:
+            return _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        except repair.IndexDamaged as exc:
+            note = repair.rebuild(store, exc.problem)
+        try:
+            found = _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        except repair.IndexDamaged as exc:
+            raise RetrievalError(f"The search index could not be rebuilt ({exc.problem}).") from None
+        found.notes.append(note)
+        return found
     except embedder.EmbedderError as exc:  # a broken install: the same one sentence as bad input
         raise RetrievalError(str(exc)) from None
 
@@ -97,19 +107,19 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
     if not 1 <= k <= MAX_K:
         raise RetrievalError(f"k must be between 1 and {MAX_K}; it was {k}.")
     store.get_session(session_id)  # an unknown session is the store's one sentence
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         if not isinstance(conn, sqlite3.Connection):
             raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
                                  "database it is not built yet.")
     PassageIndex(store).sync(session_id, progress, sweep=False)
     items.sync(store, session_id)
     query = embedder.embed([text])[0]
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
                                      (session_id,)).fetchone()[0])
         lex = lexical.search(conn, session_id, text, CANDIDATES)
         near = dense.top(dense.vectors(conn, id(store), session_id), query, CANDIDATES)
-    expansion = graph.expand(store, store.connection_lock, session_id, text, query) if use_graph \
+    expansion = graph.expand(store, lambda: repair.reading(store), session_id, text, query) if use_graph \
         else graph.Expansion()
     lists: list[tuple[float, list[int]]] = [(WEIGHTS["lexical"], [n for n, _ in lex]),
                                             (WEIGHTS["dense"], [n for n, _ in near])]
@@ -127,7 +137,7 @@ def _add_items(store: "GraphStore", session_id: str, text: str, query: "dense.Ma
                found: Retrieval) -> None:
     """Objects, relations and messages matched by their own words or meaning, after what the walk
     reached (objects, relations) and best first (messages): at most ``k`` of each kind added."""
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         fused = fusion.rrf([(WEIGHTS["lexical"], items.lexical_ranking(conn, session_id, text, CANDIDATES)),
                             (WEIGHTS["dense"], items.dense_ranking(conn, id(store), session_id, query, CANDIDATES,
                                                                    ITEM_DENSE_FLOOR))])
@@ -163,7 +173,7 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
     if not best:
         return []
     score_of = dict(best)
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         marks = ",".join("?" * len(best))
         rows = conn.execute(f"SELECT n, document_id, span_start, span_end, page FROM passages WHERE n IN ({marks})",
                             [n for n, _ in best]).fetchall()
@@ -172,7 +182,7 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
     chosen = fusion.within_budget(fusion.merge_overlaps(spans), k, budget_chars)
     top = max((s.score for s in chosen), default=1.0) or 1.0
     out: list[Hit] = []
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         for s in chosen:
             row = conn.execute("SELECT name, substr(text, ?, ?) FROM documents WHERE session_id = ? AND id = ?",
                                (s.start + 1, s.end - s.start, session_id, s.document_id)).fetchone()

@@ -25,8 +25,9 @@ async def retrieve_passages(args: dict[str, Any], ctx: ToolContext) -> dict[str,
     except RetrievalError as exc:  # a question it cannot search for: an error result the model can read
         raise ToolError(str(exc)) from None
     out = found.to_json()
-    if not found.documents:
-        out["note"] = "This session has no documents to search."
+    notes = [*found.notes, *(["This session has no documents to search."] if not found.documents else [])]
+    if notes:
+        out["note"] = " ".join(notes)
     return out
 
 
