@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-COMMAND_MODULES: tuple[str, ...] = ("sessions", "tools", "chat", "mcp", "storage", "documents", "ask", "team")
+COMMAND_MODULES: tuple[str, ...] = ("sessions", "tools", "chat", "mcp", "storage", "documents", "ask", "search", "team")
 
 
 def load_command(name: str) -> ModuleType:

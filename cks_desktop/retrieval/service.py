@@ -191,3 +191,17 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
             out.append(Hit(document=str(row[0]), document_id=s.document_id, page=s.page, start=s.start, end=s.end,
                            text=str(row[1]), score=round(s.score / top, 4)))
     return out
+
+
+def search(store: "GraphStore", session_id: str, words: str, *, k: int = DEFAULT_K,
+           progress: Progress | None = None) -> Retrieval:
+    """What the session holds that matches ``words``: objects and relations (by their own text),
+    passages and chat messages (tool results too), each best first — a search box's answer, so
+    the graph walk a question needs is left out."""
+    text = words.strip()
+    if not text:
+        raise RetrievalError("The search is empty; type some words to search for.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise RetrievalError(f"The search is {len(text):,} characters long; search for at most "
+                             f"{MAX_QUESTION_CHARS:,} characters.")
+    return retrieve(store, session_id, text, k=k, use_graph=False, progress=progress)
