@@ -50,6 +50,8 @@ class SearchResults(QListWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the field keeps the focus and the keys
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setUniformItemSizes(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long lines end in "…"
+        self.setSpacing(2)
         self.itemActivated.connect(self._activated)
         self.itemClicked.connect(self._activated)
         self.hide()

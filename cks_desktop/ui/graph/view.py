@@ -209,6 +209,7 @@ class GraphView(ViewActions, QWidget):
         self._keys()
 
         set_role(self.inspector, "card")
+        set_role(self.results, "card")
         set_role(self.legend, "card")
         self.stage = GraphStage(self.canvas, self.legend, self.inspector, self.minimap)
         layout = QVBoxLayout(self)
@@ -639,7 +640,7 @@ class GraphView(ViewActions, QWidget):
         width = min(max(420, field.width()), self.width() - 16)
         x = max(8, min(corner.x(), self.width() - width - 8))
         rows = max(1, self.results.count())
-        height = min(rows * (self.results.sizeHintForRow(0) + 2) + 6, max(120, self.height() // 2))
+        height = min(rows * (self.results.sizeHintForRow(0) + 4) + 12, max(120, self.height() // 2))
         self.results.setGeometry(x, corner.y() + 2, width, height)
         self.results.raise_()
 
