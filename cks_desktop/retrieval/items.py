@@ -51,6 +51,10 @@ CREATE TABLE IF NOT EXISTS retrieval_items (
     vector      BLOB NOT NULL,
     UNIQUE (session_id, kind, ref)
 );
+CREATE TABLE IF NOT EXISTS retrieval_synced (
+    session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    signature   TEXT NOT NULL
+);
 CREATE INDEX IF NOT EXISTS retrieval_items_by_hash ON retrieval_items (session_id, text_hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS retrieval_items_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
 """
@@ -103,7 +107,7 @@ def ensure_tables(store: "GraphStore") -> None:
 
 def drop_tables(conn: sqlite3.Connection) -> None:
     """Drop the items tables (``repair.rebuild``); the next ``ensure_tables`` makes them again."""
-    for table in ("retrieval_items_fts", "retrieval_items", "retrieval_meta"):
+    for table in ("retrieval_items_fts", "retrieval_items", "retrieval_synced", "retrieval_meta"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -169,9 +173,33 @@ def current_texts(store: "GraphStore", session_id: str) -> dict[tuple[str, str],
     return texts
 
 
+def _signature(conn: sqlite3.Connection, session_id: str) -> str:
+    """What changes whenever the graph or the chat does: every graph write (a revert too) records a
+    change; messages are appended, deleted or rewritten (their ids and lengths say so)."""
+    changes = conn.execute("SELECT count(*), coalesce(max(id), '') FROM changes WHERE session_id = ?",
+                           (session_id,)).fetchone()
+    chat = conn.execute("SELECT count(*), coalesce(max(id), 0), coalesce(sum(length(parts)), 0), "
+                        "coalesce(sum(notice), 0) FROM chat_messages WHERE session_id = ?", (session_id,)).fetchone()
+    return f"{changes[0]}:{changes[1]}:{chat[0]}:{chat[1]}:{chat[2]}:{chat[3]}:{embedder.MODEL}"
+
+
 def sync(store: "GraphStore", session_id: str) -> ItemReport:
-    """Bring the session's items up to date (see the module docstring)."""
+    """Bring the session's items up to date (see the module docstring); when neither the graph
+    nor the chat changed since the last sync, that costs two indexed queries."""
     ensure_tables(store)
+    with repair.reading(store) as conn:
+        signature = _signature(conn, session_id)
+        row = conn.execute("SELECT signature FROM retrieval_synced WHERE session_id = ?", (session_id,)).fetchone()
+    if row is not None and str(row[0]) == signature:
+        return ItemReport()
+    report = _sync(store, session_id)
+    with repair.writing(store) as conn:
+        conn.execute("INSERT OR REPLACE INTO retrieval_synced (session_id, signature) VALUES (?, ?)",
+                     (session_id, signature))
+    return report
+
+
+def _sync(store: "GraphStore", session_id: str) -> ItemReport:
     texts = current_texts(store, session_id)
     wanted = {key: passages.text_hash(text) for key, text in texts.items()}
     with repair.reading(store) as conn:
