@@ -504,8 +504,7 @@ class ChatPanel(QWidget):
 
     def reveal_text(self, text: str) -> None:
         """Scroll to the first chat item holding ``text`` (a message the graph's search found)."""
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        needle = " ".join(first.split()[:8])
+        needle = next((line.strip() for line in text.splitlines() if line.strip()), "")[:80]
         for index in find_matches(self.model.items, needle)[:1]:
             self.reveal(index, needle)
 
