@@ -34,7 +34,8 @@ class SearchField(QLineEdit):
             if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up):
                 self.results.step(1 if event.key() == Qt.Key.Key_Down else -1)
                 return
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.results.open_current():
+            plain = not event.modifiers() & Qt.KeyboardModifier.ShiftModifier  # Shift+Enter still steps the graph
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and plain and self.results.open_current():
                 return
             if event.key() == Qt.Key.Key_Escape:
                 self.results.hide()

@@ -318,6 +318,7 @@ class GraphView(ViewActions, QWidget):
         the result can be awaited until the first picture of any session is there."""
         self.editor.set_session(session_id or None)
         self.inspector.hide()
+        self.results.hide()
         self.search.field.clear()
         self.focus_action.setChecked(False)
         opened = self.sync.open_session(session_id or None)

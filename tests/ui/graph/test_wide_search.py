@@ -87,3 +87,10 @@ async def test_the_search_field_lists_objects_passages_and_messages_and_opens_th
         QTest.keyClick(field, Qt.Key.Key_Return)
         oskar = store.resolve(session, "Oskar Lind")
         assert view.state.selection == [oskar.id]
+        # Shift+Enter still steps through the graph's matches while the list shows; a session switch closes it
+        field.setText("quince")
+        await until(view.results.filled, lambda: view.results.isVisible(), 30)
+        QTest.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+        assert view.results.isVisible()
+        await view.set_session(None)
+        assert not view.results.isVisible()
