@@ -105,6 +105,15 @@ def ensure_tables(store: "GraphStore") -> None:
                                       f"this one reads version {VERSION}")
 
 
+def searchable(store: "GraphStore") -> bool:
+    """Whether the items tables of this version are there to be read (as they were last synced)."""
+    with repair.reading(store) as conn:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'retrieval_meta'").fetchone() is None:
+            return False
+        row = conn.execute("SELECT version FROM retrieval_meta WHERE name = 'items'").fetchone()
+    return row is not None and int(row[0]) == VERSION
+
+
 def drop_tables(conn: sqlite3.Connection) -> None:
     """Drop the items tables (``repair.rebuild``); the next ``ensure_tables`` makes them again."""
     for table in ("retrieval_items_fts", "retrieval_items", "retrieval_synced", "retrieval_meta"):

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.graph.errors import NotFound
+from cks_desktop.graph.errors import DatabaseError, NotFound
 from cks_desktop.retrieval import dense, embedder, fusion, graph, items, lexical, repair
 from cks_desktop.retrieval.index import PassageIndex, Progress
 
@@ -112,7 +112,11 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
             raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
                                  "database it is not built yet.")
     PassageIndex(store).sync(session_id, progress, sweep=False)
-    items.sync(store, session_id)
+    try:
+        items.sync(store, session_id)
+        with_items = True
+    except DatabaseError:  # a database that takes no writes (damaged, read-only): the passages still answer
+        with_items = items.searchable(store)
     query = embedder.embed([text])[0]
     with repair.reading(store) as conn:
         documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
@@ -129,7 +133,8 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
     hits = _hits(store, session_id, best, k, budget_chars)
     found = Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
-    _add_items(store, session_id, text, query, k, found)
+    if with_items:
+        _add_items(store, session_id, text, query, k, found)
     return found
 
 

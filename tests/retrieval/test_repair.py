@@ -121,3 +121,11 @@ def test_indexing_killed_half_way_is_finished_by_the_next_run(tmp_path: Path) ->
                 conn.execute("SELECT count(*) FROM passages_fts").fetchone()[0]
     finally:
         store.close()
+
+
+def test_a_database_that_takes_no_writes_still_answers_from_its_passages(store: GraphStore) -> None:
+    sid = _session(store)
+    PassageIndex(store).sync(sid)  # the passages are indexed; the items never were
+    store.mark_damaged("a test marked it so")
+    found = retrieve(store, sid, "When was the lighthouse lit?")
+    assert found.passages[0].text == FACT and found.messages == []
