@@ -94,3 +94,16 @@ async def test_the_search_field_lists_objects_passages_and_messages_and_opens_th
         assert view.results.isVisible()
         await view.set_session(None)
         assert not view.results.isVisible()
+
+
+@pytest.mark.asyncio
+async def test_indexing_for_the_search_is_shown_in_the_status_line(
+        store: GraphStore, registry: ToolRegistry, session: str) -> None:
+    async with open_view(store, registry, session) as view:
+        said: list[str] = []
+        view._indexing.connect(said.append)
+        view.search.field.setText("quince")
+        await until(view.results.filled, lambda: view.results.isVisible(), 30)
+        total = 1 + len(DISTRACTORS)
+        assert said[0].startswith("Indexing ") and said[0].endswith(f"for search: document 1 of {total}…")
+        assert len(said) == total
