@@ -64,7 +64,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer")
+          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer", "graph-search")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -326,6 +326,24 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                 viewer.hide()
             ask.hide()
 
+        if shots.wanted("graph-search"):  # one field: objects, passages and chat messages
+            from cks_desktop.documents.readers import read_bytes
+            from cks_desktop.documents.store import DocumentStore
+
+            report = ("Radium report\n\nIn 1898 Marie and Pierre Curie announced radium, which glows faintly "
+                      "blue in the dark. The element was isolated from tonnes of pitchblende.\n")
+            DocumentStore(services.store).add(curie.id, [read_bytes(report.encode(), "radium-report.md")])
+            search = window.graph_view.search.field
+            filled: asyncio.Future = asyncio.get_running_loop().create_future()
+            window.graph_view.results.filled.connect(lambda: filled.done() or filled.set_result(None))
+            search.setFocus()
+            search.setText("Curie radium")
+            await asyncio.wait_for(filled, 60)
+            await settle(0.4)
+            await shots.shoot("graph-search")
+            window.graph_view.results.hide()
+            search.clear()
+
         if shots.wanted("session-settings"):
             services.store.set_session_instructions(
                 curie.id, "Answer in English. Prefer primary sources, and name them. "
@@ -510,7 +528,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
     """Issue 17: Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
-    if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review")):
+    if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review", "graph-search")):
         return
     from cks_desktop.documents.readers import read_path
     from cks_desktop.documents.store import DocumentStore

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "storage": "check, back up, restore or salvage the database file",
     "documents": "add, list, show and remove the documents of a session",
     "ask": "ask a session's documents and graph a question",
+    "search": "search a session's objects, documents and chats",
     "team": "set up and use a team graph on PostgreSQL",
 }
 

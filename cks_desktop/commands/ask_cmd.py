@@ -65,6 +65,8 @@ def _ask(args: argparse.Namespace) -> int:
             found = asyncio.run(UseCases(store, settings).ask.retrieve(args.session, args.question, k=args.k))
         except AskUseCase.Error as exc:
             raise CliError(str(exc), EXIT_USAGE) from None
+    for note in found.notes:
+        print(f"cks-desktop: {note}", file=sys.stderr)
     if not found.documents:
         print("cks-desktop: This session has no documents to search; add some with: "
               "cks-desktop documents add --session ID FILE…", file=sys.stderr)
@@ -77,6 +79,8 @@ def _ask(args: argparse.Namespace) -> int:
         print("    " + hit.text.replace("\n", "\n    "))
     if found.objects:
         print("Objects: " + ", ".join(f"{o.name} ({o.type})" for o in found.objects))
+    for m in found.messages:
+        print(f"Message {m.seq} ({m.role}, score {m.score}): " + m.text.replace("\n", " "))
     return EXIT_OK
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cks_desktop.retrieval import embedder, passages
+from cks_desktop.retrieval import embedder, passages, repair
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -40,7 +40,7 @@ def generation() -> int:
     return _generation
 
 
-def _bump() -> None:
+def bump() -> None:
     global _generation
     with _generation_lock:
         _generation += 1
@@ -84,7 +84,7 @@ class PassageIndex:
         full-text rows of removed passages unless this call re-cut something (searches skip such
         rows anyway; counting them costs a scan)."""
         report = IndexReport()
-        with self.store.connection_lock() as conn:
+        with repair.reading(self.store) as conn:
             stale = _stale_documents(conn, session_id)
         for done, (doc_id, name, starts_json) in enumerate(stale):
             if progress is not None:
@@ -98,7 +98,7 @@ class PassageIndex:
 
     def _index_document(self, session_id: str, doc_id: str, page_starts: tuple[int, ...],
                         report: IndexReport) -> None:
-        with self.store.connection_lock() as conn:
+        with repair.reading(self.store) as conn:
             row = conn.execute("SELECT text FROM documents WHERE session_id = ? AND id = ?",
                                (session_id, doc_id)).fetchone()
         if row is None:  # removed meanwhile
@@ -115,7 +115,7 @@ class PassageIndex:
                 known[p.text_hash] = v.astype(np.float32).tobytes()
         report.embedded += len(todo)
         report.reused += len(cut) - len(missing)
-        with self.store.transaction() as conn:
+        with repair.writing(self.store) as conn:
             if conn.execute("SELECT 1 FROM documents WHERE session_id = ? AND id = ?",
                             (session_id, doc_id)).fetchone() is None:
                 return
@@ -130,13 +130,13 @@ class PassageIndex:
                     (session_id, doc_id, p.index, p.start, p.end, p.page, p.text_hash, passages.CUT,
                      embedder.MODEL, embedder.DIMS, known[p.text_hash]))
                 conn.execute("INSERT INTO passages_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, p.indexed))
-        _bump()
+        bump()
         report.documents += 1
         report.passages += len(cut)
 
     def _known_vectors(self, session_id: str, hashes: list[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
-        with self.store.connection_lock() as conn:
+        with repair.reading(self.store) as conn:
             for i in range(0, len(hashes), 500):
                 part = hashes[i:i + 500]
                 marks = ",".join("?" * len(part))
@@ -148,13 +148,13 @@ class PassageIndex:
 
     def _sweep(self) -> int:
         """Remove full-text rows whose passage is gone (a removed document or session)."""
-        with self.store.connection_lock() as conn:
+        with repair.reading(self.store) as conn:
             fts = conn.execute("SELECT count(*) FROM passages_fts").fetchone()[0]
             rows = conn.execute("SELECT count(*) FROM passages").fetchone()[0]
         if fts == rows:
             return 0
-        with self.store.transaction() as conn:
+        with repair.writing(self.store) as conn:
             cur = conn.execute("DELETE FROM passages_fts WHERE rowid NOT IN (SELECT n FROM passages)")
             swept = int(cur.rowcount)
-        _bump()
+        bump()
         return swept

@@ -14,7 +14,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.retrieval import dense, embedder, fusion, graph, lexical
+from cks_desktop.graph.errors import DatabaseError, NotFound
+from cks_desktop.retrieval import dense, embedder, fusion, graph, items, lexical, repair
 from cks_desktop.retrieval.index import PassageIndex, Progress
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ MAX_K = 50
 DEFAULT_BUDGET_CHARS = 4000
 CANDIDATES = 50
 WEIGHTS = {"lexical": 1.0, "dense": 0.5, "graph": 2.0}  # measured in bench/retrieval.py
+ITEM_DENSE_FLOOR = 0.35  # cosine below which an object, relation or message is no match by meaning
 
 
 class RetrievalError(Exception):
@@ -57,13 +59,16 @@ class Retrieval:
     passages: list[Hit] = field(default_factory=list)
     objects: list["Object"] = field(default_factory=list)
     relations: list["Relation"] = field(default_factory=list)
+    messages: list[items.MessageHit] = field(default_factory=list)
     documents: int = 0  # how many documents the session has (0: nothing to search)
+    notes: list[str] = field(default_factory=list)  # sentences for the person (an index rebuilt)
 
     def to_json(self) -> dict[str, Any]:
         return {"passages": [h.to_json() for h in self.passages],
                 "objects": [{"id": o.id, "type": o.type, "name": o.name} for o in self.objects],
                 "relations": [{"id": r.id, "type": r.type, "source": r.source_id, "target": r.target_id}
-                              for r in self.relations]}
+                              for r in self.relations],
+                "messages": [m.to_json() for m in self.messages]}
 
 
 def check_question(question: str) -> str:
@@ -82,7 +87,16 @@ def retrieve(store: "GraphStore", session_id: str, question: str, *, k: int = DE
              progress: Progress | None = None) -> Retrieval:
     """The passages (and objects, relations) that best answer ``question`` in the session."""
     try:
-        return _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        try:
+            return _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        except repair.IndexDamaged as exc:
+            note = repair.rebuild(store, exc.problem)
+        try:
+            found = _retrieve(store, session_id, question, k, budget_chars, use_graph, progress)
+        except repair.IndexDamaged as exc:
+            raise RetrievalError(f"The search index could not be rebuilt ({exc.problem}).") from None
+        found.notes.append(note)
+        return found
     except embedder.EmbedderError as exc:  # a broken install: the same one sentence as bad input
         raise RetrievalError(str(exc)) from None
 
@@ -93,18 +107,23 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
     if not 1 <= k <= MAX_K:
         raise RetrievalError(f"k must be between 1 and {MAX_K}; it was {k}.")
     store.get_session(session_id)  # an unknown session is the store's one sentence
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         if not isinstance(conn, sqlite3.Connection):
             raise RetrievalError("Retrieval searches a session in a SQLite database; on a team (PostgreSQL) "
                                  "database it is not built yet.")
     PassageIndex(store).sync(session_id, progress, sweep=False)
+    try:
+        items.sync(store, session_id)
+        with_items = True
+    except DatabaseError:  # a database that takes no writes (damaged, read-only): the passages still answer
+        with_items = items.searchable(store)
     query = embedder.embed([text])[0]
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         documents = int(conn.execute("SELECT count(*) FROM documents WHERE session_id = ?",
                                      (session_id,)).fetchone()[0])
         lex = lexical.search(conn, session_id, text, CANDIDATES)
         near = dense.top(dense.vectors(conn, id(store), session_id), query, CANDIDATES)
-    expansion = graph.expand(store, store.connection_lock, session_id, text, query) if use_graph \
+    expansion = graph.expand(store, lambda: repair.reading(store), session_id, text, query) if use_graph \
         else graph.Expansion()
     lists: list[tuple[float, list[int]]] = [(WEIGHTS["lexical"], [n for n, _ in lex]),
                                             (WEIGHTS["dense"], [n for n, _ in near])]
@@ -113,7 +132,45 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
     fused = fusion.rrf(lists)
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
     hits = _hits(store, session_id, best, k, budget_chars)
-    return Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
+    found = Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
+    if with_items:
+        _add_items(store, session_id, text, query, k, found)
+    return found
+
+
+def _add_items(store: "GraphStore", session_id: str, text: str, query: "dense.Matrix", k: int,
+               found: Retrieval) -> None:
+    """Objects, relations and messages matched by their own words or meaning, after what the walk
+    reached (objects, relations) and best first (messages): at most ``k`` of each kind added."""
+    with repair.reading(store) as conn:
+        fused = fusion.rrf([(WEIGHTS["lexical"], items.lexical_ranking(conn, session_id, text, CANDIDATES)),
+                            (WEIGHTS["dense"], items.dense_ranking(conn, id(store), session_id, query, CANDIDATES,
+                                                                   ITEM_DENSE_FLOOR))])
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
+        kinds = items.resolve(conn, session_id, [n for n, _ in ranked])
+        top = ranked[0][1] if ranked else 1.0
+        by_kind: dict[str, list[tuple[str, float]]] = {"object": [], "relation": [], "message": []}
+        for n, score in ranked:
+            if n in kinds:
+                kind, ref = kinds[n]
+                by_kind[kind].append((ref, round(score / top, 4)))
+        found.messages = items.message_hits(conn, session_id, by_kind["message"][:k])
+    have = {o.id for o in found.objects}
+    for ref, _ in by_kind["object"][:k]:
+        if ref not in have:
+            try:
+                found.objects.append(store.get_object(session_id, ref))
+            except NotFound:  # deleted meanwhile
+                continue
+            have.add(ref)
+    have_rel = {r.id for r in found.relations}
+    for ref, _ in by_kind["relation"][:k]:
+        if ref not in have_rel:
+            try:
+                found.relations.append(store.get_relation(session_id, ref))
+            except NotFound:
+                continue
+            have_rel.add(ref)
 
 
 def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k: int,
@@ -121,7 +178,7 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
     if not best:
         return []
     score_of = dict(best)
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         marks = ",".join("?" * len(best))
         rows = conn.execute(f"SELECT n, document_id, span_start, span_end, page FROM passages WHERE n IN ({marks})",
                             [n for n, _ in best]).fetchall()
@@ -130,7 +187,7 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
     chosen = fusion.within_budget(fusion.merge_overlaps(spans), k, budget_chars)
     top = max((s.score for s in chosen), default=1.0) or 1.0
     out: list[Hit] = []
-    with store.connection_lock() as conn:
+    with repair.reading(store) as conn:
         for s in chosen:
             row = conn.execute("SELECT name, substr(text, ?, ?) FROM documents WHERE session_id = ? AND id = ?",
                                (s.start + 1, s.end - s.start, session_id, s.document_id)).fetchone()
@@ -139,3 +196,17 @@ def _hits(store: "GraphStore", session_id: str, best: list[tuple[int, float]], k
             out.append(Hit(document=str(row[0]), document_id=s.document_id, page=s.page, start=s.start, end=s.end,
                            text=str(row[1]), score=round(s.score / top, 4)))
     return out
+
+
+def search(store: "GraphStore", session_id: str, words: str, *, k: int = DEFAULT_K,
+           progress: Progress | None = None) -> Retrieval:
+    """What the session holds that matches ``words``: objects and relations (by their own text),
+    passages and chat messages (tool results too), each best first — a search box's answer, so
+    the graph walk a question needs is left out."""
+    text = words.strip()
+    if not text:
+        raise RetrievalError("The search is empty; type some words to search for.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise RetrievalError(f"The search is {len(text):,} characters long; search for at most "
+                             f"{MAX_QUESTION_CHARS:,} characters.")
+    return retrieve(store, session_id, text, k=k, use_graph=False, progress=progress)

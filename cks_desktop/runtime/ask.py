@@ -49,3 +49,12 @@ class AskUseCase:
     async def index(self, session_id: str, progress: Progress | None = None) -> IndexReport:
         """Bring the session's passages index up to date, on a worker thread."""
         return await asyncio.to_thread(PassageIndex(self.store).sync, session_id, progress)
+
+
+async def search(store: "GraphStore", session_id: str, words: str, *, k: int = DEFAULT_K,
+                 progress: Progress | None = None) -> Retrieval:
+    """Objects, relations, passages and chat messages matching ``words`` (the window's search field,
+    ``cks-desktop search``), on a worker thread."""
+    from cks_desktop.retrieval.service import search as search_session
+
+    return await asyncio.to_thread(search_session, store, session_id, words, k=k, progress=progress)

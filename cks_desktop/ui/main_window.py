@@ -285,6 +285,8 @@ class MainWindow(QMainWindow):
         self.store_bridge.arrived.connect(self.graph_view.on_store_event)
         self.store_bridge.arrived.connect(self._chats_follow_store)
         self.graph_view.askAbout.connect(self.chat_panel.insert_reference)
+        self.graph_view.documentRequested.connect(self.open_document)
+        self.graph_view.messageRequested.connect(self.chat_panel.reveal_text)
         self.graph_view.assistantRequested.connect(self.chat_panel.focus_input)  # the empty graph's actions
         self.graph_view.importRequested.connect(self._import_graph)
         self.chat_panel.composer.attachDocumentsRequested.connect(self.documents.action.trigger)  # the paperclip

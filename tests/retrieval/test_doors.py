@@ -54,7 +54,7 @@ def test_ask_retrieve_only_prints_exactly_the_documented_json(tmp_path: Path) ->
     proc = cks(home, "ask", "--session", sid, "Who designed the bridge?", "--retrieve-only", "--k", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert set(out) == {"passages", "objects", "relations"}
+    assert set(out) == {"passages", "objects", "relations", "messages"}
     assert 1 <= len(out["passages"]) <= 3
     for p in out["passages"]:
         assert set(p) == {"document", "document_id", "page", "start", "end", "text", "score"}
@@ -78,7 +78,7 @@ def test_ask_without_retrieve_only_and_without_a_provider_says_one_is_needed(tmp
 def test_ask_on_an_empty_session_and_with_a_huge_question(tmp_path: Path) -> None:
     home, sid = _home(tmp_path, with_documents=False)
     empty = cks(home, "ask", "--session", sid, "anything?", "--retrieve-only", "--json")
-    assert empty.returncode == 0 and json.loads(empty.stdout) == {"passages": [], "objects": [], "relations": []}
+    assert empty.returncode == 0 and json.loads(empty.stdout) == {"passages": [], "objects": [], "relations": [], "messages": []}
     assert len(empty.stderr.strip().splitlines()) == 1 and "no documents" in empty.stderr
     huge = cks(home, "ask", "--session", sid, "x" * 100_000, "--retrieve-only")
     assert huge.returncode == 2 and "Traceback" not in huge.stderr

@@ -25,8 +25,9 @@ async def retrieve_passages(args: dict[str, Any], ctx: ToolContext) -> dict[str,
     except RetrievalError as exc:  # a question it cannot search for: an error result the model can read
         raise ToolError(str(exc)) from None
     out = found.to_json()
-    if not found.documents:
-        out["note"] = "This session has no documents to search."
+    notes = [*found.notes, *(["This session has no documents to search."] if not found.documents else [])]
+    if notes:
+        out["note"] = " ".join(notes)
     return out
 
 
@@ -41,7 +42,8 @@ def retrieve_tools() -> list[ToolSpec]:
                     "k": S.limit(5, 50, "passages")},
         description="Finds the passages of this session's documents that answer a question (exact document, "
                     "page and character span; text is the document's own), plus the objects and relations "
-                    "the question leads to in the graph. Returns {passages: [{document, document_id, page, "
-                    "start, end, text, score}], objects: [{id, type, name}], relations: [{id, type, source, "
-                    "target}]}. Quote passages when you answer from them.",
+                    "the question leads to in the graph or names, and earlier messages of this chat that "
+                    "match it. Returns {passages: [{document, document_id, page, start, end, text, score}], "
+                    "objects: [{id, type, name}], relations: [{id, type, source, target}], messages: [{id, "
+                    "seq, role, text, score}]}. Quote passages when you answer from them.",
         scopes=S.READ, policy=Policy.AUTO, annotations=S.READ_ONLY)]

@@ -502,6 +502,12 @@ class ChatPanel(QWidget):
     def show_find(self) -> None:
         self.find_bar.show_bar()
 
+    def reveal_text(self, text: str) -> None:
+        """Scroll to the first chat item holding ``text`` (a message the graph's search found)."""
+        needle = next((line.strip() for line in text.splitlines() if line.strip()), "")[:80]
+        for index in find_matches(self.model.items, needle)[:1]:
+            self.reveal(index, needle)
+
     def reveal(self, index: int, needle: str) -> None:
         self.view.scroll_to_index(index)
         widget = self.view.widget_for(index)

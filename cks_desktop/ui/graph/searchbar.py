@@ -4,6 +4,10 @@ Typing searches after a short pause (so a fast typist does not run a query
 per key); Enter goes to the next match, Shift+Enter to the previous one, Esc
 clears. The bar only collects the query and shows "3 of 12"; the view runs
 the search and moves the highlight.
+
+While the list of what the search found beyond the graph (``search_results.py``:
+objects, passages, chat messages) shows, Up/Down move through it, Enter opens the
+chosen result and Esc closes the list (a second Esc clears the field).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.graph.search_results import SearchResults
 from cks_desktop.ui.labels import plain_label
 
 DEBOUNCE_MS = 220
@@ -21,8 +26,20 @@ DEBOUNCE_MS = 220
 class SearchField(QLineEdit):
     stepRequested = Signal(int)
     cleared = Signal()
+    results: SearchResults | None = None
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        shown = self.results is not None and self.results.isVisible()
+        if shown and self.results is not None:
+            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up):
+                self.results.step(1 if event.key() == Qt.Key.Key_Down else -1)
+                return
+            plain = not event.modifiers() & Qt.KeyboardModifier.ShiftModifier  # Shift+Enter still steps the graph
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and plain and self.results.open_current():
+                return
+            if event.key() == Qt.Key.Key_Escape:
+                self.results.hide()
+                return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.stepRequested.emit(-1 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1)
             return
@@ -45,11 +62,12 @@ class SearchBar(QWidget):
         layout.setSpacing(2)
         self.field = SearchField()
         self.field.setObjectName("graphSearch")
-        self.field.setPlaceholderText("Search the graph…")
+        self.field.setPlaceholderText("Search the graph, documents, chat…")
         self.field.setClearButtonEnabled(True)
         self.field.setMinimumWidth(140)
         self.field.setMaximumWidth(260)
-        self.field.setToolTip("Full-text search over names and properties. Enter: next match, Shift+Enter: previous")
+        self.field.setToolTip("Search objects, document passages and chat messages. Up/Down: choose a result, "
+                              "Enter: open it (or the next match in the graph), Esc: close the list")
         self.count = plain_label("")
         self.count.setObjectName("graphSearchCount")
         self.count.setMinimumWidth(56)

@@ -38,6 +38,7 @@ from cks_desktop.ui.graph.legend import Legend
 from cks_desktop.ui.graph.minimap import Minimap
 from cks_desktop.ui.graph.model import Delta, GraphModel
 from cks_desktop.graph.positions import PositionStore
+from cks_desktop.ui.graph.search_results import Result, SearchResults
 from cks_desktop.ui.graph.searchbar import SearchBar
 from cks_desktop.ui.graph.stage import GraphStage
 from cks_desktop.ui.graph.sync import GraphSync
@@ -68,6 +69,9 @@ class GraphView(ViewActions, QWidget):
     importRequested = Signal()  # the empty state's "Import a graph…" (the window owns File → Import)
     assistantRequested = Signal()  # the empty state's "Ask the assistant" (the window focuses the chat)
     changed = Signal(object)  # the picture changed: a Delta for a store change, None for anything else
+    documentRequested = Signal(str, str, int, int)  # session, document, start, end: a passage the search found
+    messageRequested = Signal(str)  # the text of a chat message the search found (the window scrolls to it)
+    _indexing = Signal(str)  # indexing progress, emitted on the search's worker thread, shown on the GUI thread
 
     def __init__(self, store: Any, registry: Any, session_id: str | None = None, parent: QWidget | None = None,
                  *, positions: PositionStore | None = None, runner: LayoutRunner | None = None,
@@ -107,6 +111,8 @@ class GraphView(ViewActions, QWidget):
                                    lambda t: self.canvas.style_.colour_of(t))
         self.inspector.hide()
         self.search = SearchBar()
+        self.results = SearchResults(self)
+        self.search.field.results = self.results
         self.status = plain_label()
         self.status.setObjectName("graphStatus")
         self._messages: dict[str, str] = {}  # session id → its last status message ("" for no session)
@@ -203,6 +209,7 @@ class GraphView(ViewActions, QWidget):
         self._keys()
 
         set_role(self.inspector, "card")
+        set_role(self.results, "card")
         set_role(self.legend, "card")
         self.stage = GraphStage(self.canvas, self.legend, self.inspector, self.minimap)
         layout = QVBoxLayout(self)
@@ -288,6 +295,9 @@ class GraphView(ViewActions, QWidget):
         self.legend.showAllRequested.connect(self._show_all_types)
         self.legend.typeActivated.connect(self._select_type)
         self.search.queryChanged.connect(lambda q: self.spawn(self.run_search(q)))
+        self.search.queryChanged.connect(lambda q: self.spawn(self.run_wide_search(q)))
+        self.results.opened.connect(self._open_result)
+        self._indexing.connect(self._say)
         self.search.stepRequested.connect(self.step_search)
         i = self.inspector
         i.askAbout.connect(lambda oid: self.askAbout.emit(reference_text(self.model, [oid])))
@@ -308,6 +318,7 @@ class GraphView(ViewActions, QWidget):
         the result can be awaited until the first picture of any session is there."""
         self.editor.set_session(session_id or None)
         self.inspector.hide()
+        self.results.hide()
         self.search.field.clear()
         self.focus_action.setChecked(False)
         opened = self.sync.open_session(session_id or None)
@@ -592,6 +603,60 @@ class GraphView(ViewActions, QWidget):
             self.center_on([ids[0]])
         self.canvas.update()
         return ids
+
+    async def run_wide_search(self, query: str) -> list[Result]:
+        """Objects, passages and chat messages for the results list (ask use case, worker thread)."""
+        from cks_desktop.runtime.ask import AskUseCase, search
+
+        session = self.session_id
+        if not query or session is None:
+            self.results.hide()
+            return []
+        self._say("Searching the documents and the chat…")
+        try:
+            found = await search(self.store, session, query, k=5, progress=self._index_progress)
+        except AskUseCase.Error as exc:  # a search it cannot run: one sentence, the graph search stands
+            self._say(str(exc))
+            self.results.hide()
+            return []
+        if session != self.session_id or query != self.search.field.text().strip():
+            return []
+        results = [Result("object", f"{o.name} ({o.type})", object_id=o.id) for o in found.objects]
+        results += [Result("passage", f"{h.document}: {h.text}", document_id=h.document_id, start=h.start,
+                           end=h.end) for h in found.passages]
+        results += [Result("message", f"{m.role} #{m.seq}: {m.text}", message_text=m.text) for m in found.messages]
+        self.results.show_results(results, " ".join(found.notes))
+        self._place_results()
+        self._say("" if results else "Nothing in the documents or the chat matches.")
+        return results
+
+    def _index_progress(self, done: int, total: int, name: str) -> None:
+        """On the worker thread: only a queued signal crosses to the window."""
+        if name:
+            self._indexing.emit(f"Indexing {name} for search: document {done + 1} of {total}…")
+
+    def _place_results(self) -> None:
+        field = self.search.field
+        corner = field.mapTo(self, field.rect().bottomLeft())
+        width = min(max(420, field.width()), self.width() - 16)
+        x = max(8, min(corner.x(), self.width() - width - 8))
+        rows = max(1, self.results.count())
+        height = min(rows * (self.results.sizeHintForRow(0) + 4) + 12, max(120, self.height() // 2))
+        self.results.setGeometry(x, corner.y() + 2, width, height)
+        self.results.raise_()
+
+    def _open_result(self, result: Result) -> None:
+        session = self.session_id
+        if session is None:
+            return
+        match result.kind:
+            case "object":
+                if result.object_id in self.model.index:
+                    self._navigate(result.object_id)
+            case "passage":
+                self.documentRequested.emit(session, result.document_id, result.start, result.end)
+            case "message":
+                self.messageRequested.emit(result.message_text)
 
     def step_search(self, step: int) -> str | None:
         current = self.state.step_search(step)
