@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import sys
 
+from cks_desktop.commands import themes_cmd
 from cks_desktop.commands.common import EXIT_OK, EXIT_USAGE, CliError, add_json_flag, print_json
 
 
@@ -23,9 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "(words, meaning and the graph together).")
     add_json_flag(p)
     p.add_argument("--session", "-s", required=True, metavar="ID", help="the session")
-    p.add_argument("question", metavar="QUESTION", help="the question, in any wording")
+    p.add_argument("question", metavar="QUESTION", nargs="?", default="", help="the question, in any wording")
     p.add_argument("--retrieve-only", action="store_true", help="print the passages found, without an answer")
     p.add_argument("--k", type=int, default=5, metavar="K", help="at most K passages (1-50, default 5)")
+    themes_cmd.add_arguments(p)
     p.set_defaults(handler=_run)
 
 
@@ -33,7 +35,7 @@ def _run(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import json_errors
 
     with json_errors(args):
-        return _ask(args)
+        return themes_cmd.run_themes(args) if args.themes else _ask(args)
 
 
 def _ask(args: argparse.Namespace) -> int:
