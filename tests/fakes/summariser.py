@@ -6,7 +6,8 @@ what its request holds (the ``GRAPH DATA`` block the app sends); plug it in as a
   and its type; the summary lists the members' names with their descriptions and the relations, as
   written in the request;
 - a combining request (``communities``): one theme per summary, in the order given, citing the
-  community's number as sent; ``invent`` adds a theme citing a number it was not given.
+  community's number as sent; ``invent`` adds a theme citing a number it was not given;
+  ``fail_summary`` answers that summary request with a 500.
 
 It counts its calls by kind; it knows no gold and no id.
 """
@@ -25,8 +26,9 @@ DATA_RE = re.compile(r"<<<GRAPH DATA \(JSON\)\n(.*?)\nGRAPH DATA>>>", re.DOTALL)
 
 
 class Summariser:
-    def __init__(self, *, invent: bool = False) -> None:
+    def __init__(self, *, invent: bool = False, fail_summary: int | None = None) -> None:
         self.invent = invent
+        self.fail_summary = fail_summary  # answer this summary request (1-based) with a 500
         self.summaries: list[list[str]] = []  # the member names each summary request was sent
         self.combines = 0
         self.lock = threading.Lock()
@@ -42,6 +44,8 @@ class Summariser:
             names = [o["name"] for o in data["objects"]]
             with self.lock:
                 self.summaries.append(names)
+                if len(self.summaries) == self.fail_summary:
+                    return Turn(status=500)
             first = data["objects"][0]
             parts = [f"{o['name']} ({o['description'] or o['type']})" for o in data["objects"]]
             links = [f"{r['source']} {r['type']} {r['target']}" for r in data["relations"]]

@@ -161,3 +161,24 @@ async def test_a_theme_citing_a_community_it_was_not_given_is_unsupported(store:
             await provider.aclose()
     assert [t["title"] for t in found.unsupported] == ["Something no community says"]
     assert all(99 not in t.communities for t in found.themes)
+
+
+@pytest.mark.asyncio
+async def test_a_provider_failure_keeps_the_summaries_written_and_the_next_run_asks_only_the_rest(
+        store: GraphStore) -> None:
+    from cks_desktop.llm.provider import ProviderError
+
+    model = Summariser(fail_summary=2)
+    with make_fake("openai") as server:
+        server.side_turn = model
+        provider = provider_for(server)
+        try:
+            sid = _world(store)
+            with pytest.raises(ProviderError):
+                await ThemesUseCase(store).run(sid, provider)
+            estimate = await ThemesUseCase(store).estimate(sid)
+            assert (estimate.summary_calls, estimate.reduce_calls) == (1, 1)  # the first summary was kept
+            found = await ThemesUseCase(store).run(sid, provider, max_calls=2)
+        finally:
+            await provider.aclose()
+    assert found.calls == 2 and len(found.themes) == 2 and len(model.summaries) == 3
