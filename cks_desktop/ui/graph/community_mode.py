@@ -3,7 +3,8 @@
 The communities and the cached summaries come from the themes use case (``runtime/themes.py``)
 on a worker thread; "Summarise" asks the chosen provider for the missing ones (one call each),
 never on the event loop. A community's colour is the palette's colour of its number, so the
-largest community is always the first colour; objects in no community are drawn untyped.
+largest community is always the first colour; objects in no community are drawn untyped. An edit
+to the graph recomputes them once the edits pause.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 
 from cks_desktop.graph.errors import StoreError
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from cks_desktop.agent.providers import ProviderHolder
     from cks_desktop.runtime.themes import Estimate
     from cks_desktop.ui.graph.canvas import GraphCanvas
+
+
+RELOAD_AFTER_MS = 400  # after the last change to the graph
 
 
 def colour_of(number: int) -> str:
@@ -44,6 +49,10 @@ class CommunityColouring:
         self.session_id: str | None = None
         self._estimate: "Estimate | None" = None
         self.task: Any = None  # the last reload or summary run (a test awaits it)
+        self._later = QTimer()
+        self._later.setSingleShot(True)
+        self._later.setInterval(RELOAD_AFTER_MS)
+        self._later.timeout.connect(lambda: self._run(self.reload()))
         legend.summariseRequested.connect(lambda: self._run(self.summarise()))
 
     def _run(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -58,6 +67,11 @@ class CommunityColouring:
             self._estimate = None
             self.canvas.set_communities(None)
             self.legend.show_types()
+
+    def graph_changed(self) -> None:
+        """The graph on screen changed: the communities follow, once the edits pause."""
+        if self.on:
+            self._later.start()
 
     def session_changed(self, session_id: str | None) -> None:
         self.session_id = session_id

@@ -189,7 +189,7 @@ class GraphView(ViewActions, QWidget):
         self.minimap_action.setChecked(True)
         self.communities_action = self._menu_act(
             menu, "Colour by community", "graphCommunities",
-            lambda: self.communities.set_on(self.communities_action.isChecked(), self.session_id),
+            self._toggle_communities,
             "Colour the objects by the community they belong to; the legend lists the communities and their summaries")
         self.communities_action.setCheckable(True)
         self.more_menu = menu
@@ -265,6 +265,9 @@ class GraphView(ViewActions, QWidget):
                 menu.addSeparator()
             else:
                 menu.addAction(action)
+
+    def _toggle_communities(self) -> None:
+        self.communities.set_on(self.communities_action.isChecked(), self.session_id)
 
     def _menu_act(self, menu: QMenu, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -372,6 +375,7 @@ class GraphView(ViewActions, QWidget):
                 self.inspector.refresh()
         self._update_minimap()
         self._update_actions()
+        self.communities.graph_changed()
         self.changed.emit(delta)
 
     def _update_empty_state(self) -> None:

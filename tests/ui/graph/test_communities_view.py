@@ -3,6 +3,7 @@ shown on click, and Summarise asking a real fake provider (OpenAI's wire) only f
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,15 @@ from tests.fakes.providers import make_fake, provider_for
 from tests.fakes.summariser import Summariser
 from tests.retrieval.test_themes import _world
 from tests.ui.graph.test_view import open_view, screen_pos
+
+
+async def _until(check: Any, seconds: float = 10.0) -> None:
+    """Wait (bounded) for ``check()``: the reload runs after the edits pause, then on a worker."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while not check():
+        assert loop.time() < end, "the legend did not follow the edit"
+        await asyncio.sleep(0.05)
 
 
 def _pixel(view: Any, oid: str) -> QColor:
@@ -67,6 +77,12 @@ async def test_colour_by_community_lists_them_and_summarise_asks_only_the_missin
                 assert all("circle" in t for t in titles)  # the titles the model wrote from what it was sent
                 legend.list.setCurrentRow(1)
                 assert legend.summary.text() and "Not summarised" not in legend.summary.text()
+
+                store.apply(sid, [{"op": "add_relation", "source": ids["Nobody Related"], "target": ids["Aurora"],
+                                   "type": "sailed_on"}], "test")  # the communities follow the edit
+                await _until(lambda: any(legend.list.item(i).text().endswith("(5)") for i in range(2)))
+                assert len(model.summaries) == 2  # the changed community is not summarised behind the person's back
+                assert "Summarise 1" == legend.summarise.text()
 
                 view.communities_action.trigger()  # back to types: the first colour again
                 assert legend.title.text() == "Types" and legend.list.count() == 5
