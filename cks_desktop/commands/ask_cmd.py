@@ -5,7 +5,8 @@ Calls the ask use case only (``runtime/ask.py``). With ``--retrieve-only`` it pr
 ``documents show --text`` prints), and the objects and relations the question leads to. Answers
 written by a model are not built yet: without ``--retrieve-only`` the command says so in one
 sentence and exits 2. A bad question (empty, over 4,000 characters) or an unknown session is one
-sentence, exit 2.
+sentence, exit 2. ``--themes`` (no question) asks for the main themes of the whole graph
+(``themes_cmd.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def _ask(args: argparse.Namespace) -> int:
     from cks_desktop.runtime.cases import UseCases
     from cks_desktop.settings import Settings
 
+    themes_cmd.check_without_themes(args)
     if not args.retrieve_only:
         raise CliError(ANSWER_NEEDS_PROVIDER, EXIT_USAGE)
     settings = Settings.load(app_paths(args).settings_file)

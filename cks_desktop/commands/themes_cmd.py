@@ -25,9 +25,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the main themes of the whole graph (communities summarised, then combined)")
     p.add_argument("--estimate", action="store_true", help="with --themes: print the model calls it takes; ask nothing")
     p.add_argument("--max-calls", type=int, metavar="N", help="with --themes: refuse above N model calls")
-    p.add_argument("--provider", choices=PROVIDER_NAMES, help="with --themes: the provider (default: from settings)")
-    p.add_argument("--model", metavar="M", help="with --themes: the model name (default: from settings)")
-    p.add_argument("--base-url", metavar="URL", help="with --themes: the provider's address (default: from settings)")
+    # the provider's options, unless the ask command already has them (answers use a model too)
+    if "--provider" not in p._option_string_actions:
+        p.add_argument("--provider", choices=PROVIDER_NAMES, help="the provider (default: the one chosen in settings)")
+        p.add_argument("--model", metavar="M", help="the model name (default: from settings)")
+        p.add_argument("--base-url", metavar="URL", help="the provider's address (default: from settings)")
+
+
+def check_without_themes(args: argparse.Namespace) -> None:
+    """The options that only go with ``--themes``, refused in one sentence without it."""
+    given = [flag for flag, value in (("--estimate", args.estimate), ("--max-calls", args.max_calls is not None))
+             if value]
+    if given:
+        raise CliError(f"{' and '.join(given)} go{'es' if len(given) == 1 else ''} with --themes.")
 
 
 def run_themes(args: argparse.Namespace) -> int:

@@ -2,8 +2,8 @@
 
 1. ``estimate``: the communities of the session graph (``retrieval/communities.py``), how many
    already have a summary for their current content, and so the model calls a run takes: one per
-   community not cached (map), and the calls that combine the summaries (reduce: one when they
-   fit in ``REDUCE_CHARS``, else one per batch and one to merge the batches). Nothing is asked.
+   community not cached (map), and the most calls that combine the summaries take (reduce:
+   ``PER_CALL`` a call, level by level, see ``_reduce_calls``). Nothing is asked.
 2. ``run``: refuses in one sentence, before any call, when the estimate is over ``max_calls``;
    otherwise summarises the uncached communities (each summary is cached as soon as it is
    written, so a failure later loses nothing) and combines them into themes. Each theme names the
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.llm.provider import Provider
 
-REDUCE_CHARS = 12_000  # summaries sent in one combining call
+PER_CALL = 15  # summaries (or themes) sent in one combining call: at most about 12,000 characters
 MAX_MEMBERS_SENT = 40  # members of a community sent to its summary call (largest degree first)
 MAX_RELATIONS_SENT = 60
 SUMMARY_CHARS = 600
@@ -137,26 +137,22 @@ def summary_request(community: Community) -> str:
 
 
 def _batches(items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    out: list[list[dict[str, Any]]] = [[]]
-    size = 0
-    for item in items:
-        n = len(json.dumps(item, ensure_ascii=False))
-        if out[-1] and size + n > REDUCE_CHARS:
-            out.append([])
-            size = 0
-        out[-1].append(item)
-        size += n
-    return out
+    return [items[i:i + PER_CALL] for i in range(0, len(items), PER_CALL)] or [[]]
 
 
-def _reduce_calls(n_communities: int) -> int:
-    """Combining calls for ``n`` summaries of at most ``SUMMARY_CHARS`` each (an upper bound: the
-    run uses the real sizes, never more)."""
-    if n_communities == 0:
+def _reduce_calls(n: int) -> int:
+    """The most combining calls ``n`` summaries take: batches of ``PER_CALL``, each answering at
+    most ``MAX_THEMES`` themes, merged level by level until one call answers (a level that gets
+    fewer themes back needs fewer calls, never more)."""
+    if n == 0:
         return 0
-    per = max(1, REDUCE_CHARS // (SUMMARY_CHARS + 120))
-    batches = -(-n_communities // per)
-    return 1 if batches == 1 else batches + 1
+    calls = 0
+    while True:
+        batches = -(-n // PER_CALL)
+        calls += batches
+        if batches == 1:
+            return calls
+        n = batches * MAX_THEMES
 
 
 class ThemesUseCase:
@@ -228,8 +224,8 @@ class ThemesUseCase:
             raise ThemesError("No provider is chosen: pass --provider or choose one in Settings → Providers.")
         result = Themes(calls=plan.summary_calls)
         result.communities = await self._summarise(session_id, provider, plan)
-        items = [{"n": c.number, "title": s.title, "summary": s.summary} for c, s in result.communities]
-        batches = _batches(items)
+        items: list[dict[str, Any]] = [{"n": c.number, "title": s.title, "summary": s.summary}
+                                       for c, s in result.communities]
         budget = plan.reduce_calls
 
         async def combine(payload: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -242,14 +238,15 @@ class ThemesUseCase:
                                        system=THEMES_SYSTEM)
             return [t for t in value["themes"] if isinstance(t, dict)][:MAX_THEMES]
 
-        if len(batches) == 1:
-            raw = await combine(batches[0])
-        else:
-            partial: list[dict[str, Any]] = []
+        while True:
+            batches = _batches(items)
+            if len(batches) == 1:
+                raw = await combine(batches[0])
+                break
+            items = []  # the next level: the themes of each batch, with the communities they name
             for batch in batches:
-                partial.extend(await combine(batch))
-            raw = await combine([{"n": 0, "title": t["title"], "summary": t["summary"],
-                                  "communities": t["communities"]} for t in partial])
+                items.extend({"title": str(t.get("title", ""))[:120], "summary": str(t.get("summary", ""))[:SUMMARY_CHARS],
+                              "communities": t.get("communities", [])} for t in await combine(batch))
         by_number = {c.number: c for c, _s in result.communities}
         for t in raw:
             numbers = sorted({n for n in t.get("communities", []) if isinstance(n, int) and n in by_number})

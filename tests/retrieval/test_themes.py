@@ -182,3 +182,21 @@ async def test_a_provider_failure_keeps_the_summaries_written_and_the_next_run_a
         finally:
             await provider.aclose()
     assert found.calls == 2 and len(found.themes) == 2 and len(model.summaries) == 3
+
+
+@pytest.mark.asyncio
+async def test_many_communities_are_combined_level_by_level_within_the_stated_calls(
+        store: GraphStore, fake: Any) -> None:
+    server, provider, model = fake
+    sid = store.create_session("many").id
+    ops: list[dict[str, Any]] = []
+    for i in range(20):  # twenty communities of two: more than one combining call holds
+        ops += [{"op": "add_object", "type": "Person", "name": f"Keeper {i}", "label": f"$a{i}"},
+                {"op": "add_object", "type": "Place", "name": f"Lighthouse {i}", "label": f"$b{i}"},
+                {"op": "add_relation", "source": f"$a{i}", "target": f"$b{i}", "type": "keeps"}]
+    store.apply(sid, ops, "test")
+    estimate = await ThemesUseCase(store).estimate(sid)
+    assert (estimate.summary_calls, estimate.reduce_calls) == (20, 3)  # 15 + 5, then one to merge
+    found = await ThemesUseCase(store).run(sid, provider, max_calls=estimate.calls)
+    assert found.calls == len(server.generation_requests) <= estimate.calls
+    assert model.combines == 3 and 0 < len(found.themes) <= 7 and not found.unsupported

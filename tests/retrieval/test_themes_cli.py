@@ -48,3 +48,7 @@ def test_the_budget_is_stated_refused_over_its_limit_then_the_themes_cite_passag
                    for t in found["themes"])
         nothing = _ask(home, fake, "--session", empty)
         assert nothing.returncode == 2 and nothing.stderr.count("\n") == 1 and "no related objects" in nothing.stderr
+    alone = subprocess.run([sys.executable, "-m", "cks_desktop", "--data-dir", str(home), "ask", "--session", sid,
+                            "Who sailed?", "--retrieve-only", "--max-calls", "3"], capture_output=True, text=True,
+                           encoding="utf-8", env=ENV, cwd=MAIN, timeout=120, stdin=subprocess.DEVNULL)
+    assert alone.returncode == 2 and alone.stderr == "cks-desktop: --max-calls goes with --themes.\n"
