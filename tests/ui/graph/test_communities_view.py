@@ -70,9 +70,15 @@ async def test_colour_by_community_lists_them_and_summarise_asks_only_the_missin
                 assert _close(one, QColor(aurora_colour)) and _close(two, QColor(ilse_colour)) and not _close(one, two)
                 assert _close(_pixel(view, ids["Nobody Related"]), view.canvas.style_.untyped)
 
+                model.fail_summary = 1  # the provider fails: one line, nothing lost, the button back
                 legend.summarise.click()
                 await view.communities.task
-                assert len(model.summaries) == 2 and legend.summarise.isHidden()
+                assert "The summaries written so far are kept." in view.status.text()
+                assert legend.summarise.text() == "Summarise 2" and legend.summarise.isEnabled()
+                model.fail_summary = None
+                legend.summarise.click()
+                await view.communities.task
+                assert len(model.summaries) == 3 and legend.summarise.isHidden()
                 titles = [legend.list.item(i).text() for i in range(2)]
                 assert all("circle" in t for t in titles)  # the titles the model wrote from what it was sent
                 legend.list.setCurrentRow(1)
@@ -81,7 +87,7 @@ async def test_colour_by_community_lists_them_and_summarise_asks_only_the_missin
                 store.apply(sid, [{"op": "add_relation", "source": ids["Nobody Related"], "target": ids["Aurora"],
                                    "type": "sailed_on"}], "test")  # the communities follow the edit
                 await _until(lambda: any(legend.list.item(i).text().endswith("(5)") for i in range(2)))
-                assert len(model.summaries) == 2  # the changed community is not summarised behind the person's back
+                assert len(model.summaries) == 3  # the changed community is not summarised behind the person's back
                 assert "Summarise 1" == legend.summarise.text()
 
                 view.communities_action.trigger()  # back to types: the first colour again
