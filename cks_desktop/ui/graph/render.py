@@ -150,6 +150,18 @@ def world_transform(vp: Viewport) -> QTransform:
     return QTransform(s, 0, 0, s, vp.width / 2 - vp.cx * s, vp.height / 2 - vp.cy * s)
 
 
+def colour_groups(model: GraphModel, buffers: SceneBuffers, style: Style,
+                  indices: list[int] | None = None) -> list[tuple[QColor, QPolygonF]]:
+    """The drawn nodes (or ``indices``) grouped by their colour under ``style`` (by community)."""
+    slot = buffers.node_slot
+    shown = indices if indices is not None else [i for i in range(len(slot)) if slot[i] >= 0]
+    groups: dict[int, tuple[QColor, list[QPointF]]] = {}
+    for i in shown:
+        colour = style.node_colour(model, i)
+        groups.setdefault(colour.rgba(), (colour, []))[1].append(QPointF(model.xs[i], model.ys[i]))
+    return [(colour, QPolygonF(points)) for colour, points in groups.values()]
+
+
 def visible_nodes(model: GraphModel, grid: SpatialGrid, buffers: SceneBuffers, vp: Viewport,
                   margin_px: float, limit: int,
                   bounds: tuple[float, float, float, float] | None = None) -> list[int] | None:
@@ -338,19 +350,13 @@ class FrameRenderer:
     def _community_nodes(self, p: QPainter, style: Style, detail: Detail, on_screen: list[int] | None,
                          cap: Qt.PenCapStyle) -> Iterator[None]:
         """One ``drawPoints`` per community colour (discs: the shape says nothing here)."""
-        model, slot = self.model, self.buffers.node_slot
-        shown = on_screen if on_screen is not None else [i for i in range(len(slot)) if slot[i] >= 0]
-        groups: dict[int, tuple[QColor, list[QPointF]]] = {}
-        for i in shown:
-            colour = style.node_colour(model, i)
-            groups.setdefault(colour.rgba(), (colour, []))[1].append(QPointF(model.xs[i], model.ys[i]))
-        for colour, points in groups.values():
+        for colour, points in colour_groups(self.model, self.buffers, style, on_screen):
             pen = QPen(colour)
             pen.setCosmetic(True)
             pen.setCapStyle(cap)
             pen.setWidthF(detail.node_px)
             p.setPen(pen)
-            p.drawPoints(QPolygonF(points))
+            p.drawPoints(points)
             yield
 
     def _visible_edges(self, on_screen: list[int]) -> list[int]:
