@@ -14,7 +14,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from cks_desktop import APP_ID
-from cks_desktop.commands import COMMAND_MODULES, load_command
+from cks_desktop.commands import COMMANDS, load_command
 from cks_desktop.commands.common import CliError, EXIT_TOOL_ERROR, EXIT_USAGE, revealing_output
 from cks_desktop.settings import SettingsError
 
@@ -37,7 +37,28 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The options before a command; those that take a value take the next word.
+_OPTIONS_WITH_VALUE = frozenset({"--data-dir", "--database"})
+_FLAGS = frozenset({"--version", "--self-test", "--verbose", "-v", "-h", "--help"})
+
+
+def command_given(args: Sequence[str]) -> str | None:
+    """The command ``args`` name, when they plainly name one; None when they name none or may not
+    be read without the whole parser (an abbreviated option, an unknown word)."""
+    words = iter(args)
+    for word in words:
+        if word in _OPTIONS_WITH_VALUE:
+            next(words, None)
+        elif word.split("=", 1)[0] in _OPTIONS_WITH_VALUE or word in _FLAGS:
+            continue
+        else:
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or — with ``only`` — the parser with only that command's module loaded
+    (every other command listed by its help line, as ``--help`` shows them)."""
     parser = _Parser(prog=APP_ID, description="CKS Desktop: knowledge graphs built with an AI assistant.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     parser.add_argument("--data-dir", metavar="DIR", help="keep data, settings and logs in DIR "
@@ -49,14 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "scripted chat turn, exit 0 on success")
     parser.add_argument("--verbose", "-v", action="store_true", help="log debug output to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        load_command(name).add_parser(sub)
+    for name, help_line in COMMANDS.items():
+        if only is None or name == only:
+            load_command(name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(only=command_given(args_list))
     args = parser.parse_args(args_list)
     if args.command is None:
         logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -13,6 +13,8 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``graph-inspector``: the graph with the inspector open on an object;
 - ``sources-viewer``: a source clicked in the inspector, its document open at the passage;
 - ``documents-panel``: View → Documents, the session's documents;
+- ``ask-answer``: ``/ask`` in the chat: the answer with a checked citation and an unsupported one;
+- ``ask-viewer``: that citation clicked, the document viewer at the quote;
 - ``session-settings``: Chat → Session settings… (instructions, model parameters);
 - ``import-preview``: File → Import graph…'s preview, with conflicts;
 - ``settings-mcp``: Settings → MCP servers with a ready and a failed server;
@@ -62,7 +64,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review", "graph-communities")
+          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer", "graph-communities")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -307,6 +309,39 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             window.documents_dock.raise_()
             await shots.shoot("documents-panel")
             window.documents_dock.hide()
+
+        if shots.wanted("ask-answer") or shots.wanted("ask-viewer"):
+            from cks_desktop.documents.readers import read_bytes
+            from cks_desktop.documents.store import DocumentStore
+            from cks_desktop.ui.ask_view import AskWindow
+            from tests.fakes.ask_reader import AskReader
+
+            report = ("The Northern Rail Company\n\nThe Northern Rail Company opened its first line in 1854.\n\n"
+                      "The company's chief engineer, Ada Lovelace, designed the iron bridge at Kellby. "
+                      "It crossed the river Tane on three stone piers.\n\n"
+                      "Passengers paid two pennies a mile on the new line.\n")
+            DocumentStore(services.store).add(curie.id, [read_bytes(report.encode(), "rail-report.md")])
+            fake.side_turn = AskReader("mixed")
+            panel.composer.input.setPlainText("/ask Who designed the iron bridge at Kellby?")
+            panel.composer.submit()
+            ask = window.findChild(AskWindow, "askWindow")
+            answered: asyncio.Future = asyncio.get_running_loop().create_future()
+            ask.answered.connect(lambda: answered.done() or answered.set_result(True))
+            await asyncio.wait_for(answered, 60)
+            fake.side_turn = None
+            await shots.shoot("ask-answer", ask)
+            if shots.wanted("ask-viewer"):
+                from cks_desktop.ui.provenance.viewer import DocumentViewer
+
+                ask.open_citation(0)
+                for _ in range(100):
+                    viewer = window.findChild(DocumentViewer, "documentViewer")
+                    if viewer is not None and viewer.passage is not None:
+                        break
+                    await settle(0.05)
+                await shots.shoot("ask-viewer", viewer)
+                viewer.hide()
+            ask.hide()
 
         if shots.wanted("session-settings"):
             services.store.set_session_instructions(

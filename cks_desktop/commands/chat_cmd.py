@@ -41,6 +41,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO, assert_never
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, open_store
 from cks_desktop.llm.profiles import PROVIDER_NAMES
 from cks_desktop.tools.types import Outcome, Scope, ToolResult
@@ -63,9 +64,9 @@ CONTINUE_HINT = 'To let the assistant go on, run the command again with the prom
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("chat", help="send one message to a session's assistant and stream the answer",
-                       description="Send PROMPT to the session's assistant; the answer streams to stdout, "
-                                   "tool calls show as → / ← lines, and the chat is saved with the session.")
+    p = add_command(sub, "chat",
+                    description="Send PROMPT to the session's assistant; the answer streams to stdout, "
+                                "tool calls show as → / ← lines, and the chat is saved with the session.")
     p.add_argument("--session", required=True, metavar="ID", help="the session to chat in")
     p.add_argument("--provider", choices=PROVIDER_NAMES, help="the provider (default: the one chosen in settings)")
     p.add_argument("--model", metavar="M", help="the model name (default: from settings)")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, add_json_flag, print_json
 from cks_desktop.plural import counted
 
@@ -27,9 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from cks_desktop.runtime.documents import DocumentsUseCase
 
     formats = DocumentsUseCase.format_names()
-    p = sub.add_parser("documents", help="add, list, show and remove the documents of a session",
-                       description=f"Documents in a session: files ({formats}) whose text is kept for "
-                                   "extraction and for citing sources.")
+    p = add_command(sub, "documents",
+                    description=f"Documents in a session: files ({formats}) whose text is kept for "
+                                "extraction and for citing sources.")
     dsub = p.add_subparsers(dest="documents_command", metavar="ACTION", required=True)
 
     def leaf(name: str, help_text: str, fn: Any) -> argparse.ArgumentParser:

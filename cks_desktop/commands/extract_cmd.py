@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, app_paths, print_json
-from cks_desktop.llm.profiles import PROVIDER_NAMES
+from cks_desktop.commands.provider_opts import NO_PROVIDER, add_provider_flags, provider_holder
 from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
@@ -54,9 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-calls", type=int, metavar="N", help="refuse or stop above N model calls")
     p.add_argument("--max-cost", type=float, metavar="USD", help="refuse or stop above this cost in USD")
     p.add_argument("--guidance", default="", metavar="TEXT", help='e.g. "only people and organisations"')
-    p.add_argument("--provider", choices=PROVIDER_NAMES, help="the provider (default: the one chosen in settings)")
-    p.add_argument("--model", metavar="M", help="the model name (default: from settings)")
-    p.add_argument("--base-url", metavar="URL", help="the provider's address (default: from settings)")
+    add_provider_flags(p)
 
 
 def run_extract(args: argparse.Namespace) -> int:
@@ -88,26 +86,12 @@ def _document(store: "GraphStore", args: argparse.Namespace) -> Any:
     return DocumentsUseCase(store).open(args.session, args.ref)
 
 
-def _holder(args: argparse.Namespace) -> Any:
-    from cks_desktop.agent.providers import ProviderHolder
-    from cks_desktop.llm.factory import create_provider
-    from cks_desktop.secrets import SecretStore
-    from cks_desktop.settings import Settings
-
-    settings = Settings.load(app_paths(args).settings_file)
-
-    def factory(name: str, settings: Settings, secrets: Any) -> Any:
-        return create_provider(name, settings, secrets, model=args.model, base_url=args.base_url)
-
-    return ProviderHolder(settings, SecretStore(), factory, pinned=args.provider), settings
-
-
 async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
     from cks_desktop.runtime.extraction import ExtractionStopped
     from cks_desktop.llm.provider import ProviderError
     from cks_desktop.runtime.cases import UseCases
 
-    holder, settings = _holder(args)
+    holder, settings = provider_holder(args)
     extraction = UseCases(store, settings).extraction
     provider = None
     unready = "" if holder.configured else "no AI provider is chosen"  # why the cost is unknown (--estimate)
@@ -127,8 +111,7 @@ async def _run(store: "GraphStore", args: argparse.Namespace, doc: Any) -> int:
         if args.estimate:
             return _print_estimate(args, doc, estimate, unready)
         if provider is None and estimate.calls:
-            raise CliError("No provider is chosen: pass --provider (anthropic, ollama, openai or gemini) "
-                           "or choose one in Settings → Providers.")
+            raise CliError(NO_PROVIDER)
         try:
             plan = await ex.run()
         except ExtractionStopped as exc:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import APP_ID
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
@@ -92,8 +93,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mcp", help="manage MCP servers and serve the graph over MCP",
-                       description="Manage MCP servers, call their tools, and serve a session's graph over MCP.")
+    p = add_command(sub, "mcp",
+                    description="Manage MCP servers, call their tools, and serve a session's graph over MCP.")
     msub = p.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND", parser_class=type(p))
 
     q = msub.add_parser("list", help="list servers with their status (after a probe)")

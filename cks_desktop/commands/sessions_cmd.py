@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import CliError, EXIT_USAGE, add_json_flag, open_store, print_json
 from cks_desktop.plural import counted, noun
 from cks_desktop.runtime.graph_io import EXPORT_FORMATS, IMPORT_FORMATS
@@ -73,8 +74,8 @@ def _leaf(ssub: Any, name: str, help_text: str, fn: Callable[[argparse.Namespace
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sessions", help="list, create, rename, delete, show, export and import sessions",
-                       description="Manage sessions (each holds one knowledge graph and one chat).")
+    p = add_command(sub, "sessions",
+                    description="Manage sessions (each holds one knowledge graph and one chat).")
     ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     _leaf(ssub, "list", "list every session with its counts", _list)
     _leaf(ssub, "create", "create a session and print its id", _create).add_argument("title", metavar="TITLE")

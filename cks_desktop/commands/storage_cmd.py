@@ -15,14 +15,15 @@ import argparse
 import sqlite3
 import sys
 from pathlib import Path
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_TOOL_ERROR, CliError, app_paths, print_json
 from cks_desktop.commands.sessions_cmd import _command, _leaf, store_for
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("storage", help="check, back up, restore or salvage the database file",
-                       description="The database file: integrity check, backups, restore, export of what "
-                                   "can be read.")
+    p = add_command(sub, "storage",
+                    description="The database file: integrity check, backups, restore, export of what "
+                                "can be read.")
     ssub = p.add_subparsers(dest="storage_command", metavar="ACTION", required=True)
     check = _leaf(ssub, "check", "check the database's integrity (exit 1 if it is damaged)", _check)
     check.add_argument("--full", action="store_true", help="run the slower full integrity_check "

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_paths, print_json
 from cks_desktop.plural import counted
 
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("team", help="set up and use a team graph on PostgreSQL",
-                       description="A team graph: the same app on a shared PostgreSQL database (docs/team.md).")
+    p = add_command(sub, "team",
+                    description="A team graph: the same app on a shared PostgreSQL database (docs/team.md).")
     tsub = p.add_subparsers(dest="team_command", metavar="ACTION", required=True)
     init = tsub.add_parser("init", help="as the server's admin: create the database, schema and member roles")
     init.add_argument("address", metavar="ADDRESS", help="postgresql://admin@host[:port]/database")

@@ -1,5 +1,7 @@
 """`cks-desktop ask --session S --themes [--estimate] [--max-calls N] [--json]`: the main themes.
 
+The provider is the ask command's (``--provider``/``--model``/``--base-url``, ``provider_opts.py``).
+
 Calls the themes use case only (``runtime/themes.py``). ``--estimate`` prints the communities and
 the model calls a run takes and asks nothing. A run prints that budget first (stderr), refuses in
 one sentence when it is over ``--max-calls``, then prints each theme with the passages it cites
@@ -14,7 +16,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import EXIT_OK, EXIT_USAGE, CliError, print_json
-from cks_desktop.llm.profiles import PROVIDER_NAMES
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -25,11 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the main themes of the whole graph (communities summarised, then combined)")
     p.add_argument("--estimate", action="store_true", help="with --themes: print the model calls it takes; ask nothing")
     p.add_argument("--max-calls", type=int, metavar="N", help="with --themes: refuse above N model calls")
-    # the provider's options, unless the ask command already has them (answers use a model too)
-    if "--provider" not in p._option_string_actions:
-        p.add_argument("--provider", choices=PROVIDER_NAMES, help="the provider (default: the one chosen in settings)")
-        p.add_argument("--model", metavar="M", help="the model name (default: from settings)")
-        p.add_argument("--base-url", metavar="URL", help="the provider's address (default: from settings)")
 
 
 def check_without_themes(args: argparse.Namespace) -> None:
@@ -52,11 +48,11 @@ def run_themes(args: argparse.Namespace) -> int:
 
 
 async def _themes(store: "GraphStore", args: argparse.Namespace) -> int:
-    from cks_desktop.commands.extract_cmd import _holder
+    from cks_desktop.commands.provider_opts import NO_PROVIDER, provider_holder
     from cks_desktop.llm.provider import ProviderError
     from cks_desktop.runtime.cases import UseCases
 
-    holder, settings = _holder(args)
+    holder, settings = provider_holder(args)
     themes = UseCases(store, settings).themes
     try:
         try:
@@ -72,8 +68,7 @@ async def _themes(store: "GraphStore", args: argparse.Namespace) -> int:
         provider = None
         if estimate.calls and estimate.communities:
             if not holder.configured:
-                raise CliError("No provider is chosen: pass --provider (anthropic, ollama, openai or gemini) "
-                               "or choose one in Settings → Providers.")
+                raise CliError(NO_PROVIDER)
             try:
                 provider = await holder.prepare()
             except (ProviderError, ValueError) as exc:

@@ -20,6 +20,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cks_desktop.commands import add_command
 from cks_desktop.commands.common import (
     CliError, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, add_json_flag, app_paths, parse_json_arg, print_json,
 )
@@ -34,8 +35,8 @@ DENIAL_HINT = "Run it again with --yes to allow it."
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tools", help="list the tools and call one headless",
-                       description="List the tools and call one without the window.")
+    p = add_command(sub, "tools",
+                    description="List the tools and call one without the window.")
     tsub = p.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
 
     lst = tsub.add_parser("list", help="the tools a model is offered (--all: every tool)",

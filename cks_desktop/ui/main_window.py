@@ -233,6 +233,10 @@ class MainWindow(QMainWindow):
         self.stop_action = self._action(chat_menu, "S&top", self._stop_shortcut, None, "stopAction")
         self.stop_action.setToolTip("Stop the running answer (Esc)")
         self.stop_action.setEnabled(False)
+        self.ask_action = self._action(chat_menu, "&Ask the documents…", lambda: self.ask_documents(), None,
+                                       "askDocumentsAction")
+        self.ask_action.setToolTip("Answer a question from this session's documents, every citation checked "
+                                   "(or type /ask QUESTION in the chat)")
         chat_menu.addSeparator()
         self.clear_chat_action = self._action(chat_menu, "&Clear chat…", self.chat_panel.request_clear, None,
                                               "clearChatAction")
@@ -286,6 +290,7 @@ class MainWindow(QMainWindow):
         self.graph_view.importRequested.connect(self._import_graph)
         self.chat_panel.composer.attachDocumentsRequested.connect(self.documents.action.trigger)  # the paperclip
         self.documents_panel.openRequested.connect(self.open_document)
+        self.chat_panel.composer.submit_hooks.append(self._ask_hook)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
@@ -348,6 +353,40 @@ class MainWindow(QMainWindow):
 
         viewer = viewer_for(self, self.services.store, self.tasks.spawn, self.graph_view.inspector.navigate.emit)
         self.tasks.spawn(viewer.open_document(session_id, document_id, start, end), name="open-document")
+
+    def _ask_hook(self, text: str) -> bool:
+        """``/ask QUESTION`` in the chat input: the question goes to the Ask window, not to the chat."""
+        from cks_desktop.ui.ask_view import ask_question
+
+        question = ask_question(text)
+        if question is None or not self.current_session:
+            return False
+        self.chat_panel.composer.input.clear()
+        self.ask_documents(question)
+        return True
+
+    def ask_documents(self, question: str = "") -> None:
+        """Show the Ask window (ui/ask_view.py) for the current session, answering ``question`` if given."""
+        from cks_desktop.ui.ask_view import AskWindow
+
+        if not self.current_session:
+            return
+        found = self.findChild(AskWindow, "askWindow")
+        if not isinstance(found, AskWindow):
+            services = self.services
+
+            async def ask(q: str) -> Any:
+                async with services.providers.use() as provider:
+                    return await services.cases.ask.answer(provider, self.current_session, q)
+
+            found = AskWindow(ask, lambda c: self.open_document(self.current_session, c.document_id, c.start, c.end),
+                              self.tasks.spawn, self)
+        if question:
+            found.ask(question)
+        else:
+            found.show()
+            found.raise_()
+            found.question.setFocus()
 
     def _focus_chat_after_switch(self) -> None:
         """The chat input takes the focus on every switch, so the person can type at once —

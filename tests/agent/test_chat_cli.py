@@ -168,6 +168,7 @@ def test_prompt_from_stdin_and_invalid_arguments_from_the_model(home: tuple[Path
     assert body["messages"][-1]["content"] == "Add someone\n"
 
 
+@pytest.mark.slow
 def test_chat_offers_the_tools_of_configured_mcp_servers(home: tuple[Path, str]) -> None:
     """A configured MCP server starts for the chat; its tools reach the model under wire names,
     and a call to it (approved with --yes, since MCP tools ask by default) runs in the server."""

@@ -7,6 +7,8 @@ as Markdown and JSON through the real CLI; bad use gets one sentence and writes 
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.fakes.providers import make_fake
 from tests.fakes.script import Turn, call_turn, text_turn
 
 
+@pytest.mark.slow
 def test_export_markdown_and_json_from_the_cli(home: tuple[Path, str], tmp_path: Path) -> None:
     root, sid = home
     with make_fake("anthropic") as fake:

@@ -8,6 +8,8 @@ runs on it with a request every provider accepts.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -41,6 +43,7 @@ def rows_are_consistent(root: Path, sid: str) -> list[int]:
     return seqs
 
 
+@pytest.mark.slow
 def test_delete_an_exchange_with_tool_calls_keeps_the_graph_and_the_chat_continues(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     three_exchanges(root, sid)
@@ -69,6 +72,7 @@ def test_delete_an_exchange_with_tool_calls_keeps_the_graph_and_the_chat_continu
     assert "not both" in one_line_error(both, 2)
 
 
+@pytest.mark.slow
 def test_clear_chat_removes_every_message_only(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     three_exchanges(root, sid)

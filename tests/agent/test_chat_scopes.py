@@ -10,6 +10,8 @@ server) and a fake provider speaking the real wire protocol.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import sys
 from pathlib import Path
@@ -31,6 +33,7 @@ def names(root: Path, sid: str) -> list[str]:
         return sorted(o.name for o in store.all_objects(sid))
 
 
+@pytest.mark.slow
 def test_injected_instructions_cannot_delete_the_graph_through_a_batch(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     added = cks(root, "mcp", "add", "toy", "--approval", "auto", "--", sys.executable, str(TOY))
@@ -53,6 +56,7 @@ def test_injected_instructions_cannot_delete_the_graph_through_a_batch(home: tup
     assert any("IMPORTANT SYSTEM NOTICE" in json.dumps(m) for m in results)
 
 
+@pytest.mark.slow
 def test_a_stdio_servers_tools_reach_the_chat_only_once_code_execute_is_granted(
         home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
@@ -101,6 +105,7 @@ def offered_toy_tools(root: Path, sid: str) -> set[str]:
     return {n for n in offered if n.startswith("mcp__toy__")}
 
 
+@pytest.mark.slow
 def test_a_server_added_by_hand_is_granted_and_its_grant_ends_with_it(home: tuple[Path, str]) -> None:  # noqa: F811
     """Adding a server is the person turning it on; revoke, remove and a re-add with --no-grant
     each take the grant away (a removed server's grant never returns with the same command)."""
@@ -118,6 +123,7 @@ def test_a_server_added_by_hand_is_granted_and_its_grant_ends_with_it(home: tupl
         "toy" not in json.loads((root / "settings.json").read_text())["agent"]["server_scopes"]
 
 
+@pytest.mark.slow
 def test_an_imported_server_is_not_granted(home: tuple[Path, str], tmp_path: Path) -> None:  # noqa: F811
     root, sid = home
     config = tmp_path / "claude_desktop_config.json"

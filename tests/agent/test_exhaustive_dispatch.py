@@ -50,6 +50,7 @@ FORGETFUL = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_consumers_are_exhaustive_and_a_forgotten_event_fails_the_check(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
     probe = tmp_path / "forgetful.py"

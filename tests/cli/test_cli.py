@@ -69,6 +69,7 @@ def test_session_lifecycle(home: Path) -> None:
     assert "error" in as_json(missing)  # --json: still one JSON document
 
 
+@pytest.mark.slow
 def test_export_import_round_trip(home: Path, tmp_path: Path) -> None:
     src = ok(cks(home, "sessions", "create", "Source")).strip()
     proc, result = tool(home, "evolve_knowledge", src, {"operations": [

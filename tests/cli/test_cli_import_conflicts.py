@@ -3,12 +3,15 @@ names every one of 30 problems on stderr (one line, nothing left out)."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
 from .test_cli import as_json, cks, home, ok, one_line_error, tool  # noqa: F401  (home is a fixture)
 
 
+@pytest.mark.slow
 def test_on_conflict_choices_and_the_default_error(home: Path, tmp_path: Path) -> None:
     src = ok(cks(home, "sessions", "create", "Source")).strip()
     tool(home, "add_object", src, {"type": "Person", "name": "Ada", "properties": {"born": 1815}})

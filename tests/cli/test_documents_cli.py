@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from tests.documents.files import docx_file, pdf_bytes, scanned_pdf
 from .test_cli import as_json, cks, home, ok, one_line_error  # noqa: F401  (home is a fixture)
 
 
+@pytest.mark.slow
 def test_add_list_show_remove_and_export(home: Path, tmp_path: Path) -> None:
     sid = ok(cks(home, "sessions", "create", "Docs")).strip()
     (tmp_path / "notes.md").write_text("# Notes\n\nAda met Bob.\n")

@@ -72,6 +72,7 @@ def test_mcp_tools_shows_hostile_names_and_descriptions_inertly(home: Path) -> N
     assert described["paint"]["title"] == hostile.TOOLS[0].title
 
 
+@pytest.mark.slow
 def test_mcp_call_result_is_inert_in_text_and_exact_in_json(home: Path) -> None:
     proc = cks(home, "mcp", "call", "hostile", "paint")
     assert proc.returncode == 0, proc.stderr

@@ -163,6 +163,7 @@ def test_a_lock_held_by_another_process_times_out_with_a_sentence(tmp_path: Path
     assert json.loads(f.read_text())["agent"]["max_iterations"] == 4
 
 
+@pytest.mark.slow
 def test_parallel_cli_adds_lose_nothing(tmp_path: Path) -> None:
     """Two real `mcp add` loops at once (10 processes each, overlapping): all 20 servers are kept."""
     data_dir = tmp_path / "d"

@@ -33,6 +33,7 @@ def test_an_attribute_that_never_ends_is_one_sentence_in_little_memory(tmp_path:
     assert seen["peak_mb"] < 1024, seen
 
 
+@pytest.mark.slow
 def test_a_tag_that_never_ends_is_refused_and_nothing_is_added(home: Path, tmp_path: Path) -> None:
     page = _endless(tmp_path / "tag.html", 21, b"<html><body><p>Hi</p><div ", b" x=y")
     sid = ok(cks(home, "sessions", "create", "Docs")).strip()

@@ -59,6 +59,7 @@ def test_hostile_html_keeps_only_readable_text(tmp_path: Path) -> None:
         assert word not in doc.text
 
 
+@pytest.mark.slow
 def test_ten_megabytes_of_nesting_is_read_without_recursion(tmp_path: Path) -> None:
     depth = 1_000_000  # "<div>" + "</div>" a level: 11 MB
     path = _write(tmp_path / "deep.html", "<div>" * depth + "deep inside" + "</div>" * depth

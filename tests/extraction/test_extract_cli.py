@@ -49,6 +49,7 @@ def _counts(setup: Setup) -> dict[str, int]:
         return store.counts(setup.session_id)
 
 
+@pytest.mark.slow
 def test_estimate_review_file_apply_review_and_no_waiting_without_a_terminal(setup: Setup, tmp_path: Path) -> None:
     home, sid = setup.store.path.parent, setup.session_id
     model = ReaderModel(Noise(level=0.05, seed=2))

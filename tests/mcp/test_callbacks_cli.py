@@ -44,6 +44,7 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
+@pytest.mark.slow
 def test_mcp_call_accepts_defaults_only_with_yes(home):
     p = cli(home, "call", "cb", "ask", "--yes")
     assert p.returncode == 0, p.stderr
@@ -85,6 +86,7 @@ async def _call(registry, tool: str, args: dict[str, Any], run: Run | None = Non
     return await registry.invoke(ToolCall("e1", f"mcp:everything:{tool}", args), run)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_everything_elicitation_sampling_progress_logging(settings, registry, tmp_path):
     host = RecordingHost(ElicitationAnswer("decline"),

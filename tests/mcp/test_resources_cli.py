@@ -38,6 +38,7 @@ def mcp(home: Path, *argv: str) -> int:
     return cli.main(["--data-dir", str(home), "mcp", *argv])
 
 
+@pytest.mark.slow
 def test_resources_and_read_print_text_json_and_files(home, tmp_path, capsys):
     capsys.readouterr()
     assert mcp(home, "resources", "lib", "--json") == 0
@@ -70,6 +71,7 @@ def test_resources_and_read_print_text_json_and_files(home, tmp_path, capsys):
     assert "There is no MCP server named 'ghost'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_prompts_and_prompt_with_arguments(home, capsys):
     capsys.readouterr()
     assert mcp(home, "prompts", "lib") == 0
@@ -117,6 +119,7 @@ def everything(tmp_path_factory) -> Path:
     return entry
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_everything_resources_prompts_and_completions(everything, tmp_path):
     node = shutil.which("node")

@@ -123,6 +123,7 @@ async def test_tokens_hosts_origins_and_garbage_get_clear_refusals(tmp_path):
     assert graph_of(home, sid) == ([("Person", "Seed 0")], 0)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_ten_thousand_subscriptions_are_refused_past_the_limit(tmp_path):
     home, (sid,) = make_home(tmp_path, "S", shared=(0,))

@@ -260,6 +260,7 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return entry
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_everything_tiny_image_reaches_a_vision_model(everything: Path, graph: Any, tmp_path: Path,
                                                                    asyncgen_hooks: None) -> None:

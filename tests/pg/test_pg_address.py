@@ -47,6 +47,7 @@ def _forms(url: str) -> dict[str, str]:
             "keyword password first": f"password='{SECRET}' {_keyword_form(url)}"}
 
 
+@pytest.mark.slow
 def test_a_password_in_the_database_address_is_refused_in_every_form(tmp_path: Path, pg_url: str) -> None:
     for form, address in _forms(pg_url).items():
         for args in (("--database", address, "sessions", "list"),

@@ -6,6 +6,8 @@ the change log and the transcript, see provenance/model.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.fakes.providers import make_fake
 from tests.fakes.script import call_turn, text_turn
 
 
+@pytest.mark.slow
 def test_get_sources_names_the_chat_turn_that_wrote_an_object(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     with make_fake("anthropic") as fake:

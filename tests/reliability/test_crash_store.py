@@ -145,6 +145,7 @@ def test_the_checker_catches_half_a_batch(seeds: dict[int, Seeded], tmp_path: Pa
         check_database(db, seeded.session_id, seeded.n)
 
 
+@pytest.mark.slow
 def test_sigkill_during_10k_batches_is_all_or_nothing(seeds: dict[int, Seeded], tmp_path: Path) -> None:
     tally = run_trials(seeds, tmp_path, "store", trials=6, chain=3)
     assert tally.killed >= 3  # most trials really died mid-run

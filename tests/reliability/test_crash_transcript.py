@@ -119,6 +119,7 @@ def run_chain(tmp_path: Path, trials: int, seed: int) -> tuple[int, int]:
     return saved, rounds
 
 
+@pytest.mark.slow
 def test_killed_chat_turns_leave_a_chat_that_reopens(tmp_path: Path) -> None:
     seed = int(os.environ.get("CKS_CRASH_SEED", random.randrange(1 << 30)))
     saved, rounds = run_chain(tmp_path, trials=4, seed=seed)

@@ -9,6 +9,8 @@ and ``--retry`` sends it again on its own.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -53,6 +55,7 @@ def user_texts(body: dict[str, Any]) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_a_killed_turn_leaves_an_unanswered_prompt_that_is_not_merged(home: tuple[Path, str]) -> None:  # noqa: F811
     root, sid = home
     kill_mid_turn(root, sid, "First question, never answered")

@@ -48,6 +48,7 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_quit_during_a_running_turn_with_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
     from cks_desktop.mcp.connection import Status

@@ -172,6 +172,7 @@ async def test_garbage_flood_fails_at_once(rig: Rig) -> None:
     assert took < 8, f"took {took:.1f} s"
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_startup_uses_the_servers_timeout(rig: Rig) -> None:
     rig.add("deaf", ROGUE, timeout=5, ROGUE_NO_INIT="1")

@@ -66,13 +66,13 @@ def test_ask_retrieve_only_prints_exactly_the_documented_json(tmp_path: Path) ->
     assert json.loads(shown.stdout)["text"][top["start"]:top["end"]] == top["text"]
 
 
-def test_ask_without_retrieve_only_says_answers_need_a_provider(tmp_path: Path) -> None:
+def test_ask_without_retrieve_only_and_without_a_provider_says_one_is_needed(tmp_path: Path) -> None:
     home, sid = _home(tmp_path)
     proc = cks(home, "ask", "--session", sid, "Who designed the bridge?")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and not proc.stdout
     assert proc.stderr.strip().splitlines() == [
-        "cks-desktop: Answering a question needs a model provider, and answers are not built yet; "
-        "use --retrieve-only to see the passages that answer it."]
+        "cks-desktop: Answering a question needs a model provider: pass --provider (anthropic, ollama, openai "
+        "or gemini) or choose one in Settings → Providers; --retrieve-only shows the passages without one."]
 
 
 def test_ask_on_an_empty_session_and_with_a_huge_question(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ async def test_delete_exchange_and_clear_chat_from_the_message_menu(qtbot, home,
         assert panel.model.items == [] and transcript.load(sid) == []
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_prompt_killed_mid_turn_shows_unanswered_with_retry(qtbot, home, anthropic_fake) -> None:
     made = subprocess.run([sys.executable, "-m", "cks_desktop", "--data-dir", str(home), "sessions", "create",

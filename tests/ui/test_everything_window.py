@@ -66,6 +66,7 @@ def _last_user_text(fake: Any) -> str:
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_server_everything_in_the_window(qtbot, home, anthropic_fake) -> None:
     from cks_desktop.mcp.connection import Status

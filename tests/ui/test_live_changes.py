@@ -85,6 +85,7 @@ def add_through_mcp_serve(home: Path, session_id: str, errlog_path: Path) -> flo
         return runner.run(call())
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_the_window_shows_what_a_terminal_writes(qtbot: Any, home: Path, tmp_path: Path) -> None:
     async with open_window(home) as window:

@@ -83,6 +83,7 @@ def _row_for(view, call_id: str):
     return next(r for r in view.findChildren(ToolCallRow) if r.item.call_id == call_id)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_call_that_needs_sign_in_shows_a_sign_in_button_with_cancel(qtbot, memory_keyring, tmp_path) -> None:
     from cks_desktop.agent import events as ev

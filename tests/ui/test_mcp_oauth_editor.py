@@ -106,6 +106,7 @@ def test_editor_keeps_an_enterprise_identity_assertion_entry(qtbot, services) ->
     assert entry["oauth"] == {**oauth, "auth": "client_secret_basic", "scope": "mcp"}
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_editor_creates_an_enterprise_server_that_signs_in(qtbot, home, memory_keyring, tmp_path) -> None:
     """Issue 14 / SEP-990 from the editor: the five identity-provider fields, each problem one sentence,

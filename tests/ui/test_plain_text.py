@@ -74,6 +74,7 @@ def assert_nothing_interpreted() -> int:
     return shown
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_hostile_names_show_as_text_everywhere(qtbot, home: Path) -> None:
     with GraphStore.open(resolve(home).database) as store:
@@ -163,6 +164,7 @@ def _unmarked_widgets(function: ast.AST) -> list[tuple[int, str]]:
     return [(line, target) for target, line in made.items() if target not in plain]
 
 
+@pytest.mark.slow
 def test_every_label_and_tooltip_in_the_ui_is_plain_text() -> None:
     """Labels and message boxes: made by ui/labels.py, or given PlainText where they are made.
     Tooltips and QToolTip.showText: a literal or plain_tooltip(...). No rich format but rich_label()."""

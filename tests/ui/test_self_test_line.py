@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from cks_desktop.ui.selftest import CHECKED
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_a_passing_self_test_prints_one_line_naming_its_checks(tmp_path: Path) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "CKS_DESKTOP_HOME": str(tmp_path / "untouched")}
     proc = subprocess.run([sys.executable, "-m", "cks_desktop", "--self-test"], cwd=ROOT, env=env,

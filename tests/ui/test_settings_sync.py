@@ -36,6 +36,7 @@ def list_names(page) -> list[str]:
     return [page.list.topLevelItem(i).text(0) for i in range(page.list.topLevelItemCount())]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_terminal_add_shows_in_the_window_and_survives_its_saves(qtbot, home: Path) -> None:
     async with open_window(home) as window:

@@ -49,6 +49,7 @@ async def shared_titles(url: str, token: str) -> list[str]:
             return [s["title"] for s in r.structured_content["sessions"]]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_share_page_serves_the_window_and_stops(qtbot: Any, home: Path) -> None:
     async with open_window(home) as window:
@@ -150,6 +151,7 @@ async def _call(url: str, token: str, name: str, arguments: dict[str, Any]) -> A
             return await c.call_tool(name, arguments)
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_this_app_asks_too_opens_the_windows_approval_dialog(qtbot: Any, home: Path) -> None:
     """"This app asks too": a host's removal through the window's server opens the window's own
@@ -194,6 +196,7 @@ async def test_this_app_asks_too_opens_the_windows_approval_dialog(qtbot: Any, h
         assert not result.is_error and store.all_objects(sid) == []
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # resources/subscribe (2025 era)
 async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_writes(

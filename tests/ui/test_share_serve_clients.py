@@ -31,6 +31,7 @@ def _texts(page: Any) -> list[str]:
     return [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_a_host_of_mcp_serve_is_listed_while_connected_and_gone_after(qtbot: Any, home: Path,
                                                                            tmp_path: Path) -> None:

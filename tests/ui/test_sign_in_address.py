@@ -17,6 +17,7 @@ from tests.ui.conftest import open_window
 from tests.ui.helpers import wait
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_without_a_browser_the_address_shows_at_once_and_signing_in_with_it_works(
         qtbot, home, tmp_path, memory_keyring) -> None:

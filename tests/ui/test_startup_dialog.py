@@ -77,6 +77,7 @@ def opener(home: Path):
     return lambda: AppServices.open(resolve(home), secrets=SecretStore(secure=False))
 
 
+@pytest.mark.slow
 def test_a_gui_on_a_database_missing_a_table_shows_a_dialog_not_a_traceback(tmp_path: Path) -> None:
     home = tmp_path / "home"
     make_db(home)

@@ -99,6 +99,7 @@ async def test_an_unreachable_server_is_one_sentence_and_the_window_stays_respon
     assert page.host.text() == "127.0.0.1" and page.user.text() == "ann"  # what was typed is kept
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_the_window_says_the_team_database_is_unreachable_and_keeps_the_typed_text(qtbot, home) -> None:
     """The window runs on a team database (Settings → Storage chose it); the server goes away;

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.skipif(pgcluster.missing_reason() is not None,
                                 reason=pgcluster.missing_reason() or "")
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_another_members_object_and_document_show_live(qtbot: Any, home: Path, tmp_path: Path,
                                                            pg_url: str) -> None:

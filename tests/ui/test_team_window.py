@@ -63,6 +63,7 @@ class _Hooked:
         sys.excepthook = self._old
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_an_unreachable_team_database_stops_the_turn_gives_the_text_back_and_recovers(
         qtbot, home: Path, own_cluster: pgcluster.Cluster) -> None:

@@ -52,6 +52,7 @@ def test_icons_come_from_phosphor_in_explicit_colours(themed: theme.ThemeManager
     assert theme.icon("no-such-icon").isNull()
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_view_theme_switches_live_and_is_kept_in_settings(qtbot, home, themed) -> None:
     async with open_window(home) as window:
