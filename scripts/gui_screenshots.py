@@ -64,7 +64,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer", "graph-search")
+          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -267,6 +267,23 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
 
         await shots.shoot("graph-inspector", before_grab=inspect)
         window.graph_view._close_inspector()
+
+        if shots.wanted("graph-communities"):  # the graph coloured by community, a summary in the legend
+            from cks_desktop.retrieval.communities import Summary, SummaryCache, communities_of
+
+            found = communities_of(services.store, curie.id)
+            SummaryCache(services.store).put(curie.id, found[0].content_hash, Summary(
+                "The Curies' discoveries", "Marie Curie discovered radium and polonium; she and Pierre Curie "
+                "worked in Paris and taught at the Sorbonne.", "fake:model"))
+            graph_view = window.graph_view
+            graph_view.communities_action.trigger()
+            for _ in range(100):
+                if graph_view.legend.list.count():
+                    break
+                await settle(0.1)
+            graph_view.legend.list.setCurrentRow(0)
+            await shots.shoot("graph-communities", before_grab=canvas.fit)
+            graph_view.communities_action.trigger()
 
         if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
             from cks_desktop.documents.readers import read_bytes

@@ -11,6 +11,8 @@ only from the passages unless ``--allow-outside``.
 Exit codes: 0 answered (or the documents do not say); 1 the session has no documents, or the model
 could not be reached; 2 bad input (an empty question, one over 4,000 characters, ``--k`` outside
 1-50, an unknown session, no provider chosen). Each is one sentence on stderr.
+
+``--themes`` (no question) asks for the main themes of the whole graph (``themes_cmd.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from cks_desktop.commands import add_command
+from cks_desktop.commands import add_command, themes_cmd
 from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, add_json_flag, print_json
 from cks_desktop.commands.provider_opts import add_provider_flags
 
@@ -34,12 +36,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                 "(words, meaning and the graph together).")
     add_json_flag(p)
     p.add_argument("--session", "-s", required=True, metavar="ID", help="the session")
-    p.add_argument("question", metavar="QUESTION", help="the question, in any wording")
+    p.add_argument("question", metavar="QUESTION", nargs="?", default="", help="the question, in any wording")
     p.add_argument("--retrieve-only", action="store_true", help="print the passages found, without an answer")
     p.add_argument("--k", type=int, default=5, metavar="K", help="at most K passages (1-50, default 5)")
     p.add_argument("--allow-outside", action="store_true",
                    help="let the model add what it knows beyond the documents (marked, never cited)")
     add_provider_flags(p)
+    themes_cmd.add_arguments(p)
     p.set_defaults(handler=_run)
 
 
@@ -47,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import json_errors
 
     with json_errors(args):
-        return _ask(args)
+        return themes_cmd.run_themes(args) if args.themes else _ask(args)
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -57,6 +60,7 @@ def _ask(args: argparse.Namespace) -> int:
     from cks_desktop.runtime.cases import UseCases
     from cks_desktop.settings import Settings
 
+    themes_cmd.check_without_themes(args)
     if not args.retrieve_only:
         return _answer(args)
     settings = Settings.load(app_paths(args).settings_file)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cks_desktop.runtime.documents import DocumentsUseCase
     from cks_desktop.runtime.extraction import ExtractionUseCase
     from cks_desktop.runtime.graph_io import GraphIOUseCase
+    from cks_desktop.runtime.themes import ThemesUseCase
 
 
 @dataclass
@@ -53,6 +54,12 @@ class UseCases:
         from cks_desktop.runtime.ask import AskUseCase
 
         return AskUseCase(self.store)
+
+    @cached_property
+    def themes(self) -> "ThemesUseCase":
+        from cks_desktop.runtime.themes import ThemesUseCase
+
+        return ThemesUseCase(self.store)
 
     @cached_property
     def chat(self) -> "ChatUseCase":

@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
 
         # centre: the graph (store events arrive through store_bridge, connected in _connect)
         self.graph_view = GraphView(services.store, services.registry, attach_store=False)
+        self.graph_view.communities.providers = services.providers  # Summarise asks the chosen model
         self.setCentralWidget(self.graph_view)
 
         # left: sessions

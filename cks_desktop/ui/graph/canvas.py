@@ -16,6 +16,7 @@ tool registry.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -60,6 +61,7 @@ class GraphCanvas(QWidget):
         self.grid = SpatialGrid(GRID_CELL)
         self.renderer = FrameRenderer(model, self.buffers, self.grid)
         self.overlay = OverlayPainter(model, state)
+        self._communities: dict[str, QColor] | None = None
         self.style_ = Style.from_palette(self.palette(), [])
         self._style_types: tuple[str, ...] = ()
         self.connect_mode = False
@@ -94,9 +96,14 @@ class GraphCanvas(QWidget):
     # -- state from the outside ---------------------------------------------
     def refresh_style(self) -> None:
         types = tuple(self.model.type_names)
-        self.style_ = Style.from_palette(self.palette(), types)
+        self.style_ = replace(Style.from_palette(self.palette(), types), communities=self._communities)
         self._style_types = types
         self.invalidate()
+
+    def set_communities(self, colours: dict[str, QColor] | None) -> None:
+        """Colour each object by its community (object id → colour), or by type again (None)."""
+        self._communities = colours
+        self.refresh_style()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         """A theme switch changes the palette: background, labels and edges follow at once."""

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from typing import TYPE_CHECKING
 
-from cks_desktop.ui.graph.render import mix
+from cks_desktop.ui.graph.render import colour_groups, mix
 from cks_desktop.ui.graph.viewport import Viewport
 
 if TYPE_CHECKING:
@@ -74,8 +74,10 @@ class Minimap(QWidget):
         s = vp.scale
         p.translate(vp.width / 2 - vp.cx * s, vp.height / 2 - vp.cy * s)
         p.scale(s, s)
-        for t, poly in canvas.buffers.polys.items():
-            pen = QPen(style.colour_of(model.type_names[t]))
+        groups = (colour_groups(model, canvas.buffers, style) if style.communities is not None else
+                  [(style.colour_of(model.type_names[t]), poly) for t, poly in canvas.buffers.polys.items()])
+        for colour, poly in groups:
+            pen = QPen(colour)
             pen.setCosmetic(True)
             pen.setWidthF(2)
             pen.setCapStyle(Qt.PenCapStyle.SquareCap)

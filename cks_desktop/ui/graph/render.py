@@ -69,6 +69,8 @@ class Style:
     untyped: QColor = field(default_factory=lambda: QColor(theme_tokens().palette("light")["graph_untyped"]))
     # types past the palette's twelve colours: drawn as squares, so colour + shape stays unique
     square_types: set[str] = field(default_factory=set)
+    # colour by community: object id → colour (None: by type); objects in none are drawn untyped
+    communities: dict[str, QColor] | None = None
 
     @classmethod
     def from_palette(cls, palette: QPalette, type_names: Iterable[str]) -> "Style":
@@ -95,6 +97,13 @@ class Style:
 
     def colour_of(self, type_name: str) -> QColor:
         return self.type_colours.get(type_name) or self.untyped
+
+    def node_colour(self, model: GraphModel, i: int) -> QColor:
+        """Node ``i``'s colour: its community's when colouring by community, else its type's."""
+        if self.communities is None:
+            return self.colour_of(model.type_of(i))
+        oid = model.ids[i]
+        return (self.communities.get(oid) if oid is not None else None) or self.untyped
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,18 @@ def choose_detail(scale: float, visible_nodes: int, visible_edges: int) -> Detai
 def world_transform(vp: Viewport) -> QTransform:
     s = vp.scale
     return QTransform(s, 0, 0, s, vp.width / 2 - vp.cx * s, vp.height / 2 - vp.cy * s)
+
+
+def colour_groups(model: GraphModel, buffers: SceneBuffers, style: Style,
+                  indices: list[int] | None = None) -> list[tuple[QColor, QPolygonF]]:
+    """The drawn nodes (or ``indices``) grouped by their colour under ``style`` (by community)."""
+    slot = buffers.node_slot
+    shown = indices if indices is not None else [i for i in range(len(slot)) if slot[i] >= 0]
+    groups: dict[int, tuple[QColor, list[QPointF]]] = {}
+    for i in shown:
+        colour = style.node_colour(model, i)
+        groups.setdefault(colour.rgba(), (colour, []))[1].append(QPointF(model.xs[i], model.ys[i]))
+    return [(colour, QPolygonF(points)) for colour, points in groups.values()]
 
 
 def visible_nodes(model: GraphModel, grid: SpatialGrid, buffers: SceneBuffers, vp: Viewport,
@@ -304,6 +325,9 @@ class FrameRenderer:
         else:
             polys = list(self.buffers.polys.items())
         cap = Qt.PenCapStyle.RoundCap if detail.round_nodes else Qt.PenCapStyle.SquareCap
+        if style.communities is not None:
+            yield from self._community_nodes(p, style, detail, on_screen, cap)
+            return
         if detail.rings and on_screen is not None:
             # a ring in the background colour separates neighbours (few nodes only: it doubles the cost)
             ring = QPen(style.background)
@@ -321,6 +345,18 @@ class FrameRenderer:
             pen.setWidthF(detail.node_px)
             p.setPen(pen)
             p.drawPoints(poly)
+            yield
+
+    def _community_nodes(self, p: QPainter, style: Style, detail: Detail, on_screen: list[int] | None,
+                         cap: Qt.PenCapStyle) -> Iterator[None]:
+        """One ``drawPoints`` per community colour (discs: the shape says nothing here)."""
+        for colour, points in colour_groups(self.model, self.buffers, style, on_screen):
+            pen = QPen(colour)
+            pen.setCosmetic(True)
+            pen.setCapStyle(cap)
+            pen.setWidthF(detail.node_px)
+            p.setPen(pen)
+            p.drawPoints(points)
             yield
 
     def _visible_edges(self, on_screen: list[int]) -> list[int]:
@@ -372,8 +408,8 @@ class FrameRenderer:
         for i in model.nodes():
             if i < len(slot) and slot[i] >= 0 and x0 <= xs[i] <= x1 and y0 <= ys[i] <= y1:
                 t = model.type_of(i)
-                p.setBrush(style.colour_of(t))
-                if t in style.square_types:
+                p.setBrush(style.node_colour(model, i))
+                if style.communities is None and t in style.square_types:
                     p.drawRect(QRectF(xs[i] - r, ys[i] - r, 2 * r, 2 * r))
                 else:
                     p.drawEllipse(QPointF(xs[i], ys[i]), r, r)

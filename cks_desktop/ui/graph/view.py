@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolBar, QToolButton, QVBoxLa
 from cks_desktop.ui.bridge import EventBridge
 from cks_desktop.ui.graph.actions import ViewActions, reference_text
 from cks_desktop.ui.graph.canvas import GraphCanvas
+from cks_desktop.ui.graph.community_mode import CommunityColouring
 from cks_desktop.ui.graph.editor import GraphEditor
 from cks_desktop.ui.graph.hops import HOP_ICONS, HopChoice
 from cks_desktop.ui.graph.empty import EmptyState
@@ -113,6 +114,7 @@ class GraphView(ViewActions, QWidget):
         self.search = SearchBar()
         self.results = SearchResults(self)
         self.search.field.results = self.results
+        self.communities = CommunityColouring(store, self.canvas, self.legend, self.spawn, lambda t: self._say(t))
         self.status = plain_label()
         self.status.setObjectName("graphStatus")
         self._messages: dict[str, str] = {}  # session id → its last status message ("" for no session)
@@ -191,6 +193,11 @@ class GraphView(ViewActions, QWidget):
                                              self._update_minimap, "A small map of the whole graph when zoomed in")
         self.minimap_action.setCheckable(True)
         self.minimap_action.setChecked(True)
+        self.communities_action = self._menu_act(
+            menu, "Colour by community", "graphCommunities",
+            self._toggle_communities,
+            "Colour the objects by the community they belong to; the legend lists the communities and their summaries")
+        self.communities_action.setCheckable(True)
         self.more_menu = menu
         self.more_action = QAction("More", self)
         self.more_action.setObjectName("graphMore")
@@ -256,7 +263,8 @@ class GraphView(ViewActions, QWidget):
         return [self.fit_action, self.zoom_in_action, self.zoom_out_action, None,
                 self.add_action, self.connect_action, self.delete_action, self.undo_action, None,
                 self.focus_action, self.hops.action, self.path_action, None,
-                self.relayout_action, self.export_png_action, self.export_svg_action, None, self.minimap_action]
+                self.relayout_action, self.export_png_action, self.export_svg_action, None, self.minimap_action,
+                self.communities_action]
 
     def fill_menu(self, menu: QMenu) -> None:
         for action in self.graph_actions():
@@ -264,6 +272,9 @@ class GraphView(ViewActions, QWidget):
                 menu.addSeparator()
             else:
                 menu.addAction(action)
+
+    def _toggle_communities(self) -> None:
+        self.communities.set_on(self.communities_action.isChecked(), self.session_id)
 
     def _menu_act(self, menu: QMenu, text: str, name: str, slot: Any, tip: str) -> QAction:
         action = QAction(text, self)
@@ -322,6 +333,7 @@ class GraphView(ViewActions, QWidget):
         self.search.field.clear()
         self.focus_action.setChecked(False)
         opened = self.sync.open_session(session_id or None)
+        self.communities.session_changed(session_id or None)
         self._update_actions()  # the status line: this session's counts and its own last message
         return opened
 
@@ -374,6 +386,7 @@ class GraphView(ViewActions, QWidget):
                 self.inspector.refresh()
         self._update_minimap()
         self._update_actions()
+        self.communities.graph_changed()
         self.changed.emit(delta)
 
     def _update_empty_state(self) -> None:
