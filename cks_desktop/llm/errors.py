@@ -395,7 +395,10 @@ def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
 
 # -- Ollama ------------------------------------------------------------------------------------
 
-def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool,
+               retry_after: float | None = None) -> ProviderError:
+    """``retry_after``: what the error answer's headers asked (the SDK's ``ResponseError`` keeps no
+    headers; the adapter reads them from the HTTP response itself)."""
     import ollama
 
     if isinstance(exc, ollama.ResponseError):
@@ -413,7 +416,7 @@ def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> Provi
             if "overload" in lower:
                 hint = "overloaded"
             return build(ctx, hint, message=message)
-        return from_status(ctx, status, message=message, request=requested(exc))
+        return from_status(ctx, status, message=message, retry_after=retry_after, request=requested(exc))
     mapped = from_transport(ctx, exc, started=started)
     if mapped is not None:
         return mapped

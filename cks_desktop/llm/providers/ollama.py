@@ -14,8 +14,10 @@ failed call's result reads "Error: ...".
 
 The SDK has no retries of its own, and nothing here retries: a 429/5xx answer
 (the SDK raises it at the first chunk) goes to ``Adapter.stream``, the one layer
-that retries (``llm/retry.py``). The SDK's ``ResponseError`` carries no headers, so
-a ``Retry-After`` from a proxy in front of Ollama is not seen: the policy backs off.
+that retries (``llm/retry.py``). The SDK's ``ResponseError`` carries no headers, so the
+client is built with an httpx response hook (the SDK passes its keyword arguments to httpx) that
+notes an error answer's ``Retry-After`` for the request's task; the error then carries it, and the
+policy waits what a proxy in front of Ollama asked.
 
 Thinking: ``think`` (true, or a level for gpt-oss) when the session asks for it;
 ``message.thinking`` streams as ``ReasoningDelta``s and goes back as ``thinking`` on the
@@ -25,13 +27,14 @@ assistant messages of the exchange in progress.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import ollama
 
-from cks_desktop.llm.errors import map_ollama
+from cks_desktop.llm.errors import map_ollama, retry_after_from_headers
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
@@ -63,6 +66,14 @@ DEFAULT_NUM_CTX = 16384
 _FINISH = {"stop": "stop", "length": "length", "load": "stop", "unload": "stop"}
 ORIGIN = "ollama"
 LEVEL_MODELS = ("gpt-oss",)  # models whose ``think`` takes a level ("low"/"medium"/"high"), not true
+# The seconds the last error answer of this task's request asked to wait (its ``Retry-After``):
+# per task, since parallel extraction parts share one client.
+_ASKED_WAIT: contextvars.ContextVar[float | None] = contextvars.ContextVar("ollama_asked_wait", default=None)
+
+
+async def _note_answer(response: Any) -> None:
+    """httpx response hook: keep an error answer's ``Retry-After`` (None for any other answer)."""
+    _ASKED_WAIT.set(retry_after_from_headers(response.headers) if response.status_code >= 400 else None)
 
 
 def to_ollama_messages(messages: list[Message], system: str | None, *, images: bool = False) -> list[dict[str, Any]]:
@@ -125,11 +136,12 @@ class OllamaProvider(Adapter):
             raise RuntimeError("this provider was closed")
         if self._client_obj is None:
             self._client_obj = ollama.AsyncClient(host=self.base_url, timeout=self.config.timeout,
-                                                  verify=shared_tls("httpx"))
+                                                  verify=shared_tls("httpx"),
+                                                  event_hooks={"response": [_note_answer]})
         return self._client_obj
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
-        return map_ollama(exc, self.error_context(), started=started)
+        return map_ollama(exc, self.error_context(), started=started, retry_after=_ASKED_WAIT.get())
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                 response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
@@ -161,6 +173,7 @@ class OllamaProvider(Adapter):
 
     async def _open(self, kwargs: dict[str, Any]) -> tuple[AsyncIterator[Any], Any]:
         """Send the request and wait for its first chunk (an error status is raised there)."""
+        _ASKED_WAIT.set(None)
         parts = await self._client().chat(**kwargs)
         try:
             first = await parts.__anext__()
