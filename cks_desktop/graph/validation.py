@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ class OpError(Exception):
     """One operation is invalid; the message is one sentence."""
 
 
-def check_fields(op: dict[str, Any], allowed: AbstractSet[str]) -> None:
+def check_fields(op: dict[str, Any], allowed: set[str] | frozenset[str]) -> None:
     if allowed.issuperset(op):
         return
     unknown = sorted(set(op) - allowed)
