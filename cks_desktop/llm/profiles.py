@@ -15,7 +15,7 @@ provider key variables (``mcp`` uses it to keep keys out of servers' environment
 
 from __future__ import annotations
 
-from cks_desktop.llm.provider import ProviderProfile
+from cks_desktop.llm.provider import Price, ProviderProfile
 
 ANTHROPIC = ProviderProfile(
     name="anthropic",
@@ -33,6 +33,12 @@ ANTHROPIC = ProviderProfile(
     # Every Claude model since Claude 3 reads images; the older ones did not.
     image_models=(("claude-", True), ("claude-2", False), ("claude-instant", False)),
     default_images=False,
+    # cache reads at a tenth of the input rate, writes at 1.25×
+    prices=(("claude-sonnet-4-5", Price(3.0, 15.0, 0.30, 3.75)), ("claude-sonnet-4-0", Price(3.0, 15.0, 0.30, 3.75)),
+            ("claude-opus-4-1", Price(15.0, 75.0, 1.50, 18.75)), ("claude-haiku-4-5", Price(1.0, 5.0, 0.10, 1.25))),
+    output_limits=(("claude-opus-4", 32000), ("claude-sonnet-4", 64000), ("claude-haiku-4", 64000),
+                   ("claude-3-7-sonnet", 64000), ("claude-3-5-sonnet", 8192), ("claude-3-5-haiku", 8192),
+                   ("claude-3-haiku", 4096), ("claude-3-opus", 4096)),
 )
 
 OLLAMA = ProviderProfile(
@@ -77,6 +83,11 @@ OPENAI = ProviderProfile(
                   ("o1", True), ("o1-mini", False), ("o1-preview", False), ("o3", True), ("o3-mini", False),
                   ("o4-mini", True), ("chatgpt-4o", True), ("gpt-4o-audio", False), ("gpt-3.5", False)),
     default_images=False,
+    prices=(("gpt-4o", Price(2.50, 10.0, 1.25)), ("gpt-4o-mini", Price(0.15, 0.60, 0.075)),
+            ("gpt-4.1", Price(2.0, 8.0, 0.50)), ("gpt-4.1-mini", Price(0.40, 1.60, 0.10)),
+            ("gpt-5", Price(1.25, 10.0, 0.125)), ("gpt-5-mini", Price(0.25, 2.0, 0.025))),
+    output_limits=(("gpt-4o", 16384), ("gpt-4.1", 32768), ("gpt-5", 128000), ("o1", 100000), ("o3", 100000),
+                   ("o4-mini", 100000)),
 )
 
 GEMINI = ProviderProfile(
@@ -93,6 +104,9 @@ GEMINI = ProviderProfile(
     default_context_window=1_048_576,
     image_models=(("gemini-", True), ("gemma-", False)),  # every Gemini model reads images
     default_images=False,
+    prices=(("gemini-2.5-flash", Price(0.30, 2.50, 0.075)), ("gemini-2.5-pro", Price(1.25, 10.0, 0.31)),
+            ("gemini-2.0-flash", Price(0.10, 0.40, 0.025))),
+    output_limits=(("gemini-1.5", 8192), ("gemini-2.0", 8192), ("gemini-2.5", 65536)),
 )
 
 PROFILES: dict[str, ProviderProfile] = {p.name: p for p in (ANTHROPIC, OLLAMA, OPENAI, GEMINI)}
