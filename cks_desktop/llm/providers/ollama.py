@@ -34,7 +34,10 @@ from typing import Any
 
 import ollama
 
-from cks_desktop.llm.errors import map_ollama, retry_after_from_headers
+from cks_desktop.llm.errors import (
+    ErrorContext, build, from_status, from_transport, requested, retry_after_from_headers, says_no_thinking,
+    unexpected,
+)
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
@@ -254,3 +257,35 @@ async def _close(parts: Any) -> None:
     if aclose is not None:
         with contextlib.suppress(Exception):
             await aclose()
+
+
+# -- Ollama ------------------------------------------------------------------------------------
+
+def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool,
+               retry_after: float | None = None) -> ProviderError:
+    """``retry_after``: what the error answer's headers asked (the SDK's ``ResponseError`` keeps no
+    headers; the adapter reads them from the HTTP response itself)."""
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError):
+        message = str(exc.error)
+        status = exc.status_code if exc.status_code and exc.status_code > 0 else None
+        lower = message.lower()
+        if "does not support tools" in lower:
+            return build(ctx, "no_tool_support", status=status, message=message)
+        if says_no_thinking(message):
+            return build(ctx, "no_thinking_support", status=status, message=message)
+        if "not found" in lower and "model" in lower:
+            return build(ctx, "model_not_found", status=status, message=message)
+        if status is None:  # an {"error": ...} line in the middle of the stream
+            hint = "bad_response" if "parsing tool call" in lower else "server_error"
+            if "overload" in lower:
+                hint = "overloaded"
+            return build(ctx, hint, message=message)
+        return from_status(ctx, status, message=message, retry_after=retry_after, request=requested(exc))
+    mapped = from_transport(ctx, exc, started=started)
+    if mapped is not None:
+        return mapped
+    if isinstance(exc, json.JSONDecodeError):  # a line cut in half
+        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
+    return unexpected(ctx, exc)
