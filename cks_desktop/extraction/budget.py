@@ -45,4 +45,5 @@ def effective_budget(provider_name: str, model: str, configured: int | None) -> 
     asked = answer_budget(provider_name, model, configured)
     if asked is not None:
         return asked
-    return configured if provider_name == "anthropic" else None
+    profile = PROFILES.get(provider_name)
+    return configured if profile is not None and profile.max_tokens_always_sent else None

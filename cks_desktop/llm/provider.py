@@ -46,6 +46,7 @@ class ProviderProfile:
     name: str  # "anthropic" | "ollama" | "openai" | "gemini"
     display_name: str  # what the settings page, the composer and error messages call it
     adapter: str = ""  # "module:Class" of the adapter, imported only when one is built
+    sdk: str = ""  # the vendor SDK's module, imported with the adapter only (the self-test checks start-up)
     default_model: str = ""  # when neither the call nor the settings name one
     default_base_url: str = ""  # when the settings' base URL is empty
     api_key_envs: tuple[str, ...] = ()  # env vars that may hold the key, preferred first; () = no key
@@ -82,6 +83,9 @@ class ProviderProfile:
     # Published answer limits in tokens, read by ``extraction/budget.py``: (model-name prefix, tokens),
     # the longest matching prefix wins; a model not listed is asked for nothing extra.
     output_limits: tuple[tuple[str, int], ...] = ()
+    # The API requires an answer limit on every request (Anthropic's ``max_tokens``), so the
+    # session's setting is the limit a call runs under (``extraction/budget.py``).
+    max_tokens_always_sent: bool = False
 
     @property
     def needs_api_key(self) -> bool:
