@@ -3,7 +3,10 @@
 Each provider's real adapter and SDK talk to its fake server (``tests/fakes``), which answers every
 generation request 429 with ``Retry-After: 0`` and counts what arrives. ``max_retries`` is the
 app's default (2), so the one retry policy (``llm/retry.py``) allows 1 + 2 = 3 requests per model
-call. Prints a Markdown table (and the seconds each took).
+call. Prints a Markdown table (and the seconds each took), then a second one: one extraction part
+against ``Retry-After: 1`` with ``max_retries`` 1 — the requests, the gap between them (the second
+request must wait the second asked for, Ollama's included), and whether the extraction's progress
+said "waiting 1 s".
 
     PYTHONPATH=. python bench/retry_requests.py
 """
@@ -105,6 +108,33 @@ async def _extract(fake: FakeServer, options: dict[str, Any], root: Path) -> int
     return _generation(fake)
 
 
+async def _waited(fake: FakeServer, options: dict[str, Any], root: Path) -> tuple[int, float, bool]:
+    """One extraction part against a persistent 429 with Retry-After: 1 and max_retries 1."""
+    turn = Turn(status=429, retry_after=1)
+    if hasattr(fake, "always"):
+        fake.always = turn
+    else:
+        fake.queue(*[turn] * 10)
+    config = ProviderConfig(fake.name, fake.default_model, fake.base_url, "test", timeout=10, max_retries=1,
+                            options=dict(options))
+    provider = adapter_for(config)
+    store = GraphStore.open(root / "wait.sqlite3")
+    path = root / "note.md"
+    path.write_text(TEXT, encoding="utf-8")
+    shown: list[str] = []
+    try:
+        session_id = store.create_session("s").id
+        DocumentStore(store).add(session_id, [read_path(path, 1024 * 1024)])
+        doc = DocumentStore(store).get(session_id, "note.md")
+        await Extraction(store, session_id, doc, provider, on_progress=lambda p: shown.append(p.waiting)).run()
+    finally:
+        await provider.aclose()
+        store.close()
+    stamps = [r.at for r in fake.generation_requests]
+    gap = stamps[1] - stamps[0] if len(stamps) > 1 else 0.0
+    return len(stamps), gap, "waiting 1 s (rate limited)" in shown
+
+
 async def main() -> None:
     print(f"max_retries = {DEFAULT_MAX_RETRIES}: at most {1 + DEFAULT_MAX_RETRIES} requests per model call\n")
     print("| provider | chat turn: requests | s | extraction part: requests | s |")
@@ -118,6 +148,13 @@ async def main() -> None:
                 count = await asyncio.wait_for(run(fake, options, Path(tmp)), 120)
                 row += [str(count), f"{time.monotonic() - began:.1f}"]
         print("| " + " | ".join(row) + " |")
+    print("\nRetry-After: 1, max_retries = 1: one extraction part\n")
+    print("| provider | requests | s between them | progress said \"waiting 1 s\" |")
+    print("|---|---|---|---|")
+    for name, (make, options) in SERVERS.items():
+        with make() as fake, tempfile.TemporaryDirectory() as tmp:
+            count, gap, said = await asyncio.wait_for(_waited(fake, options, Path(tmp)), 120)
+        print(f"| {name} | {count} | {gap:.2f} | {'yes' if said else 'no'} |")
 
 
 if __name__ == "__main__":

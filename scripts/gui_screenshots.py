@@ -30,8 +30,8 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``settings-share``: Settings → Share with other apps;
 - ``settings-storage``: Settings → Storage;
 - ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
-- ``extraction-estimate``, ``extraction-progress``, ``extraction-review``: Documents → Extract
-  knowledge: the estimate box, the run (paused) in the status bar, the review before writing.
+- ``extraction-estimate``, ``extraction-progress``, ``extraction-waiting``, ``extraction-review``: Documents → Extract
+  knowledge: the estimate box, the run (paused) in the status bar, its label while a retry waits, the review.
 
 Each picture is the whole screen of a real X server (Xvfb) of that size with a real window
 manager (openbox) on it: the window as the app fits it to the screen, its frame, and every dialog
@@ -64,7 +64,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities")
+          "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -545,7 +545,8 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
     """Issue 17: Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
-    if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-review", "graph-search")):
+    if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-waiting",
+                                         "extraction-review", "graph-search")):
         return
     from cks_desktop.documents.readers import read_path
     from cks_desktop.documents.store import DocumentStore
@@ -582,6 +583,15 @@ async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shoote
         progress.toggle_pause()
         await settle(0.5)
         await shots.shoot("extraction-progress")
+        if shots.wanted("extraction-waiting") and progress.run is not None:
+            # the label as it reads while the provider waits out a 429's Retry-After (the real wait is
+            # tested through a fake server in tests/extraction/test_extraction_waits.py)
+            from dataclasses import replace as replaced
+
+            progress.update_progress(replaced(progress.run.progress, state="running",
+                                              waiting="waiting 8 s (rate limited)"))
+            await settle(0.3)
+            await shots.shoot("extraction-waiting")
         progress.toggle_pause()
     dialog = await asyncio.wait_for(reviewed, 60)
     await settle(0.5)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
+from cks_desktop.llm.events import wait_text
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision
 from cks_desktop.tools.types import Outcome, ToolResult
@@ -247,12 +248,7 @@ class Waiting:
 
     @property
     def text(self) -> str:
-        why = _WAIT_WHY.get(self.kind, self.kind.replace("_", " "))
-        return f"waiting {max(1, round(self.seconds))} s ({why})"
-
-
-_WAIT_WHY = {"rate_limited": "rate limited", "overloaded": "overloaded", "server_error": "server error",
-             "connection": "connection failed", "stream_cut": "connection dropped", "timeout": "gateway timeout"}
+        return wait_text(self.seconds, self.kind)
 
 
 @dataclass(frozen=True)

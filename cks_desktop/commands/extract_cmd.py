@@ -135,7 +135,8 @@ def _progress_printer() -> Any:
     def show(p: "Progress") -> None:
         cost = f", ${p.cost_usd:.4f}" if p.cost_usd is not None else ""
         line = (f"{p.chunks_done}/{p.chunks_total} parts read ({p.cached} from the cache), "
-                f"{counted(p.objects_found, 'object')} found, {counted(p.calls, 'call')}{cost}")
+                f"{counted(p.objects_found, 'object')} found, {counted(p.calls, 'call')}{cost}"
+                f"{f', {p.waiting}' if p.waiting else ''}")
         sys.stderr.write(f"\r{line}   " if live else f"{line}\n")
         sys.stderr.flush()
 

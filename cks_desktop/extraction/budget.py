@@ -10,16 +10,15 @@ default or ``max_tokens`` applies). A part whose answer is cut anyway is split (
 
 from __future__ import annotations
 
+from cks_desktop.llm.profiles import PROFILES
+
 EXTRACTION_MAX_OUTPUT = 16384
 
-# Published answer limits (tokens), longest prefix first wins. Only what a 400 would punish matters:
-# a model listed here with less than EXTRACTION_MAX_OUTPUT is asked for its own limit.
-KNOWN_OUTPUT_LIMITS: dict[str, int] = {
-    "claude-opus-4": 32000, "claude-sonnet-4": 64000, "claude-haiku-4": 64000, "claude-3-7-sonnet": 64000,
-    "claude-3-5-sonnet": 8192, "claude-3-5-haiku": 8192, "claude-3-haiku": 4096, "claude-3-opus": 4096,
-    "gpt-4o": 16384, "gpt-4.1": 32768, "gpt-5": 128000, "o1": 100000, "o3": 100000, "o4-mini": 100000,
-    "gemini-1.5": 8192, "gemini-2.0": 8192, "gemini-2.5": 65536,
-}
+# Published answer limits (tokens) of every profile (``ProviderProfile.output_limits``), longest prefix
+# first wins. Only what a 400 would punish matters: a model listed with less than EXTRACTION_MAX_OUTPUT
+# is asked for its own limit.
+KNOWN_OUTPUT_LIMITS: dict[str, int] = {prefix: tokens for profile in PROFILES.values()
+                                       for prefix, tokens in profile.output_limits}
 
 
 def known_output_limit(model: str) -> int | None:
@@ -46,4 +45,5 @@ def effective_budget(provider_name: str, model: str, configured: int | None) -> 
     asked = answer_budget(provider_name, model, configured)
     if asked is not None:
         return asked
-    return configured if provider_name == "anthropic" else None
+    profile = PROFILES.get(provider_name)
+    return configured if profile is not None and profile.max_tokens_always_sent else None

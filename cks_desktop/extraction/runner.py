@@ -44,7 +44,7 @@ from cks_desktop.extraction.vocabulary import Vocabulary
 if TYPE_CHECKING:
     from cks_desktop.documents.model import Document
     from cks_desktop.graph.store import GraphStore
-    from cks_desktop.llm.events import Usage
+    from cks_desktop.llm.events import RetryWait, Usage
     from cks_desktop.llm.provider import Provider
 
 # Answer tokens per passage token, for the estimate. Every object and every relation carries a verbatim
@@ -109,6 +109,7 @@ class Progress:
     app_seconds: float = 0.0  # everything else of the run (cache, grounding, resolution)
     phases: dict[str, float] = field(default_factory=dict)  # app_seconds by phase (wall), for the bench
     split_parts: int = 0  # parts halved because the answer was cut at the model's answer limit
+    waiting: str = ""  # while a request waits to be tried again: "waiting 8 s (rate limited)"; else ""
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -415,8 +416,9 @@ class Extraction:
         started = loop.time()
         try:
             answer = await respond_json(self.provider, [Message.user(message)], schema, system=system, usage=usage,
-                                        max_output_tokens=self._budget())
+                                        max_output_tokens=self._budget(), on_wait=self._waited)
         except ProviderError as exc:
+            self.progress.waiting = ""
             self._count(usage, loop.time() - started, refused=exc.kind in ("rate_limited", "overloaded"))
             self.progress.failed_chunks.append(f"{what}: {exc.message}")
             return None
@@ -429,6 +431,11 @@ class Extraction:
             return None
         self._count(usage, loop.time() - started)
         return answer if isinstance(answer, dict) else None
+
+    def _waited(self, wait: "RetryWait") -> None:
+        """The provider's stream waits before a retry (or the wait is over): the progress says so."""
+        self.progress.waiting = "" if wait.resumed else wait.text
+        self._emit()
 
     def _count(self, usage: list["Usage"], seconds: float, refused: bool = False) -> None:
         """Add one ``respond_json`` exchange: each answered request (a repair turn is a second one)

@@ -33,6 +33,7 @@ from cks_desktop.graph.errors import AmbiguousRef, StoreError, ValidationFailed
 from cks_desktop.graph import evidence as E
 from cks_desktop.graph.model import TypeDef
 from cks_desktop.graph.overlay import ObjState, Overlay, RelState
+from cks_desktop.graph.operations import OPERATIONS
 from cks_desktop.graph.plan import Plan
 from cks_desktop.graph.sqlite_util import dumps, is_id
 from cks_desktop.graph.validation import (
@@ -40,21 +41,7 @@ from cks_desktop.graph.validation import (
 )
 from cks_desktop.ids import new_id
 
-_FIELDS = {
-    "add_object": {"op", "type", "name", "properties", "label", "on_conflict", "id", "created_at", "updated_at"},
-    "update_object": {"op", "ref", "name", "type", "set_properties", "remove_properties", "updated_at"},
-    "remove_object": {"op", "ref"},
-    "add_relation": {"op", "source", "target", "type", "properties", "label", "id", "created_at"},
-    "update_relation": {"op", "relation_id", "source", "target", "type", "properties", "set_properties",
-                        "remove_properties"},
-    "remove_relation": {"op", "relation_id"},
-    "define_type": {"op", "kind", "name", "description", "properties_schema"},
-    "undefine_type": {"op", "kind", "name"},
-    "add_evidence": E.ADD_FIELDS,
-    "remove_evidence": E.REMOVE_FIELDS,
-    "move_evidence": E.MOVE_FIELDS,  # internal: merges move sources to the object that stays
-    "set_evidence_review": E.REVIEW_FIELDS,  # a person checked a source (accepted, edited, ...)
-}
+_FIELDS = {name: op.fields for name, op in OPERATIONS.items()}  # graph/operations.py declares them
 OP_NAMES = tuple(_FIELDS)
 
 

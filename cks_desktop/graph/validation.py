@@ -26,7 +26,7 @@ class OpError(Exception):
     """One operation is invalid; the message is one sentence."""
 
 
-def check_fields(op: dict[str, Any], allowed: set[str]) -> None:
+def check_fields(op: dict[str, Any], allowed: set[str] | frozenset[str]) -> None:
     if allowed.issuperset(op):
         return
     unknown = sorted(set(op) - allowed)

@@ -246,11 +246,16 @@ class StreamAssembler:
         return Message("assistant", parts)
 
 
-async def collect(stream: Any, *, strict: bool = False) -> StreamAssembler:
-    """Consume an event stream completely into an assembler (closing it on the way out)."""
+async def collect(stream: Any, *, strict: bool = False,
+                  on_wait: Callable[[RetryWait], None] | None = None) -> StreamAssembler:
+    """Consume an event stream completely into an assembler (closing it on the way out).
+
+    ``on_wait``: told each ``RetryWait`` (a wait begins, a wait is over), which is no part of the answer."""
     assembler = StreamAssembler(strict=strict)
     try:
         async for event in stream:
+            if on_wait is not None and isinstance(event, RetryWait):
+                on_wait(event)
             assembler.feed(event)
     finally:
         aclose = getattr(stream, "aclose", None)

@@ -5,9 +5,9 @@ a status, Anthropic's mid-stream ``error`` event as status 200 with the type in
 the body; ollama: ``ResponseError`` with only the body text; google-genai:
 ``ClientError``/``ServerError`` with a Google RPC status), and the transports
 under them raise ``httpx``/``httpx2`` exceptions during streaming that the SDKs
-do not wrap. The per-SDK ``map_*`` functions read what each one offers and hand
-a status, a vendor error type and the vendor's message to one sentence builder,
-so every provider words the same failure the same way.
+do not wrap. Each adapter's ``map_*`` function (beside its adapter, in ``providers/``) reads
+what its SDK offers and hands a status, a vendor error type and the vendor's message to the one
+sentence builder here, so every provider words the same failure the same way.
 
 Kinds (``ProviderError.kind``): auth, model_not_found, not_found (wrong base
 URL), rate_limited, overloaded, server_error, connection, timeout, stream_cut,
@@ -21,7 +21,6 @@ from the branch that handles their exceptions.
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import re
 import time
@@ -301,7 +300,7 @@ def _cause_chain(exc: BaseException) -> list[BaseException]:
     return chain
 
 
-def _transport_in_chain(ctx: ErrorContext, exc: BaseException, started: bool) -> ProviderError | None:
+def transport_in_chain(ctx: ErrorContext, exc: BaseException, started: bool) -> ProviderError | None:
     for e in _cause_chain(exc)[1:]:
         mapped = from_transport(ctx, e, started=started)
         if mapped is not None and mapped.kind != "connection":
@@ -309,23 +308,7 @@ def _transport_in_chain(ctx: ErrorContext, exc: BaseException, started: bool) ->
     return None
 
 
-# -- Anthropic ---------------------------------------------------------------------------------
-
-_ANTHROPIC_TYPES = {
-    "authentication_error": "auth",
-    "permission_error": "auth",
-    "not_found_error": "not_found",
-    "rate_limit_error": "rate_limited",
-    "overloaded_error": "overloaded",
-    "api_error": "server_error",
-    "timeout_error": "timeout",
-    "invalid_request_error": "bad_request",
-    "request_too_large": "bad_request",
-    "billing_error": "bad_request",
-}
-
-
-def _body_error(body: Any) -> tuple[str | None, str | None]:
+def body_error(body: Any) -> tuple[str | None, str | None]:
     """(type, message) from ``{"error": {"type", "message"}}`` or a flat error object."""
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -338,142 +321,7 @@ def _body_error(body: Any) -> tuple[str | None, str | None]:
     return None, None
 
 
-def map_anthropic(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
-    import anthropic
-
-    if isinstance(exc, anthropic.APIStatusError):
-        etype, message = _body_error(exc.body)
-        status = exc.status_code
-        hint = _ANTHROPIC_TYPES.get(etype or "")
-        if status == 529:
-            hint = "overloaded"
-        retry = retry_after_from_headers(exc.response.headers) if status != 200 else None
-        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
-    if isinstance(exc, anthropic.APITimeoutError):
-        return build(ctx, "timeout")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return _transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
-    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
-
-
-# -- OpenAI (and compatible servers) -----------------------------------------------------------
-
-_OPENAI_CODES = {
-    "invalid_api_key": "auth",
-    "model_not_found": "model_not_found",
-    "rate_limit_exceeded": "rate_limited",
-    "insufficient_quota": "rate_limited",
-    "server_error": "server_error",
-}
-
-
-def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        etype, message = _body_error(exc.body)
-        code = exc.code or ""
-        hint = _OPENAI_CODES.get(code)
-        if code == "context_length_exceeded":
-            hint = "prompt_too_long"
-        if exc.status_code in (401, 403):
-            hint = "auth"
-        return from_status(ctx, exc.status_code, message=message or exc.message, hint=hint,
-                           retry_after=retry_after_from_headers(exc.response.headers), request=requested(exc))
-    if isinstance(exc, openai.APITimeoutError):
-        return build(ctx, "timeout")
-    if isinstance(exc, openai.APIConnectionError):
-        return _transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
-    if isinstance(exc, openai.APIError):  # an ``{"error": ...}`` object inside the stream
-        etype, message = _body_error(exc.body)
-        hint = _OPENAI_CODES.get(exc.code or "") or _OPENAI_CODES.get(etype or "") or "server_error"
-        if "overload" in (message or "").lower():
-            hint = "overloaded"
-        return from_status(ctx, None, message=message or exc.message, hint=hint)
-    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
-
-
-# -- Ollama ------------------------------------------------------------------------------------
-
-def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
-    import ollama
-
-    if isinstance(exc, ollama.ResponseError):
-        message = str(exc.error)
-        status = exc.status_code if exc.status_code and exc.status_code > 0 else None
-        lower = message.lower()
-        if "does not support tools" in lower:
-            return build(ctx, "no_tool_support", status=status, message=message)
-        if says_no_thinking(message):
-            return build(ctx, "no_thinking_support", status=status, message=message)
-        if "not found" in lower and "model" in lower:
-            return build(ctx, "model_not_found", status=status, message=message)
-        if status is None:  # an {"error": ...} line in the middle of the stream
-            hint = "bad_response" if "parsing tool call" in lower else "server_error"
-            if "overload" in lower:
-                hint = "overloaded"
-            return build(ctx, hint, message=message)
-        return from_status(ctx, status, message=message, request=requested(exc))
-    mapped = from_transport(ctx, exc, started=started)
-    if mapped is not None:
-        return mapped
-    if isinstance(exc, json.JSONDecodeError):  # a line cut in half
-        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
-    return _unexpected(ctx, exc)
-
-
-# -- Gemini ------------------------------------------------------------------------------------
-
-_RPC_STATUS = {
-    "UNAUTHENTICATED": "auth",
-    "PERMISSION_DENIED": "auth",
-    "NOT_FOUND": "not_found",
-    "RESOURCE_EXHAUSTED": "rate_limited",
-    "UNAVAILABLE": "overloaded",  # Gemini's 503: "The model is overloaded" / "currently unavailable"
-    "INTERNAL": "server_error",
-    "DEADLINE_EXCEEDED": "timeout",
-}
-_DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
-
-
-def _gemini_details(details: Any) -> tuple[str | None, float | None]:
-    """(ErrorInfo reason, RetryInfo delay in seconds) from a Google RPC error body."""
-    reason, delay = None, None
-    error = details.get("error", details) if isinstance(details, dict) else None
-    items = error.get("details") if isinstance(error, dict) else None
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict):
-            continue
-        kind = str(item.get("@type", ""))
-        if kind.endswith("ErrorInfo"):
-            reason = item.get("reason")
-        elif kind.endswith("RetryInfo"):
-            match = _DELAY.match(str(item.get("retryDelay", "")))
-            delay = float(match.group(1)) if match else None
-    return reason, delay
-
-
-def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
-    from google.genai import errors as gerrors
-
-    if isinstance(exc, gerrors.APIError):
-        status = exc.code if isinstance(exc.code, int) else None
-        message = exc.message
-        reason, delay = _gemini_details(exc.details)
-        hint = _RPC_STATUS.get(str(exc.status or ""))
-        if reason in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED") or status in (401, 403):
-            hint = "auth"
-        if hint is None or (hint == "server_error" and status is not None and status < 500):
-            hint = kind_for_status(status)
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-        retry = delay if delay is not None else retry_after_from_headers(headers)
-        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
-    if isinstance(exc, gerrors.UnknownApiResponseError):
-        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
-    return from_transport(ctx, exc, started=started) or _unexpected(ctx, exc)
-
-
-def _unexpected(ctx: ErrorContext, exc: BaseException) -> ProviderError:
+def unexpected(ctx: ErrorContext, exc: BaseException) -> ProviderError:
     """A failure no mapper knows: still one sentence, and the whole traceback (frames and all) in the log."""
     log.error("%s failed unexpectedly", ctx.display, exc_info=exc)
     return _error("bad_response", f"{ctx.subject} failed unexpectedly: {_clean(exc) or type(exc).__name__}.",

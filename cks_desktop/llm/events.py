@@ -109,5 +109,20 @@ class RetryWait:
     resumed: bool = False
     type: Literal["retry_wait"] = "retry_wait"
 
+    @property
+    def text(self) -> str:
+        return wait_text(self.seconds, self.kind)
+
+
+_WAIT_WHY = {"rate_limited": "rate limited", "overloaded": "overloaded", "server_error": "server error",
+             "connection": "connection failed", "stream_cut": "connection dropped", "timeout": "gateway timeout"}
+
+
+def wait_text(seconds: float, kind: str) -> str:
+    """What a person is shown while a request waits to be tried again: "waiting 8 s (rate limited)"
+    (the chat's notice line, the extraction's progress)."""
+    why = _WAIT_WHY.get(kind, kind.replace("_", " "))
+    return f"waiting {max(1, round(seconds))} s ({why})"
+
 
 StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | ToolCallDone | Usage | Finish | RetryWait

@@ -1,6 +1,6 @@
 """What a model turn costs: a small table of USD per million tokens, which the person can override.
 
-The table covers the default models of each provider (``llm/profiles.py``) and a few
+The table is each provider's ``prices`` (``llm/profiles.py``): its default models and a few
 close relatives; prices change, so the settings' ``agent.prices`` (edited in Settings →
 Chat & agent) wins over it. An entry there is keyed by the model name, or by
 ``"<provider>/<model>"`` to price one provider's model only (the same open model costs
@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cks_desktop.llm.profiles import PROFILES
+from cks_desktop.llm.provider import Price
 from cks_desktop.settings.sections import MAX_PRICE
 
 _FIELDS = ("input", "output", "cached_input", "cache_write")
@@ -33,42 +35,8 @@ class PriceError(ValueError):
     """One sentence saying which price is wrong."""
 
 
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cached: float | None = None  # None: cached tokens cost the input rate
-    cache_write: float | None = None  # None: tokens written to the cache cost the input rate
-
-    def to_json(self) -> dict[str, float]:
-        data = {"input": self.input, "output": self.output}
-        if self.cached is not None:
-            data["cached_input"] = self.cached
-        if self.cache_write is not None:
-            data["cache_write"] = self.cache_write
-        return data
-
-
-DEFAULT_PRICES: dict[str, Price] = {
-    # Anthropic (cache reads at a tenth of the input rate, writes at 1.25×)
-    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4-0": Price(3.0, 15.0, 0.30, 3.75),
-    "claude-opus-4-1": Price(15.0, 75.0, 1.50, 18.75),
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.10, 1.25),
-    # OpenAI
-    "gpt-4o": Price(2.50, 10.0, 1.25),
-    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
-    "gpt-4.1": Price(2.0, 8.0, 0.50),
-    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
-    "gpt-5": Price(1.25, 10.0, 0.125),
-    "gpt-5-mini": Price(0.25, 2.0, 0.025),
-    # Google
-    "gemini-2.5-flash": Price(0.30, 2.50, 0.075),
-    "gemini-2.5-pro": Price(1.25, 10.0, 0.31),
-    "gemini-2.0-flash": Price(0.10, 0.40, 0.025),
-}
+# Every profile's model prices (``ProviderProfile.prices``: the provider's facts live with it).
+DEFAULT_PRICES: dict[str, Price] = {name: price for profile in PROFILES.values() for name, price in profile.prices}
 
 
 def _rate(value: Any, name: str, key: str) -> float | None:

@@ -15,15 +15,17 @@ provider key variables (``mcp`` uses it to keep keys out of servers' environment
 
 from __future__ import annotations
 
-from cks_desktop.llm.provider import ProviderProfile
+from cks_desktop.llm.provider import Price, ProviderProfile
 
 ANTHROPIC = ProviderProfile(
     name="anthropic",
     display_name="Anthropic",
     adapter="cks_desktop.llm.providers.anthropic:AnthropicProvider",
+    sdk="anthropic",
     default_model="claude-sonnet-5",
     default_base_url="https://api.anthropic.com",
     api_key_envs=("ANTHROPIC_API_KEY",),
+    max_tokens_always_sent=True,
     tool_calling=True,
     native_structured_output=False,  # respond_json's schema becomes one forced tool instead
     parallel_tool_calls=True,
@@ -33,12 +35,19 @@ ANTHROPIC = ProviderProfile(
     # Every Claude model since Claude 3 reads images; the older ones did not.
     image_models=(("claude-", True), ("claude-2", False), ("claude-instant", False)),
     default_images=False,
+    # cache reads at a tenth of the input rate, writes at 1.25×
+    prices=(("claude-sonnet-4-5", Price(3.0, 15.0, 0.30, 3.75)), ("claude-sonnet-4-0", Price(3.0, 15.0, 0.30, 3.75)),
+            ("claude-opus-4-1", Price(15.0, 75.0, 1.50, 18.75)), ("claude-haiku-4-5", Price(1.0, 5.0, 0.10, 1.25))),
+    output_limits=(("claude-opus-4", 32000), ("claude-sonnet-4", 64000), ("claude-haiku-4", 64000),
+                   ("claude-3-7-sonnet", 64000), ("claude-3-5-sonnet", 8192), ("claude-3-5-haiku", 8192),
+                   ("claude-3-haiku", 4096), ("claude-3-opus", 4096)),
 )
 
 OLLAMA = ProviderProfile(
     name="ollama",
     display_name="Ollama",
     adapter="cks_desktop.llm.providers.ollama:OllamaProvider",
+    sdk="ollama",
     default_model="llama3.1",
     default_base_url="http://127.0.0.1:11434",
     api_key_envs=(),  # a local server: no key
@@ -55,6 +64,7 @@ OPENAI = ProviderProfile(
     name="openai",
     display_name="OpenAI-compatible",
     adapter="cks_desktop.llm.providers.openai_compat:OpenAICompatProvider",
+    sdk="openai",
     default_model="gpt-4.1-mini",
     default_base_url="https://api.openai.com/v1",
     api_key_envs=("OPENAI_API_KEY",),
@@ -77,12 +87,18 @@ OPENAI = ProviderProfile(
                   ("o1", True), ("o1-mini", False), ("o1-preview", False), ("o3", True), ("o3-mini", False),
                   ("o4-mini", True), ("chatgpt-4o", True), ("gpt-4o-audio", False), ("gpt-3.5", False)),
     default_images=False,
+    prices=(("gpt-4o", Price(2.50, 10.0, 1.25)), ("gpt-4o-mini", Price(0.15, 0.60, 0.075)),
+            ("gpt-4.1", Price(2.0, 8.0, 0.50)), ("gpt-4.1-mini", Price(0.40, 1.60, 0.10)),
+            ("gpt-5", Price(1.25, 10.0, 0.125)), ("gpt-5-mini", Price(0.25, 2.0, 0.025))),
+    output_limits=(("gpt-4o", 16384), ("gpt-4.1", 32768), ("gpt-5", 128000), ("o1", 100000), ("o3", 100000),
+                   ("o4-mini", 100000)),
 )
 
 GEMINI = ProviderProfile(
     name="gemini",
     display_name="Gemini",
     adapter="cks_desktop.llm.providers.gemini:GeminiProvider",
+    sdk="google.genai",
     default_model="gemini-2.5-flash",
     default_base_url="https://generativelanguage.googleapis.com",
     api_key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
@@ -93,6 +109,9 @@ GEMINI = ProviderProfile(
     default_context_window=1_048_576,
     image_models=(("gemini-", True), ("gemma-", False)),  # every Gemini model reads images
     default_images=False,
+    prices=(("gemini-2.5-flash", Price(0.30, 2.50, 0.075)), ("gemini-2.5-pro", Price(1.25, 10.0, 0.31)),
+            ("gemini-2.0-flash", Price(0.10, 0.40, 0.025))),
+    output_limits=(("gemini-1.5", 8192), ("gemini-2.0", 8192), ("gemini-2.5", 65536)),
 )
 
 PROFILES: dict[str, ProviderProfile] = {p.name: p for p in (ANTHROPIC, OLLAMA, OPENAI, GEMINI)}

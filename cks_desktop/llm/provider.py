@@ -16,6 +16,24 @@ from cks_desktop.llm.messages import Message, ToolDef
 
 
 @dataclass(frozen=True)
+class Price:
+    """USD per million tokens (``llm/prices.py`` reads it; a profile lists its models' prices)."""
+
+    input: float
+    output: float
+    cached: float | None = None  # None: cached tokens cost the input rate
+    cache_write: float | None = None  # None: tokens written to the cache cost the input rate
+
+    def to_json(self) -> dict[str, float]:
+        data = {"input": self.input, "output": self.output}
+        if self.cached is not None:
+            data["cached_input"] = self.cached
+        if self.cache_write is not None:
+            data["cache_write"] = self.cache_write
+        return data
+
+
+@dataclass(frozen=True)
 class ProviderProfile:
     """Everything the app knows about one provider family, in one place (``llm/profiles.py``).
 
@@ -28,6 +46,7 @@ class ProviderProfile:
     name: str  # "anthropic" | "ollama" | "openai" | "gemini"
     display_name: str  # what the settings page, the composer and error messages call it
     adapter: str = ""  # "module:Class" of the adapter, imported only when one is built
+    sdk: str = ""  # the vendor SDK's module, imported with the adapter only (the self-test checks start-up)
     default_model: str = ""  # when neither the call nor the settings name one
     default_base_url: str = ""  # when the settings' base URL is empty
     api_key_envs: tuple[str, ...] = ()  # env vars that may hold the key, preferred first; () = no key
@@ -58,6 +77,15 @@ class ProviderProfile:
     # the providers page): (setting value, what the page calls it, "module:Class" of its adapter);
     # the profile's own ``adapter`` is the default API. OpenAI's Responses API.
     alternate_apis: tuple[tuple[str, str, str], ...] = ()
+    # Prices of the provider's models, read by ``llm/prices.py`` (the person's ``agent.prices`` win):
+    # (model name, price); a dated id ("claude-haiku-4-5-20251001") takes the longest name it starts with.
+    prices: tuple[tuple[str, Price], ...] = ()
+    # Published answer limits in tokens, read by ``extraction/budget.py``: (model-name prefix, tokens),
+    # the longest matching prefix wins; a model not listed is asked for nothing extra.
+    output_limits: tuple[tuple[str, int], ...] = ()
+    # The API requires an answer limit on every request (Anthropic's ``max_tokens``), so the
+    # session's setting is the limit a call runs under (``extraction/budget.py``).
+    max_tokens_always_sent: bool = False
 
     @property
     def needs_api_key(self) -> bool:

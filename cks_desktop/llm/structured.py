@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cks_desktop.llm.assembler import collect
-from cks_desktop.llm.events import Usage
+from cks_desktop.llm.events import RetryWait, Usage
 from cks_desktop.llm.messages import Message, Text
 from cks_desktop.llm.provider import GenerationParams, Provider
 
@@ -109,14 +110,15 @@ def _in_words(schema: dict[str, Any], system: str | None) -> str:
 
 
 async def _ask(provider: Provider, messages: list[Message], schema: dict[str, Any], system: str | None,
-               usage: list[Usage] | None = None, max_output_tokens: int | None = None) -> tuple[str, bool]:
+               usage: list[Usage] | None = None, max_output_tokens: int | None = None,
+               on_wait: Callable[[RetryWait], None] | None = None) -> tuple[str, bool]:
     """(the answer's text, whether the model stopped at its answer limit)."""
     params = GenerationParams(max_output_tokens=max_output_tokens) if max_output_tokens else None
     if enforced(provider):
         stream = provider.stream(messages, [], system=system, response_schema=schema, params=params)
     else:
         stream = provider.stream(messages, [], system=_in_words(schema, system), params=params)
-    assembled = await collect(stream)
+    assembled = await collect(stream, on_wait=on_wait)
     if usage is not None and assembled.usage is not None:
         usage.append(assembled.usage)
     return assembled.text, assembled.finish_reason == "length"
@@ -124,14 +126,16 @@ async def _ask(provider: Provider, messages: list[Message], schema: dict[str, An
 
 async def respond_json(provider: Provider, messages: list[Message], schema: dict[str, Any], *,
                        system: str | None = None, usage: list[Usage] | None = None,
-                       max_output_tokens: int | None = None) -> Any:
+                       max_output_tokens: int | None = None,
+                       on_wait: Callable[[RetryWait], None] | None = None) -> Any:
     """The parsed, schema-valid answer; ``ProviderError`` and ``StructuredOutputError`` propagate.
 
     ``usage``: when given, each model turn's reported token usage is appended to it (one entry,
     or two after a repair turn), so a caller can count cost (document extraction does).
     ``max_output_tokens``: the answer budget to ask for (None: the provider's setting). An answer
-    cut at the limit that does not conform raises at once with ``cut_off`` set (no repair turn)."""
-    answer, cut = await _ask(provider, messages, schema, system, usage, max_output_tokens)
+    cut at the limit that does not conform raises at once with ``cut_off`` set (no repair turn).
+    ``on_wait``: told each ``RetryWait`` of the provider's stream (a wait before a retry begins or ends)."""
+    answer, cut = await _ask(provider, messages, schema, system, usage, max_output_tokens, on_wait)
     value, errors = check(answer, schema)
     if not errors:
         return value
@@ -141,7 +145,7 @@ async def respond_json(provider: Provider, messages: list[Message], schema: dict
             f"({errors[0]}).", errors, answer, cut_off=True)
     repair = [*messages, Message("assistant", [Text(answer or "(empty answer)")]),
               Message.user(_repair_prompt(errors, schema))]
-    answer, _cut = await _ask(provider, repair, schema, system, usage, max_output_tokens)
+    answer, _cut = await _ask(provider, repair, schema, system, usage, max_output_tokens, on_wait)
     value, errors = check(answer, schema)
     if not errors:
         return value

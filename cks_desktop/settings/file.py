@@ -45,20 +45,19 @@ from cks_desktop.diskfull import disk_full_sentence, is_disk_full
 from cks_desktop.filelock import LockTimeout, file_lock
 from cks_desktop.settings import schema
 from cks_desktop.settings.schema import SettingsError
-from cks_desktop.settings.sections import DEFAULT_MAX_ITERATIONS, PROVIDERS
+from cks_desktop.settings.sections import DEFAULT_MAX_ITERATIONS, PROVIDERS, ProviderEntry, Providers
 
 __all__ = ["DEFAULTS", "DEFAULT_MAX_ITERATIONS", "LOCK_TIMEOUT", "PROVIDERS", "Settings", "SettingsError",
            "SettingsSaveError", "apply_changes", "atomic_write_text", "changes_between"]
 S = TypeVar("S", bound=schema.SectionValue)
 
+def _entry_defaults(entry: ProviderEntry) -> dict[str, Any]:
+    """A provider's entry as a new settings file holds it (from its section's defaults, ``sections.py``)."""
+    return {"model": entry.model, "base_url": entry.base_url, **({"num_ctx": entry.num_ctx} if entry.num_ctx else {})}
+
+
 DEFAULTS: dict[str, Any] = {
-    "providers": {
-        "default": "",
-        "anthropic": {"model": "claude-sonnet-5", "base_url": ""},
-        "ollama": {"model": "llama3.1", "base_url": "http://127.0.0.1:11434", "num_ctx": 16384},
-        "openai": {"model": "gpt-4.1-mini", "base_url": ""},
-        "gemini": {"model": "gemini-2.5-flash", "base_url": ""},
-    },
+    "providers": {"default": "", **{name: _entry_defaults(Providers().entry(name)) for name in PROVIDERS}},
     "agent": {"max_iterations": DEFAULT_MAX_ITERATIONS, "tool_policies": {}, "allowed_folders": []},
     "mcpServers": {},
     "ui": {"enter_sends": True, "theme": "system"},

@@ -87,20 +87,6 @@ def fingerprint(name: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json({"name": name, "arguments": arguments}).encode()).hexdigest()
 
 
-# The single-purpose built-ins' default policies, for a registry that does not hold them (a test's,
-# a tool-only one): an effect is then still asked about as the built-in would be. A test keeps this
-# equal to the built-in specs. A name in neither asks ``always``.
-EFFECT_DEFAULT_POLICIES: dict[str, Policy] = {
-    "add_object": Policy.AUTO,
-    "update_object": Policy.AUTO,
-    "add_relation": Policy.AUTO,
-    "define_type": Policy.AUTO,
-    "remove_object": Policy.ONCE,
-    "remove_relation": Policy.ONCE,
-    "merge_objects": Policy.ONCE,
-}
-
-
 # Effects that are a rule, not a tool: the registry asks about them with this policy (a person's
 # override under the same name wins). ``change_existing``: the call renames or retypes an object,
 # changes or removes a property, or defines a type, where what it changes was written by a person,

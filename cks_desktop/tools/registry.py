@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import logging
 import time
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.tools.approval import (
     ApprovalRequest,
-    EFFECT_DEFAULT_POLICIES,
     RULE_POLICIES,
     RULE_TITLES,
     CallPolicy,
@@ -190,6 +190,15 @@ def _compile(name: str, schema: dict[str, Any]) -> "jsonschema.protocols.Validat
     return cls(schema)
 
 
+@functools.cache
+def builtin_policies() -> dict[str, Policy]:
+    """The built-ins' default policies (each spec's ``default_policy``), for a registry that does not
+    hold them (a test's, a tool-only one): an effect is then still asked about as the built-in would be."""
+    from cks_desktop.tools.builtin import builtin_specs  # the built-ins build on this module
+
+    return {spec.name: spec.default_policy for spec in builtin_specs()}
+
+
 class ToolRegistry:
     def __init__(self, store: "GraphStore", *, result_cap: int = DEFAULT_RESULT_CAP) -> None:
         self.store = store
@@ -311,7 +320,7 @@ class ToolRegistry:
         declared a policy for is never run silently)."""
         spec = self._tools.get(name)
         if spec is None:
-            default = EFFECT_DEFAULT_POLICIES.get(name, RULE_POLICIES.get(name, Policy.ALWAYS))
+            default = builtin_policies().get(name, RULE_POLICIES.get(name, Policy.ALWAYS))
             return self._policy_overrides.get(name, default), RULE_TITLES.get(name, name)
         return self.effective_policy(spec), spec.display_name
 

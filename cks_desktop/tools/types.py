@@ -197,6 +197,12 @@ class ToolSpec:
     preview: PreviewFn | None = None
     source: str = "builtin"  # "builtin" or "mcp:<server>"
     effects: EffectsFn | None = None
+    # What a successful result holds: the keys of its JSON object, none required (the MCP output
+    # schema is derived from them). None: not declared, or the result is not always an object.
+    result_keys: tuple[str, ...] | None = None
+    # The arguments that tell what a call is about, in the order a chat row's summary shows them
+    # (empty: the row picks the argument whose name usually carries the point).
+    summary_args: tuple[str, ...] = ()
 
     @property
     def display_name(self) -> str:

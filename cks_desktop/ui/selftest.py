@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 from cks_desktop.llm.events import Finish, StreamEvent, TextDelta, ToolCallDelta, ToolCallDone, ToolCallStart, Usage
 from cks_desktop.llm.messages import Message, ToolDef
 from cks_desktop.llm.provider import GenerationParams, ProviderConfig, ProviderProfile
+from cks_desktop.llm.profiles import PROFILES
 
 if TYPE_CHECKING:
     from cks_desktop.llm.provider import Provider
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
-HEAVY_MODULES = ("anthropic", "openai", "google.genai", "ollama", "mcp")
+HEAVY_MODULES = (*dict.fromkeys(profile.sdk for profile in PROFILES.values() if profile.sdk), "mcp")
 OBJECT_NAME = "Self-test object"
 CLOSING = "The self-test object is in the graph."
 TIMEOUT = 20.0

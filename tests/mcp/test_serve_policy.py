@@ -15,7 +15,7 @@ from cks_desktop.graph.store import GraphStore
 from cks_desktop.mcp.server import build_server, serving_run
 from cks_desktop.mcp.serving import prefs
 from cks_desktop.mcp.serving.approver import HEADLESS_HINT, ServeApprover
-from cks_desktop.mcp.serving.hints import RESULT_KEYS, output_schema, tool_hints
+from cks_desktop.mcp.serving.hints import output_schema, tool_hints
 from cks_desktop.mcp.serving.token import TOKEN_REF, StaticTokenVerifier, ensure_token
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
@@ -50,7 +50,8 @@ async def test_every_tool_has_hints_and_structured_results_match_their_schema(st
         for name, args in [("add_object", {"type": "Person", "name": "Ada"}), ("graph_summary", {}),
                            ("get_object", {"ref": "Ada"}), ("neighbors", {"ref": "Ada"}), ("list_types", {})]:
             r = await c.call_tool(name, args)
-            assert not r.is_error and set(r.structured_content) <= set(RESULT_KEYS[name]), (name, r.structured_content)
+            keys = build_registry(None).get(name).result_keys or ()
+            assert not r.is_error and set(r.structured_content) <= set(keys), (name, r.structured_content)
 
 
 def test_hints_follow_the_spec_not_a_list(store):
@@ -59,8 +60,8 @@ def test_hints_follow_the_spec_not_a_list(store):
         hints = tool_hints(spec, registry)
         if hints["readOnlyHint"]:
             assert not spec.mutating
-        if spec.name in RESULT_KEYS:
-            assert output_schema(spec)["type"] == "object"
+        if spec.result_keys is not None:
+            assert output_schema(spec) == {"type": "object", "properties": {k: {} for k in spec.result_keys}}
     registry.set_policy_overrides({"add_object": "always"})  # the person made it ask: now destructive
     assert tool_hints(registry.get("add_object"), registry)["destructiveHint"] is True
 

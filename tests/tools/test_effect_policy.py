@@ -157,15 +157,16 @@ async def test_every_tool_that_removes_asks_even_with_its_own_policy_set_to_auto
     assert graph(store, session_id) == before
 
 
-async def test_the_fallback_policies_match_the_built_ins() -> None:
-    from cks_desktop.tools.approval import EFFECT_DEFAULT_POLICIES
+async def test_a_registry_without_the_built_ins_asks_about_their_effects_as_they_would() -> None:
     from cks_desktop.tools.builtin import build_registry
     from cks_desktop.tools.builtin.effects import OP_TOOL
+    from cks_desktop.tools.registry import ToolRegistry
 
     specs = {s.name: s for s in build_registry(None).specs()}
-    assert set(OP_TOOL.values()) <= set(EFFECT_DEFAULT_POLICIES)
-    for name, policy in EFFECT_DEFAULT_POLICIES.items():
-        assert specs[name].default_policy is policy, name
+    bare = ToolRegistry(None)  # type: ignore[arg-type]
+    for name in set(OP_TOOL.values()):
+        assert bare.policy_of(name)[0] is specs[name].default_policy, name
+    assert bare.policy_of("no_such_tool")[0] is Policy.ALWAYS
 
 
 async def test_the_historys_compact_operations_count_like_their_single_tools() -> None:

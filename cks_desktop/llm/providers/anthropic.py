@@ -35,7 +35,10 @@ from typing import Any
 import anthropic
 
 from cks_desktop.llm.assembler import done_from_raw
-from cks_desktop.llm.errors import map_anthropic
+from cks_desktop.llm.errors import (
+    ErrorContext, body_error, build, from_status, from_transport, requested, retry_after_from_headers,
+    transport_in_chain, unexpected,
+)
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
@@ -348,3 +351,37 @@ def _unwrap(raw: str, wrapped: bool) -> str:
     if isinstance(value, dict) and set(value) == {"value"}:
         return json.dumps(value["value"], ensure_ascii=False)
     return raw
+
+
+# -- Anthropic ---------------------------------------------------------------------------------
+
+_ANTHROPIC_TYPES = {
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "not_found_error": "not_found",
+    "rate_limit_error": "rate_limited",
+    "overloaded_error": "overloaded",
+    "api_error": "server_error",
+    "timeout_error": "timeout",
+    "invalid_request_error": "bad_request",
+    "request_too_large": "bad_request",
+    "billing_error": "bad_request",
+}
+
+
+def map_anthropic(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        etype, message = body_error(exc.body)
+        status = exc.status_code
+        hint = _ANTHROPIC_TYPES.get(etype or "")
+        if status == 529:
+            hint = "overloaded"
+        retry = retry_after_from_headers(exc.response.headers) if status != 200 else None
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
+    if isinstance(exc, anthropic.APITimeoutError):
+        return build(ctx, "timeout")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
+    return from_transport(ctx, exc, started=started) or unexpected(ctx, exc)

@@ -34,13 +34,17 @@ import base64
 import binascii
 import contextlib
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from google import genai
 from google.genai import types
 
-from cks_desktop.llm.errors import build, map_gemini
+from cks_desktop.llm.errors import (
+    ErrorContext, build, from_status, from_transport, kind_for_status, requested, retry_after_from_headers,
+    unexpected,
+)
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
@@ -298,3 +302,54 @@ def _call_events(ordinal: int, part: Any) -> list[StreamEvent]:
     name = call.name or ""
     return [ToolCallStart(ordinal, call_id, name), ToolCallDelta(ordinal, raw),
             ToolCallDone(ordinal, call_id, name, arguments, raw, metadata=metadata)]
+
+
+# -- Gemini ------------------------------------------------------------------------------------
+
+_RPC_STATUS = {
+    "UNAUTHENTICATED": "auth",
+    "PERMISSION_DENIED": "auth",
+    "NOT_FOUND": "not_found",
+    "RESOURCE_EXHAUSTED": "rate_limited",
+    "UNAVAILABLE": "overloaded",  # Gemini's 503: "The model is overloaded" / "currently unavailable"
+    "INTERNAL": "server_error",
+    "DEADLINE_EXCEEDED": "timeout",
+}
+_DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
+
+
+def _gemini_details(details: Any) -> tuple[str | None, float | None]:
+    """(ErrorInfo reason, RetryInfo delay in seconds) from a Google RPC error body."""
+    reason, delay = None, None
+    error = details.get("error", details) if isinstance(details, dict) else None
+    items = error.get("details") if isinstance(error, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind = str(item.get("@type", ""))
+        if kind.endswith("ErrorInfo"):
+            reason = item.get("reason")
+        elif kind.endswith("RetryInfo"):
+            match = _DELAY.match(str(item.get("retryDelay", "")))
+            delay = float(match.group(1)) if match else None
+    return reason, delay
+
+
+def map_gemini(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    from google.genai import errors as gerrors
+
+    if isinstance(exc, gerrors.APIError):
+        status = exc.code if isinstance(exc.code, int) else None
+        message = exc.message
+        reason, delay = _gemini_details(exc.details)
+        hint = _RPC_STATUS.get(str(exc.status or ""))
+        if reason in ("API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED") or status in (401, 403):
+            hint = "auth"
+        if hint is None or (hint == "server_error" and status is not None and status < 500):
+            hint = kind_for_status(status)
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        retry = delay if delay is not None else retry_after_from_headers(headers)
+        return from_status(ctx, status, message=message, hint=hint, retry_after=retry, request=requested(exc))
+    if isinstance(exc, gerrors.UnknownApiResponseError):
+        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
+    return from_transport(ctx, exc, started=started) or unexpected(ctx, exc)

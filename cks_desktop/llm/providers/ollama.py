@@ -14,8 +14,10 @@ failed call's result reads "Error: ...".
 
 The SDK has no retries of its own, and nothing here retries: a 429/5xx answer
 (the SDK raises it at the first chunk) goes to ``Adapter.stream``, the one layer
-that retries (``llm/retry.py``). The SDK's ``ResponseError`` carries no headers, so
-a ``Retry-After`` from a proxy in front of Ollama is not seen: the policy backs off.
+that retries (``llm/retry.py``). The SDK's ``ResponseError`` carries no headers, so the
+client is built with an httpx response hook (the SDK passes its keyword arguments to httpx) that
+notes an error answer's ``Retry-After`` for the request's task; the error then carries it, and the
+policy waits what a proxy in front of Ollama asked.
 
 Thinking: ``think`` (true, or a level for gpt-oss) when the session asks for it;
 ``message.thinking`` streams as ``ReasoningDelta``s and goes back as ``thinking`` on the
@@ -25,13 +27,17 @@ assistant messages of the exchange in progress.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import ollama
 
-from cks_desktop.llm.errors import map_ollama
+from cks_desktop.llm.errors import (
+    ErrorContext, build, from_status, from_transport, requested, retry_after_from_headers, says_no_thinking,
+    unexpected,
+)
 from cks_desktop.llm.events import (
     Finish,
     ReasoningDelta,
@@ -63,6 +69,14 @@ DEFAULT_NUM_CTX = 16384
 _FINISH = {"stop": "stop", "length": "length", "load": "stop", "unload": "stop"}
 ORIGIN = "ollama"
 LEVEL_MODELS = ("gpt-oss",)  # models whose ``think`` takes a level ("low"/"medium"/"high"), not true
+# The seconds the last error answer of this task's request asked to wait (its ``Retry-After``):
+# per task, since parallel extraction parts share one client.
+_ASKED_WAIT: contextvars.ContextVar[float | None] = contextvars.ContextVar("ollama_asked_wait", default=None)
+
+
+async def _note_answer(response: Any) -> None:
+    """httpx response hook: keep an error answer's ``Retry-After`` (None for any other answer)."""
+    _ASKED_WAIT.set(retry_after_from_headers(response.headers) if response.status_code >= 400 else None)
 
 
 def to_ollama_messages(messages: list[Message], system: str | None, *, images: bool = False) -> list[dict[str, Any]]:
@@ -125,11 +139,12 @@ class OllamaProvider(Adapter):
             raise RuntimeError("this provider was closed")
         if self._client_obj is None:
             self._client_obj = ollama.AsyncClient(host=self.base_url, timeout=self.config.timeout,
-                                                  verify=shared_tls("httpx"))
+                                                  verify=shared_tls("httpx"),
+                                                  event_hooks={"response": [_note_answer]})
         return self._client_obj
 
     def map_error(self, exc: BaseException, *, started: bool) -> ProviderError:
-        return map_ollama(exc, self.error_context(), started=started)
+        return map_ollama(exc, self.error_context(), started=started, retry_after=_ASKED_WAIT.get())
 
     def request(self, messages: list[Message], tools: list[ToolDef], system: str | None,
                 response_schema: dict[str, Any] | None, params: GenerationParams | None = None) -> dict[str, Any]:
@@ -161,6 +176,7 @@ class OllamaProvider(Adapter):
 
     async def _open(self, kwargs: dict[str, Any]) -> tuple[AsyncIterator[Any], Any]:
         """Send the request and wait for its first chunk (an error status is raised there)."""
+        _ASKED_WAIT.set(None)
         parts = await self._client().chat(**kwargs)
         try:
             first = await parts.__anext__()
@@ -241,3 +257,35 @@ async def _close(parts: Any) -> None:
     if aclose is not None:
         with contextlib.suppress(Exception):
             await aclose()
+
+
+# -- Ollama ------------------------------------------------------------------------------------
+
+def map_ollama(exc: BaseException, ctx: ErrorContext, *, started: bool,
+               retry_after: float | None = None) -> ProviderError:
+    """``retry_after``: what the error answer's headers asked (the SDK's ``ResponseError`` keeps no
+    headers; the adapter reads them from the HTTP response itself)."""
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError):
+        message = str(exc.error)
+        status = exc.status_code if exc.status_code and exc.status_code > 0 else None
+        lower = message.lower()
+        if "does not support tools" in lower:
+            return build(ctx, "no_tool_support", status=status, message=message)
+        if says_no_thinking(message):
+            return build(ctx, "no_thinking_support", status=status, message=message)
+        if "not found" in lower and "model" in lower:
+            return build(ctx, "model_not_found", status=status, message=message)
+        if status is None:  # an {"error": ...} line in the middle of the stream
+            hint = "bad_response" if "parsing tool call" in lower else "server_error"
+            if "overload" in lower:
+                hint = "overloaded"
+            return build(ctx, hint, message=message)
+        return from_status(ctx, status, message=message, retry_after=retry_after, request=requested(exc))
+    mapped = from_transport(ctx, exc, started=started)
+    if mapped is not None:
+        return mapped
+    if isinstance(exc, json.JSONDecodeError):  # a line cut in half
+        return build(ctx, "stream_cut" if started else "bad_response", message=str(exc))
+    return unexpected(ctx, exc)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import openai
 
-from cks_desktop.llm.errors import map_openai
+from cks_desktop.llm.errors import (
+    ErrorContext, body_error, build, from_status, from_transport, requested, retry_after_from_headers,
+    transport_in_chain, unexpected,
+)
 from cks_desktop.llm.profiles import OPENAI
 from cks_desktop.llm.provider import ProviderConfig, ProviderError, ProviderProfile
 from cks_desktop.llm.providers.base import Adapter, shared_tls
@@ -44,3 +47,40 @@ class OpenAIClientAdapter(Adapter):
         if self._client_obj is not None:
             await self._client_obj.close()
             self._client_obj = None
+
+
+# -- OpenAI (and compatible servers) -----------------------------------------------------------
+
+_OPENAI_CODES = {
+    "invalid_api_key": "auth",
+    "model_not_found": "model_not_found",
+    "rate_limit_exceeded": "rate_limited",
+    "insufficient_quota": "rate_limited",
+    "server_error": "server_error",
+}
+
+
+def map_openai(exc: BaseException, ctx: ErrorContext, *, started: bool) -> ProviderError:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        etype, message = body_error(exc.body)
+        code = exc.code or ""
+        hint = _OPENAI_CODES.get(code)
+        if code == "context_length_exceeded":
+            hint = "prompt_too_long"
+        if exc.status_code in (401, 403):
+            hint = "auth"
+        return from_status(ctx, exc.status_code, message=message or exc.message, hint=hint,
+                           retry_after=retry_after_from_headers(exc.response.headers), request=requested(exc))
+    if isinstance(exc, openai.APITimeoutError):
+        return build(ctx, "timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return transport_in_chain(ctx, exc, started) or build(ctx, "stream_cut" if started else "connection")
+    if isinstance(exc, openai.APIError):  # an ``{"error": ...}`` object inside the stream
+        etype, message = body_error(exc.body)
+        hint = _OPENAI_CODES.get(exc.code or "") or _OPENAI_CODES.get(etype or "") or "server_error"
+        if "overload" in (message or "").lower():
+            hint = "overloaded"
+        return from_status(ctx, None, message=message or exc.message, hint=hint)
+    return from_transport(ctx, exc, started=started) or unexpected(ctx, exc)

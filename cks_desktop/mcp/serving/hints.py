@@ -11,9 +11,10 @@ without an entry here:
 * ``openWorldHint``: false: built-in tools touch this app's graph, nothing outside.
 
 Output schemas: every exposed built-in's successful result is a JSON object (the registry
-passes it as ``structuredContent``); the schema names the keys it has and requires none,
-so a host can rely on "an object" and read the documented keys. Tools whose success may
-not be an object (``read_text_file`` answers in text) get none.
+passes it as ``structuredContent``); the schema names the keys its spec declares
+(``ToolSpec.result_keys``) and requires none, so a host can rely on "an object" and read the
+documented keys. Tools whose success may not be an object (``read_text_file`` answers in text)
+declare none and get none.
 """
 
 from __future__ import annotations
@@ -29,32 +30,6 @@ if TYPE_CHECKING:
     from cks_desktop.tools.types import ToolSpec
 
 READ_ONLY_SCOPES = frozenset({Scope.GRAPH_READ, Scope.FS_READ})
-
-# Keys of each structured result (from the handlers; tests/mcp/test_serve_hints.py checks them).
-RESULT_KEYS: dict[str, tuple[str, ...]] = {
-    "add_object": ("status", "object", "change_id", "summary"),
-    "update_object": ("object", "change_id", "summary"),
-    "remove_object": ("removed", "relations_removed", "change_id", "summary"),
-    "add_relation": ("relation", "change_id", "summary"),
-    "remove_relation": ("removed", "change_id", "summary"),
-    "merge_objects": ("kept", "removed", "relations_repointed", "relations_dropped", "conflicts", "change_id",
-                      "summary"),
-    "define_type": ("type", "change_id", "summary"),
-    "revert_change": ("change_id", "summary"),
-    "evolve_knowledge": ("status", "created", "change_id", "summary"),
-    "graph_summary": ("session", "objects", "relations", "object_types", "relation_types", "latest_changes"),
-    "list_objects": ("objects", "next_cursor"),
-    "get_object": ("object", "outgoing", "incoming"),
-    "search_objects": ("count", "results"),
-    "list_relations": ("relations", "next_cursor"),
-    "neighbors": ("center", "objects", "relations", "truncated"),
-    "find_path": ("found", "hops", "objects", "relations"),
-    "list_types": ("object_types", "relation_types"),
-    "list_changes": ("changes",),
-    "export_graph": ("format", "characters"),
-    "get_sources": ("object", "relation", "count", "sources", "written_by"),
-}
-
 
 def is_read_only(spec: "ToolSpec") -> bool:
     return spec.scopes <= READ_ONLY_SCOPES
@@ -75,7 +50,7 @@ def tool_hints(spec: "ToolSpec", registry: "ToolRegistry | None" = None) -> dict
 
 
 def output_schema(spec: "ToolSpec") -> dict[str, Any] | None:
-    keys = RESULT_KEYS.get(spec.name) if spec.source == "builtin" else None
+    keys = spec.result_keys if spec.source == "builtin" else None
     if keys is None:
         return None
     return {"type": "object", "properties": {k: {} for k in keys}}

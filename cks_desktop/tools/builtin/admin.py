@@ -74,6 +74,7 @@ def admin_tools() -> list[ToolSpec]:
     explicit = {**common, "pin_session": False}
     return [
         S.make_tool("create_session", title="Create session", handler=create_session,
+                    summary_args=("title",),
                     properties={"title": TITLE}, required=("title",), annotations=S.ADDITIVE,
                     description="Creates a new, empty session and returns {session: {id, title, created_at}}.",
                     **explicit),
@@ -82,6 +83,7 @@ def admin_tools() -> list[ToolSpec]:
                     description="Every session with its id, title, creation time and object/relation counts.",
                     **explicit),
         S.make_tool("rename_session", title="Rename session", handler=rename_session,
+                    summary_args=("title",),
                     properties={"session_id": EXPLICIT_SESSION, "title": TITLE},
                     required=("session_id", "title"), annotations=S.ADDITIVE,
                     description="Gives a session a new title; returns {session: {id, title, created_at}}.",
@@ -92,6 +94,7 @@ def admin_tools() -> list[ToolSpec]:
                     description="Deletes a session with its whole graph, history and chat. This cannot be "
                                 "undone.", **explicit),
         S.make_tool("import_graph", title="Import graph", handler=import_graph,
+                    summary_args=("format",),
                     properties={"session_id": S.SESSION_ID,
                                 "format": {"type": "string", "enum": list(S.IMPORT_FORMATS),
                                            "description": "json (cks-graph), graphml or memory-jsonl."},
@@ -102,3 +105,7 @@ def admin_tools() -> list[ToolSpec]:
                     scopes=S.MUTATE, policy=Policy.ONCE, exposed=False, effects=import_effects,
                     preview=preview_import),
     ]
+
+
+TOOLS = admin_tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 60

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cks_desktop.graph.operations import BATCH_OPS, OPERATIONS
 from cks_desktop.tools.builtin import schemas as S
 from cks_desktop.tools.builtin.effects import evolve_effects
 from cks_desktop.tools.builtin.refs import apply_ops, preview_ops
@@ -20,28 +21,16 @@ from cks_desktop.tools.types import Policy, ToolError, ToolSpec
 
 MAX_OPERATIONS = 5000
 
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "add_object": ("type", "name"),
-    "update_object": ("ref",),
-    "remove_object": ("ref",),
-    "add_relation": ("source", "target", "type"),
-    "remove_relation": ("relation_id",),
-}
+# What each operation a model may batch takes, from the one table (graph/operations.py).
+REQUIRED: dict[str, tuple[str, ...]] = {name: OPERATIONS[name].required for name in BATCH_OPS}
+OPTIONAL: dict[str, tuple[str, ...]] = {name: OPERATIONS[name].optional for name in BATCH_OPS}
 # Keys that guard an op without changing anything (graph/edit_base.py): allowed, not a change.
-GUARDS: dict[str, tuple[str, ...]] = {"update_object": ("if_unchanged_since",)}
-OPTIONAL: dict[str, tuple[str, ...]] = {
-    "add_object": ("properties", "label", "on_conflict"),
-    "update_object": ("name", "type", "set_properties", "remove_properties"),
-    "remove_object": (),
-    "add_relation": ("properties", "label"),
-    "remove_relation": (),
-}
+GUARDS: dict[str, tuple[str, ...]] = {name: OPERATIONS[name].guards for name in BATCH_OPS}
 
 OPERATION: dict[str, Any] = S.object_schema(
     {
-        "op": {"type": "string", "enum": list(REQUIRED),
-               "description": "The operation: add_object, update_object, remove_object, add_relation or "
-                              "remove_relation."},
+        "op": {"type": "string", "enum": list(BATCH_OPS),
+               "description": f"The operation: {', '.join(BATCH_OPS[:-1])} or {BATCH_OPS[-1]}."},
         "type": {**S.TYPE_NAME, "description": "add_object/add_relation: the type; update_object: a new type."},
         "name": {**S.OBJECT_NAME, "description": "add_object: the name; update_object: a new name."},
         "properties": {**S.PROPERTIES, "description": "add_object/add_relation: initial properties."},
@@ -67,7 +56,7 @@ def shape_errors(operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for index, op in enumerate(operations):
         kind = op["op"]
         problems = [f"needs {key!r}" for key in REQUIRED[kind] if key not in op]
-        allowed = {"op", *REQUIRED[kind], *OPTIONAL[kind], *GUARDS.get(kind, ())}
+        allowed = {"op", *REQUIRED[kind], *OPTIONAL[kind], *GUARDS[kind]}
         stray = sorted(k for k in op if k not in allowed)
         if stray:
             takes = ", ".join(REQUIRED[kind] + OPTIONAL[kind])
@@ -126,6 +115,7 @@ async def preview_evolve(args: dict[str, Any], ctx: ToolContext) -> str:
 def evolve_tool() -> ToolSpec:
     return S.make_tool(
         "evolve_knowledge",
+        result_keys=("status", "created", "change_id", "summary"), summary_args=("operations", "dry_run"),
         title="Evolve knowledge",
         handler=evolve_knowledge,
         preview=preview_evolve,
@@ -155,3 +145,11 @@ def evolve_tool() -> ToolSpec:
             "returns {status: \"dry_run\", summary, counts}. Prefer this over many single calls."
         ),
     )
+
+
+def tools() -> list[ToolSpec]:
+    return [evolve_tool()]
+
+
+TOOLS = tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 40

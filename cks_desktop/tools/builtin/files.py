@@ -110,6 +110,7 @@ def file_tools() -> list[ToolSpec]:
     return [
         S.make_tool(
             "read_text_file",
+            summary_args=("path",),
             title="Read text file",
             handler=read_text_file,
             scopes=frozenset({Scope.FS_READ}),
@@ -130,3 +131,7 @@ def file_tools() -> list[ToolSpec]:
                         "person is asked to approve each file read.",
         ),
     ]
+
+
+TOOLS = file_tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 50

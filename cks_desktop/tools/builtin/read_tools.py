@@ -162,6 +162,7 @@ def read_tools() -> list[ToolSpec]:
     return [
         S.make_tool(
             "graph_summary", title="Graph summary", handler=graph_summary, properties=sid, required=req,
+            result_keys=("session", "objects", "relations", "object_types", "relation_types", "latest_changes"),
             description="Overview of this session's knowledge graph: the session title, how many objects and "
                         "relations it holds, counts per object type and per relation type, and the "
                         f"{LATEST_CHANGES} latest changes (id, time, author, summary). Call it first to see "
@@ -169,6 +170,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "list_objects", title="List objects", handler=list_objects, required=req,
+            result_keys=("objects", "next_cursor"), summary_args=("type",),
             properties={**sid, "type": {**S.TYPE_NAME, "description": "Only objects of this type (optional)."},
                         "limit": S.limit(50, 200, "objects"), "cursor": S.CURSOR},
             description="Lists objects (id, type, name, properties) in creation order, optionally of one "
@@ -177,6 +179,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "get_object", title="Get object", handler=get_object, required=(*req, "ref"),
+            result_keys=("object", "outgoing", "incoming"), summary_args=("ref",),
             properties={**sid, "ref": S.REF},
             description="Reads one object: its id, type, name, all properties, timestamps, and every relation "
                         "touching it — outgoing (with the target's id, name, type) and incoming (with the "
@@ -185,6 +188,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "search_objects", title="Search objects", handler=search_objects, required=(*req, "query"),
+            result_keys=("count", "results"), summary_args=("query", "type"),
             properties={**sid,
                         "query": {"type": "string", "minLength": 1, "maxLength": 1000,
                                   "description": "Words to look for in object names and property text. "
@@ -197,6 +201,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "list_relations", title="List relations", handler=list_relations, required=req,
+            result_keys=("relations", "next_cursor"), summary_args=("ref", "type", "direction"),
             properties={**sid,
                         "ref": {**S.REF, "description": "Only relations touching this object (id or exact "
                                                         "name; optional)."},
@@ -212,6 +217,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "neighbors", title="Neighbors", handler=neighbors, required=(*req, "ref"),
+            result_keys=("center", "objects", "relations", "truncated"), summary_args=("ref", "depth"),
             properties={**sid, "ref": S.REF,
                         "depth": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1,
                                   "description": "How many hops to follow, in either direction (1–3, "
@@ -223,6 +229,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "find_path", title="Find path", handler=find_path, required=(*req, "source", "target"),
+            result_keys=("found", "hops", "objects", "relations"), summary_args=("source", "target"),
             properties={**sid,
                         "source": {**S.REF, "description": "Where the path starts (id or exact name)."},
                         "target": {**S.REF, "description": "Where the path ends (id or exact name)."},
@@ -235,18 +242,21 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "list_types", title="List types", handler=list_types, properties=sid, required=req,
+            result_keys=("object_types", "relation_types"),
             description="Every object type and relation type used or defined in this session, with counts, "
                         "descriptions and property schemas (if defined with define_type). Reuse these type "
                         "names instead of inventing near-duplicates.",
             **common),
         S.make_tool(
             "list_changes", title="List changes", handler=list_changes, required=req,
+            result_keys=("changes",), summary_args=("limit",),
             properties={**sid, "limit": S.limit(20, 200, "changes")},
             description="The change history, newest first: {changes: [{id, at, origin, summary, reverts}]}. "
                         "A change id can be passed to revert_change.",
             **common),
         S.make_tool(
             "get_sources", title="Get sources", handler=get_sources, required=(*req, "ref"),
+            result_keys=("object", "relation", "count", "sources", "written_by"), summary_args=("ref",),
             properties={**sid, "ref": {**S.REF, "description": "The object (id or exact name) or a relation "
                                                                "id (r_…) whose sources to read."}},
             description="Where an object or relation came from, so you can cite it: {sources: [{quote, "
@@ -256,6 +266,7 @@ def read_tools() -> list[ToolSpec]:
             **common),
         S.make_tool(
             "export_graph", title="Export graph", handler=export_graph, required=(*req, "format"),
+            result_keys=("format", "characters"), summary_args=("format",),
             properties={**sid,
                         "format": {"type": "string", "enum": list(S.EXPORT_FORMATS),
                                    "description": "json (the app's interchange format), graphml, markdown "
@@ -266,3 +277,7 @@ def read_tools() -> list[ToolSpec]:
                         "questions about the graph.",
             **common),
     ]
+
+
+TOOLS = read_tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 10

@@ -47,3 +47,7 @@ def retrieve_tools() -> list[ToolSpec]:
                     "objects: [{id, type, name}], relations: [{id, type, source, target}], messages: [{id, "
                     "seq, role, text, score}]}. Quote passages when you answer from them.",
         scopes=S.READ, policy=Policy.AUTO, annotations=S.READ_ONLY)]
+
+
+TOOLS = retrieve_tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 20

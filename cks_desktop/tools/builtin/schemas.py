@@ -128,6 +128,8 @@ def make_tool(
     preview: PreviewFn | None = None,
     annotations: Mapping[str, Any] | None = None,
     effects: EffectsFn | None = None,
+    result_keys: tuple[str, ...] | None = None,
+    summary_args: tuple[str, ...] = (),
 ) -> ToolSpec:
     """One place that spells out every field, so no built-in forgets ``llm_exposed``."""
     return ToolSpec(
@@ -144,6 +146,8 @@ def make_tool(
         annotations=dict(annotations or {}),
         source="builtin",
         effects=effects,
+        result_keys=result_keys,
+        summary_args=summary_args,
     )
 
 

@@ -234,6 +234,7 @@ def write_tools() -> list[ToolSpec]:
 
     return [
         spec("add_object", _build_add_object, _finish_add_object, title="Add object", policy=Policy.AUTO,
+             result_keys=("status", "object", "change_id", "summary"), summary_args=("name", "type"),
              annotations=S.ADDITIVE, effects=add_object_effects, required=(*req, "type", "name"),
              properties={**sid, "type": S.TYPE_NAME, "name": S.OBJECT_NAME, "properties": S.PROPERTIES,
                          "on_conflict": S.ON_CONFLICT},
@@ -242,6 +243,7 @@ def write_tools() -> list[ToolSpec]:
                          "Search first to avoid duplicates; to add several objects and relations at once use "
                          "evolve_knowledge."),
         spec("update_object", _build_update_object, _finish_update_object, title="Update object",
+             result_keys=("object", "change_id", "summary"), summary_args=("ref", "name", "type"),
              policy=Policy.AUTO, annotations=S.ADDITIVE, effects=_update_object_effects, required=(*req, "ref"),
              properties={**sid, "ref": S.REF,
                          "name": {**S.OBJECT_NAME, "description": "A new name (optional)."},
@@ -254,12 +256,14 @@ def write_tools() -> list[ToolSpec]:
                          "with change_id (its new version) and summary. On a shared graph pass "
                          "if_unchanged_since so an edit made meanwhile by someone else is not overwritten."),
         spec("remove_object", _build_remove_object, _finish_remove_object, title="Remove object",
+             result_keys=("removed", "relations_removed", "change_id", "summary"), summary_args=("ref",),
              policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "ref"),
              properties={**sid, "ref": S.REF},
              description="Deletes one object and every relation touching it. Returns {removed, "
                          "relations_removed, change_id, summary}; revert_change with that change_id brings "
                          "it back."),
         spec("add_relation", _build_add_relation, _finish_add_relation, title="Add relation",
+             result_keys=("relation", "change_id", "summary"), summary_args=("source", "type", "target"),
              policy=Policy.AUTO, annotations=S.ADDITIVE, required=(*req, "source", "target", "type"),
              properties={**sid,
                          "source": {**S.REF, "description": "The object the relation goes from (id or exact "
@@ -272,11 +276,14 @@ def write_tools() -> list[ToolSpec]:
              description="Links two existing objects with a directed, typed relation. Returns {relation: {id, "
                          "type, source: {id, name, type}, target: {...}, properties}, change_id, summary}."),
         spec("remove_relation", _build_remove_relation, _finish_remove_relation, title="Remove relation",
+             result_keys=("removed", "change_id", "summary"), summary_args=("relation_id",),
              policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "relation_id"),
              properties={**sid, "relation_id": S.RELATION_ID},
              description="Deletes one relation by id (the objects stay). Returns {removed, change_id, "
                          "summary}."),
         spec("merge_objects", build_merge, finish_merge, title="Merge objects", policy=Policy.ONCE,
+             result_keys=("kept", "removed", "relations_repointed", "relations_dropped", "conflicts", "change_id",
+                          "summary"), summary_args=("keep", "merge"),
              annotations=S.DESTRUCTIVE, effects=merge_effects, required=(*req, "keep", "merge"),
              properties={**sid,
                          "keep": {**S.REF, "description": "The object that stays (id or exact name)."},
@@ -288,6 +295,7 @@ def write_tools() -> list[ToolSpec]:
                          "to keep's 'aliases' list, and merge is removed. Returns {kept, removed, "
                          "relations_repointed, relations_dropped, conflicts, change_id, summary}."),
         spec("define_type", _build_define_type, _finish_define_type, title="Define type",
+             result_keys=("type", "change_id", "summary"), summary_args=("name", "kind"),
              policy=Policy.AUTO, annotations=S.ADDITIVE, effects=_define_type_effects,
              preview_fn=_preview_define_type, required=(*req, "kind", "name"),
              properties={**sid,
@@ -304,6 +312,7 @@ def write_tools() -> list[ToolSpec]:
                          "later write. Returns {type: {kind, name, description, properties_schema}, "
                          "change_id, summary}."),
         S.make_tool("revert_change", handler=revert_change, preview=preview_revert, title="Revert change",
+                    result_keys=("change_id", "summary"), summary_args=("change_id",),
                     effects=revert_effects, policy=Policy.ONCE, annotations=S.DESTRUCTIVE, required=(*req, "change_id"),
                     properties={**sid, "change_id": {"type": "string", "minLength": 1,
                                                      "description": "The id of the change to undo (from "
@@ -314,3 +323,7 @@ def write_tools() -> list[ToolSpec]:
                                 "change_id, summary}.",
                     **mutate),
     ]
+
+
+TOOLS = write_tools  # found by ``builtin_specs`` (tools/builtin/__init__.py)
+PLACE = 30

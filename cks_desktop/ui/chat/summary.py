@@ -2,7 +2,7 @@
 
 A collapsed row has room for about one phrase. The first characters of the arguments' JSON
 (``session_id="8f3c…", operations=[…``) say nothing; the object a call is about does. So each
-built-in tool names the arguments that tell what it does (``TELLING``), and any other tool —
+built-in tool's spec names the arguments that tell what it does (``summary_args``), and any other tool —
 an MCP server's — gets the first argument whose name usually carries the point
 (``GENERIC_KEYS``: name, ref, query, path, url, text…), then its first text argument; only a
 tool with none of those falls back to every argument in order. ``session_id`` is never shown
@@ -12,6 +12,7 @@ tool with none of those falls back to every argument in order. ``session_id`` is
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
@@ -19,31 +20,15 @@ from typing import Any
 from cks_desktop.plural import counted
 from cks_desktop.ui.text import one_line, summarize_arguments
 
-# tool name → the arguments that tell what the call is about, in the order shown
-TELLING: dict[str, tuple[str, ...]] = {
-    "get_object": ("ref",),
-    "remove_object": ("ref",),
-    "update_object": ("ref", "name", "type"),
-    "neighbors": ("ref", "depth"),
-    "search_objects": ("query", "type"),
-    "list_objects": ("type",),
-    "list_relations": ("ref", "type", "direction"),
-    "find_path": ("source", "target"),
-    "get_sources": ("ref",),
-    "add_object": ("name", "type"),
-    "add_relation": ("source", "type", "target"),
-    "remove_relation": ("relation_id",),
-    "merge_objects": ("keep", "merge"),
-    "define_type": ("name", "kind"),
-    "revert_change": ("change_id",),
-    "evolve_knowledge": ("operations", "dry_run"),
-    "read_text_file": ("path",),
-    "create_session": ("title",),
-    "rename_session": ("title",),
-    "export_graph": ("format",),
-    "import_graph": ("format",),
-    "list_changes": ("limit",),
-}
+@functools.cache
+def telling() -> dict[str, tuple[str, ...]]:
+    """Built-in tool name → the arguments that tell what its call is about, in the order shown
+    (each spec's ``summary_args``)."""
+    from cks_desktop.tools.builtin import builtin_specs
+
+    return {spec.name: spec.summary_args for spec in builtin_specs() if spec.summary_args}
+
+
 GENERIC_KEYS = ("name", "ref", "query", "q", "search", "path", "file", "filename", "url", "uri", "title",
                 "text", "message", "prompt", "command", "pattern", "id", "key", "content")
 HIDDEN = frozenset({"session_id"})
@@ -68,8 +53,9 @@ def _value(value: Any) -> str:
 def telling_keys(name: str, arguments: dict[str, Any]) -> list[str]:
     """The arguments a summary shows, most telling first ([] when nothing stands out)."""
     present = [k for k in arguments if k not in HIDDEN]
-    if ":" not in name and name in TELLING:  # a built-in ("mcp:notes:search" is a server's tool)
-        return [k for k in TELLING[name] if k in arguments]
+    builtin = telling() if ":" not in name else {}  # "mcp:notes:search" is a server's tool
+    if name in builtin:
+        return [k for k in builtin[name] if k in arguments]
     lowered = {k.lower(): k for k in present}
     for key in GENERIC_KEYS:
         if key in lowered and isinstance(arguments[lowered[key]], (str, int, float)):

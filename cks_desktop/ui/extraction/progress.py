@@ -70,8 +70,9 @@ class ExtractionProgress(QWidget):
         self.bar.setValue(p.chunks_done)
         cost = f", ${p.cost_usd:.3f}" if p.cost_usd is not None else ""
         state = " (paused)" if p.state == "paused" else ""
+        waiting = f", {p.waiting}" if p.waiting else ""
         self.label.setText(f"{getattr(self, 'name', '')}: {p.chunks_done}/{p.chunks_total} parts, "
-                           f"{counted(p.objects_found, 'object')} found{cost}{state}")
+                           f"{counted(p.objects_found, 'object')} found{cost}{state}{waiting}")
 
     def toggle_pause(self) -> None:
         if self.run is None:
