@@ -678,13 +678,13 @@ def _import_claude(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     """Serve over stdio or streamable HTTP until the host goes (stdin closes) or Ctrl+C."""
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.server import open_session
-    from cks_desktop.mcp.serving import prefs
+    from cks_desktop.serve.server import open_session
+    from cks_desktop.serve import prefs
     from cks_desktop.runtime import AppServices
 
     bind = None
     if args.http is not None:
-        from cks_desktop.mcp.serving.http import is_loopback, parse_bind
+        from cks_desktop.serve.http import is_loopback, parse_bind
 
         try:
             bind = parse_bind(args.http)
@@ -716,14 +716,14 @@ def _serve(args: argparse.Namespace) -> int:
         # The same composition as the window and `chat`, with the host's toolset (no agent tools).
         services = AppServices.build(app_paths(args), settings, store, secrets=_secrets(), toolset="host")
         serving = services.host_serving(pinned, yes=args.yes, transport="http" if bind else "stdio")
-        from cks_desktop.mcp.serving.presence import Presence
+        from cks_desktop.serve.presence import Presence
 
-        # the window's Share page lists this process's clients from this file (serving/presence.py)
+        # the window's Share page lists this process's clients from this file (serve/presence.py)
         presence = Presence(app_paths(args).data_dir / "serving")
         serving.clients.on_seen = presence.publish
         try:
             if bind is None:
-                from cks_desktop.mcp.server import serve_stdio
+                from cks_desktop.serve.server import serve_stdio
 
                 print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
                 asyncio.run(serve_stdio(services.registry, serving=serving))
@@ -748,9 +748,9 @@ def _exists(store: "GraphStore", session_id: str) -> bool:
 def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tuple[str, int], what: str) -> int:
     import signal
 
-    from cks_desktop.mcp.server import build_server
-    from cks_desktop.mcp.serving.http import HttpServer, HttpStartError
-    from cks_desktop.mcp.serving.token import ensure_token
+    from cks_desktop.serve.server import build_server
+    from cks_desktop.serve.http import HttpServer, HttpStartError
+    from cks_desktop.serve.token import ensure_token
 
     token = None
     if not args.no_auth:
@@ -792,7 +792,7 @@ def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tup
 
 
 def _token(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.serving.token import ensure_token
+    from cks_desktop.serve.token import ensure_token
 
     secrets = _secrets()
     if not secrets.secure:

@@ -3,7 +3,7 @@
 A shared session is offered by `mcp serve` (without --session) and by the window's "Share with
 other apps" server: MCP hosts can read it and, by its title or id, call the graph tools on it.
 An unshared session is unreachable for them (a running server stops offering it within half a
-second). The choice is the settings key ``mcp_serve.shared_sessions`` (``mcp/serving/prefs.py``).
+second). The choice is the settings key ``mcp_serve.shared_sessions`` (``serve/prefs.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _save(settings: Any) -> None:
 
 def _share(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import store_for
-    from cks_desktop.mcp.serving import prefs
+    from cks_desktop.serve import prefs
 
     with store_for(args) as store:
         session = store.get_session(args.session_id)  # NotFound → one line, exit 2
@@ -55,7 +55,7 @@ def _share(args: argparse.Namespace) -> int:
 
 
 def _unshare(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.serving import prefs
+    from cks_desktop.serve import prefs
 
     settings = _settings(args)
     changed = prefs.unshare(settings, args.session_id)
@@ -71,7 +71,7 @@ def _unshare(args: argparse.Namespace) -> int:
 def _shared(args: argparse.Namespace) -> int:
     from cks_desktop.commands.sessions_cmd import store_for
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.serving import prefs
+    from cks_desktop.serve import prefs
 
     ids = prefs.shared_sessions(_settings(args))
     rows = []

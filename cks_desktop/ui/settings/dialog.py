@@ -26,7 +26,7 @@ from cks_desktop.ui.settings.widgets import error_label, note_label
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
-    from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.serve.service import ShareService
     from cks_desktop.runtime import AppServices
 
 PAGES = ("providers", "agent", "mcp", "share", "storage")

@@ -1,6 +1,6 @@
 """Settings → Share with other apps: serve the shared sessions to MCP hosts from the window.
 
-The page drives the window's ``ShareService`` (``cks_desktop.mcp.serving.service``), which
+The page drives the window's ``ShareService`` (``cks_desktop.serve.service``), which
 belongs to the main window, not to this dialog: the server keeps running in the window's
 background when Settings closes, and the window stops it on shutdown. Like the MCP page,
 everything here applies at once (Save and Cancel are for the other pages): starting a
@@ -31,7 +31,7 @@ from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
-    from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.serve.service import ShareService
     from cks_desktop.graph.store import GraphStore
 
 HOST_TITLES = {"claude_desktop": "Claude Desktop", "vscode": "VS Code", "cursor": "Cursor"}
@@ -270,7 +270,7 @@ class SharePage(QWidget):
         self.tasks.spawn(self.start() if checked else self.stop(), name="share-switch")
 
     async def start(self) -> bool:
-        from cks_desktop.mcp.serving.http import HttpStartError
+        from cks_desktop.serve.http import HttpStartError
 
         self.error.hide()
         try:
@@ -297,7 +297,7 @@ class SharePage(QWidget):
 
     async def rotate_token(self) -> None:
         """A new token in the keychain; a running server restarts on the same port to use it."""
-        from cks_desktop.mcp.serving.token import ensure_token
+        from cks_desktop.serve.token import ensure_token
 
         ensure_token(self.service.secrets, rotate=True)
         if self.service.running:
