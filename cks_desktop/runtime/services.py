@@ -71,7 +71,7 @@ class AppServices:
     @cached_property
     def cases(self) -> UseCases:
         """The non-chat use cases on this store and settings."""
-        return UseCases(self.store, self.settings)
+        return UseCases(self.store, self.settings, self.secrets)
 
     @property
     def documents(self) -> "DocumentsUseCase":

@@ -4,14 +4,13 @@
     await service.start(port=0)           # HTTP on the app's own asyncio loop (127.0.0.1)
     service.url, service.token            # what to show and copy
     service.clients()                     # the hosts connected now (name, version, protocol, last seen)
-    service.share(session_id) / unshare(session_id) / shared()
-    service.set_approval("host" | "app")
     service.snippets(session_id=None)     # Claude Desktop / VS Code / Cursor, stdio and URL forms
     await service.stop()
 
 Start binds before it returns (a port in use raises ``HttpStartError``, one sentence). The
 server runs as a task on the running loop, never blocking it; ``stop`` closes every
-connection. ``app_approver`` is how "this app asks too" reaches the window's approval dialog.
+connection. Which sessions are shared, the approval choice and the token are the sharing use case's
+(``runtime/sharing.py``). ``app_approver`` is how "this app asks too" reaches the window's approval dialog.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.serve import prefs
 from cks_desktop.serve.snippets import all_snippets
 
 if TYPE_CHECKING:
@@ -89,24 +87,6 @@ class ShareService:
         from cks_desktop.serve.presence import others
 
         return own + others(self.presence_dir)
-
-    def shared(self) -> list[str]:
-        return prefs.shared_sessions(self.settings)
-
-    def share(self, session_id: str) -> None:
-        if prefs.share(self.settings, session_id):
-            self.settings.save()
-
-    def unshare(self, session_id: str) -> None:
-        if prefs.unshare(self.settings, session_id):
-            self.settings.save()
-
-    def approval(self) -> prefs.ApprovalMode:
-        return prefs.approval_mode(self.settings)
-
-    def set_approval(self, mode: prefs.ApprovalMode) -> None:
-        prefs.set_approval_mode(self.settings, mode)
-        self.settings.save()
 
     def snippets(self, session_id: str | None = None) -> dict[str, dict[str, Any]]:
         """Configuration for each host: the stdio form (``mcp serve``; one session or the shared
