@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.plural import counted
 from cks_desktop.serve import prefs
-from cks_desktop.settings import Settings, SettingsSaveError
+from cks_desktop.settings import Settings, SettingsSaveError, Sharing
 
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
@@ -82,9 +82,10 @@ class SharingUseCase:
             session = self.store.get_session(session_id)
         except StoreError as exc:
             raise SharingRefused(str(exc)) from None
+        before = self.settings.section(Sharing)
         changed = prefs.share(self.settings, session.id)
         if changed:
-            self._save()
+            self._save(before)
         return ShareChange(session.id, session.title, shared=True, changed=changed)
 
     def unshare(self, session_id: str) -> ShareChange:
@@ -93,9 +94,10 @@ class SharingUseCase:
             title = self.store.get_session(session_id).title
         except StoreError:
             title = ""
+        before = self.settings.section(Sharing)
         changed = prefs.unshare(self.settings, session_id)
         if changed:
-            self._save()
+            self._save(before)
         return ShareChange(session_id, title, shared=False, changed=changed)
 
     def approval(self) -> prefs.ApprovalMode:
@@ -104,11 +106,12 @@ class SharingUseCase:
     def set_approval(self, mode: prefs.ApprovalMode) -> None:
         if mode == self.approval():
             return
+        before = self.settings.section(Sharing)
         try:
             prefs.set_approval_mode(self.settings, mode)
         except ValueError as exc:
             raise SharingRefused(f"{exc}.") from None
-        self._save()
+        self._save(before)
 
     # tokens
 
@@ -145,10 +148,13 @@ class SharingUseCase:
             raise SharingRefused(str(exc)) from None
         return ServePlan(session.id, f"session {session.id} ({session.title}); no session is shared (sessions share ID)")
 
-    def _save(self) -> None:
+    def _save(self, before: Sharing) -> None:
+        """Write the settings file; when it cannot be written, the choice goes back to ``before``
+        (what the file still says) and the refusal is the settings' sentence."""
         try:
             self.settings.save()
         except SettingsSaveError as exc:
+            self.settings.set_section(before)
             raise SharingRefused(str(exc)) from None
 
 

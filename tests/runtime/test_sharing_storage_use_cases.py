@@ -64,6 +64,23 @@ def test_an_unknown_session_is_the_same_sentence_from_the_use_case_and_the_cli(t
     assert run.returncode != 0 and sentence in run.stderr and "Traceback" not in run.stderr
 
 
+def test_a_settings_file_that_cannot_be_written_is_one_sentence_and_the_choice_stays(tmp_path) -> None:
+    home = tmp_path / "home"
+    cases = cases_on(home)
+    try:
+        sid = cases.store.create_session("Alpha").id
+        cases.settings.lock_path.mkdir()  # the settings file's lock cannot be taken: no save can happen
+        with pytest.raises(SharingRefused) as refused:
+            cases.sharing.share(sid)
+        assert str(refused.value) and "\n" not in str(refused.value)
+        assert cases.sharing.shared_ids() == []  # what the file says, not what failed to be written
+        with pytest.raises(SharingRefused):
+            cases.sharing.set_approval("app")
+        assert cases.sharing.approval() == "host"
+    finally:
+        cases.store.close()
+
+
 def test_a_token_is_kept_in_the_keychain_and_refused_without_one(tmp_path, secret_store) -> None:
     cases = cases_on(tmp_path / "home", secret_store)
     try:

@@ -240,3 +240,18 @@ async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_write
             # the window's own server's host, then Claude Desktop's, through its own `mcp serve` process
             assert [(c.transport, bool(c.process)) for c in service.clients()] == [("http", False), ("stdio", True)]
         assert sorted(o.name for o in window.services.store.all_objects(sid)) == ["Ada Lovelace", "Grace Hopper"]
+
+
+@pytest.mark.asyncio
+async def test_sharing_when_the_settings_cannot_be_saved_is_one_sentence_and_the_box_stays_clear(
+        qtbot: Any, home: Path) -> None:
+    async with open_window(home) as window:
+        sid = window.services.store.create_session("Alpha").id
+        window.open_settings("share")
+        page = window.findChild(SettingsDialog).share_page
+        page.refresh_sessions()
+        window.services.settings.lock_path.mkdir()  # the settings file's lock cannot be taken
+        item_for(page, sid).setCheckState(Qt.CheckState.Checked)
+        assert page.error.isVisible() and "could not be saved" in page.error.text()
+        assert "\n" not in page.error.text()
+        assert item_for(page, sid).checkState() == Qt.CheckState.Unchecked and page.sharing.shared_ids() == []
