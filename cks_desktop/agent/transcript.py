@@ -411,11 +411,12 @@ def _drop_orphan_images(conn: sqlite3.Connection, session_id: str) -> int:
     inside the caller's transaction: a deleted exchange or a cleared chat takes its
     images with it, an image another message still shows stays. A reference is the image's id
     (the sha256 hex of its bytes) in a message's saved parts; 64 hex characters do not occur
-    there by chance. A database without the table (older than step 9) has nothing to drop."""
+    there by chance; "contains" is ``replace(parts, id, '') <> parts``, which SQLite and PostgreSQL
+    both run (``instr`` is SQLite's only). A database without the table (older than step 9) has nothing to drop."""
     try:
         cur = conn.execute(
             "DELETE FROM chat_images WHERE session_id = ? AND NOT EXISTS (SELECT 1 FROM chat_messages m "
-            "WHERE m.session_id = chat_images.session_id AND instr(m.parts, chat_images.id) > 0)", (session_id,))
+            "WHERE m.session_id = chat_images.session_id AND replace(m.parts, chat_images.id, '') <> m.parts)", (session_id,))
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return 0

@@ -34,27 +34,19 @@ def app_paths(args: argparse.Namespace) -> paths.AppPaths:
 
 
 def open_store(args: argparse.Namespace) -> "GraphStore":
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.graph.store import GraphStore
+    """``--database`` (a team's PostgreSQL or another file), else the choice the window uses on this
+    data folder (Settings → Storage), else the data folder's file."""
+    from cks_desktop.runtime.storage import StorageRefused, open_chosen_store
 
     database = getattr(args, "database", None)
     try:
-        from cks_desktop.storage_choice import chosen, is_postgres, open_store as open_chosen, refuse_password_in_address
-
-        if database:  # --database: a team's PostgreSQL or another file (cks_desktop/storage_choice.py)
-            refuse_password_in_address(database)
-            settings = None
-        else:  # the choice the window uses on this data folder (Settings → Storage): the same database
+        if database:
+            store = open_chosen_store(database, app_paths(args).database, None)
+        else:
             from cks_desktop.settings import Settings
 
-            settings = Settings.load(app_paths(args).settings_file)
-        if is_postgres(database) or (settings is not None and chosen(settings) is not None):
-            from cks_desktop.secrets import SecretStore
-
-            store = open_chosen(database, app_paths(args).database, SecretStore(), settings)
-        else:
-            store = GraphStore.open(Path(database) if database else app_paths(args).database)
-    except StoreError as exc:
+            store = open_chosen_store(None, app_paths(args).database, Settings.load(app_paths(args).settings_file))
+    except StorageRefused as exc:
         raise CliError(str(exc)) from None
     if store.read_only_reason:  # damaged or full disk: reads go on, writes are refused with the full sentence
         why = "is damaged" if store.damage else "is on a full disk"

@@ -678,14 +678,13 @@ def _import_claude(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     """Serve over stdio or streamable HTTP until the host goes (stdin closes) or Ctrl+C."""
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.server import open_session
-    from cks_desktop.mcp.serving import prefs
     from cks_desktop.runtime import AppServices
+    from cks_desktop.runtime.cases import UseCases
+    from cks_desktop.runtime.sharing import SharingRefused
 
     bind = None
     if args.http is not None:
-        from cks_desktop.mcp.serving.http import is_loopback, parse_bind
+        from cks_desktop.serve.http import is_loopback, parse_bind
 
         try:
             bind = parse_bind(args.http)
@@ -699,32 +698,23 @@ def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     store = open_store(args)
     try:
-        pinned = args.session
+        secrets = _secrets()
         try:
-            if pinned:
-                session = open_session(store, pinned)
-                what = f"session {session.id} ({session.title})"
-            else:
-                shared = [s for s in prefs.shared_sessions(settings) if _exists(store, s)]
-                if shared:
-                    what = f"{counted(len(shared), 'shared session')}"
-                else:
-                    session = open_session(store, None)
-                    pinned = session.id
-                    what = f"session {session.id} ({session.title}); no session is shared (sessions share ID)"
-        except StoreError as exc:
+            plan = UseCases(store, settings, secrets).sharing.plan(args.session)
+        except SharingRefused as exc:
             raise CliError(str(exc)) from None
+        pinned, what = plan.pinned, plan.what
         # The same composition as the window and `chat`, with the host's toolset (no agent tools).
-        services = AppServices.build(app_paths(args), settings, store, secrets=_secrets(), toolset="host")
+        services = AppServices.build(app_paths(args), settings, store, secrets=secrets, toolset="host")
         serving = services.host_serving(pinned, yes=args.yes, transport="http" if bind else "stdio")
-        from cks_desktop.mcp.serving.presence import Presence
+        from cks_desktop.serve.presence import Presence
 
-        # the window's Share page lists this process's clients from this file (serving/presence.py)
+        # the window's Share page lists this process's clients from this file (serve/presence.py)
         presence = Presence(app_paths(args).data_dir / "serving")
         serving.clients.on_seen = presence.publish
         try:
             if bind is None:
-                from cks_desktop.mcp.server import serve_stdio
+                from cks_desktop.serve.server import serve_stdio
 
                 print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
                 asyncio.run(serve_stdio(services.registry, serving=serving))
@@ -736,26 +726,19 @@ def _serve(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _exists(store: "GraphStore", session_id: str) -> bool:
-    from cks_desktop.graph.errors import StoreError
-
-    try:
-        store.get_session(session_id)
-        return True
-    except StoreError:
-        return False
-
-
 def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tuple[str, int], what: str) -> int:
     import signal
 
-    from cks_desktop.mcp.server import build_server
-    from cks_desktop.mcp.serving.http import HttpServer, HttpStartError
-    from cks_desktop.mcp.serving.token import ensure_token
+    from cks_desktop.serve.server import build_server
+    from cks_desktop.serve.http import HttpServer, HttpStartError
+    from cks_desktop.runtime.sharing import SharingRefused
 
     token = None
     if not args.no_auth:
-        made = ensure_token(services.secrets)
+        try:
+            made = services.cases.sharing.token()
+        except SharingRefused as exc:
+            raise CliError(str(exc), EXIT_TOOL_ERROR) from None
         token = made.value
         if made.new:
             where = "kept in the keychain; `cks-desktop mcp token` shows it again" if made.kept else \
@@ -793,15 +776,14 @@ def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tup
 
 
 def _token(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.serving.token import ensure_token
+    from cks_desktop.runtime.sharing import NoKeychain, SharingRefused, kept_token
 
-    secrets = _secrets()
-    if not secrets.secure:
-        raise CliError("No secure keychain is available, so no token is kept: `mcp serve --http` makes a new one at "
-                       "each start and prints it.")
-    made = ensure_token(secrets, rotate=args.rotate)
-    if secrets.last_error:
-        raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
+    try:  # the token needs neither a store nor the settings
+        made = kept_token(_secrets(), rotate=args.rotate)
+    except NoKeychain as exc:
+        raise CliError(str(exc)) from None
+    except SharingRefused as exc:
+        raise CliError(str(exc), EXIT_TOOL_ERROR) from None
     print(made.value)
     if args.rotate:
         print(f"{APP_ID}: a new token; hosts configured with the old one must be given this one.", file=sys.stderr)

@@ -3,15 +3,20 @@
 A shared session is offered by `mcp serve` (without --session) and by the window's "Share with
 other apps" server: MCP hosts can read it and, by its title or id, call the graph tools on it.
 An unshared session is unreachable for them (a running server stops offering it within half a
-second). The choice is the settings key ``mcp_serve.shared_sessions`` (``mcp/serving/prefs.py``).
+second). The choice is the settings key ``mcp_serve.shared_sessions`` (``runtime/sharing.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from cks_desktop.commands.common import EXIT_OK, CliError, app_paths, print_json
+
+if TYPE_CHECKING:
+    from cks_desktop.runtime.sharing import SharingUseCase
 
 
 def add_share_parsers(ssub: Any, leaf: Any) -> None:
@@ -22,70 +27,52 @@ def add_share_parsers(ssub: Any, leaf: Any) -> None:
     leaf(ssub, "shared", "list the sessions shared with MCP hosts", _shared)
 
 
-def _settings(args: argparse.Namespace) -> Any:
+@contextmanager
+def _sharing(args: argparse.Namespace) -> Iterator["SharingUseCase"]:
+    """The sharing use case on the store and settings the arguments name; its refusal is one line."""
+    from cks_desktop.commands.sessions_cmd import store_for
+    from cks_desktop.runtime.cases import UseCases
+    from cks_desktop.runtime.sharing import SharingRefused
     from cks_desktop.settings import Settings
 
-    return Settings.load(app_paths(args).settings_file)
-
-
-def _save(settings: Any) -> None:
-    from cks_desktop.settings import SettingsSaveError
-
-    try:
-        settings.save()
-    except SettingsSaveError as exc:
-        raise CliError(str(exc)) from None
+    settings = Settings.load(app_paths(args).settings_file)
+    with store_for(args) as store:
+        try:
+            yield UseCases(store, settings).sharing
+        except SharingRefused as exc:
+            raise CliError(str(exc)) from None
 
 
 def _share(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-    from cks_desktop.mcp.serving import prefs
-
-    with store_for(args) as store:
-        session = store.get_session(args.session_id)  # NotFound → one line, exit 2
-    settings = _settings(args)
-    changed = prefs.share(settings, session.id)
-    if changed:
-        _save(settings)
+    with _sharing(args) as sharing:
+        change = sharing.share(args.session_id)
     if args.json:
-        print_json({"shared": True, "changed": changed, "id": session.id, "title": session.title})
+        print_json({"shared": True, "changed": change.changed, "id": change.session_id, "title": change.title})
     else:
-        print(f"{'Shared' if changed else 'Already shared:'} {session.id} ({session.title}) with MCP hosts.")
+        print(f"{'Shared' if change.changed else 'Already shared:'} {change.session_id} ({change.title}) with MCP hosts.")
     return EXIT_OK
 
 
 def _unshare(args: argparse.Namespace) -> int:
-    from cks_desktop.mcp.serving import prefs
-
-    settings = _settings(args)
-    changed = prefs.unshare(settings, args.session_id)
-    if changed:
-        _save(settings)
+    with _sharing(args) as sharing:
+        change = sharing.unshare(args.session_id)
     if args.json:
-        print_json({"shared": False, "changed": changed, "id": args.session_id})
+        print_json({"shared": False, "changed": change.changed, "id": change.session_id})
     else:
-        print(f"{'No longer shared' if changed else 'Was not shared'}: {args.session_id}.")
+        print(f"{'No longer shared' if change.changed else 'Was not shared'}: {change.session_id}.")
     return EXIT_OK
 
 
 def _shared(args: argparse.Namespace) -> int:
-    from cks_desktop.commands.sessions_cmd import store_for
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.mcp.serving import prefs
+    from cks_desktop.runtime.sharing import NOTHING_SHARED
 
-    ids = prefs.shared_sessions(_settings(args))
-    rows = []
-    with store_for(args) as store:
-        for sid in ids:
-            try:
-                rows.append({"id": sid, "title": store.get_session(sid).title})
-            except StoreError:
-                continue  # deleted since
+    with _sharing(args) as sharing:
+        rows = sharing.shared()
     if args.json:
-        print_json({"sessions": rows})
+        print_json({"sessions": [{"id": r.id, "title": r.title} for r in rows]})
     elif not rows:
-        print("No session is shared. Share one with: cks-desktop sessions share ID")
+        print(NOTHING_SHARED)
     else:
         for row in rows:
-            print(f"{row['id']}  {row['title']}")
+            print(f"{row.id}  {row.title}")
     return EXIT_OK

@@ -26,7 +26,7 @@ from cks_desktop.commands.common import EXIT_OK, EXIT_TOOL_ERROR, CliError, app_
 from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
-    from cks_desktop.secrets import SecretStore
+    from cks_desktop.runtime.storage import StorageUseCase
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,23 +63,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         leaf.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def _secrets() -> "SecretStore":
-    from cks_desktop.secrets import SecretStore
+def _storage(args: argparse.Namespace) -> "StorageUseCase":
+    """The storage use case on this data folder's settings (the keychain opened when needed)."""
+    from cks_desktop.runtime.storage import StorageUseCase
+    from cks_desktop.settings import Settings
 
-    return SecretStore()
+    return StorageUseCase(Settings.load(app_paths(args).settings_file))
 
 
 def _checked(address: str) -> str:
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.storage_choice import is_postgres, refuse_password_in_address
+    from cks_desktop.runtime.storage import StorageRefused, checked_address
 
-    if not is_postgres(address):
-        raise CliError(f"{address!r} is not a PostgreSQL address (postgresql://user@host/database).")
     try:
-        refuse_password_in_address(address)
-    except StoreError as exc:
+        return checked_address(address)
+    except StorageRefused as exc:
         raise CliError(str(exc)) from None
-    return address
 
 
 def _ask(prompt: str) -> str:
@@ -90,17 +88,15 @@ def _ask(prompt: str) -> str:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.graph.pg.team import init_team
-    from cks_desktop.storage_choice import secret_ref
+    from cks_desktop.runtime.storage import StorageRefused
 
     address = _checked(args.address)
     members: dict[str, str | None] = {}
     for name in args.member:
         members[name] = None if args.no_passwords else (_ask(f"Password for {name}: ") or None)
     try:
-        done = init_team(address, members, password=_secrets().get(secret_ref(address)))
-    except StoreError as exc:
+        done = _storage(args).init_team(address, members)
+    except StorageRefused as exc:
         raise CliError(str(exc), EXIT_TOOL_ERROR) from None
     if args.json:
         print_json({"database_created": done.database_created, "schema_version": done.schema_version,
@@ -113,20 +109,20 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _password(args: argparse.Namespace) -> int:
-    from cks_desktop.storage_choice import secret_ref
+    from cks_desktop.runtime.storage import NO_PASSWORD, StorageRefused
 
     address = _checked(args.address)
-    secrets = _secrets()
-    ref = secret_ref(address)
-    if args.delete:
-        secrets.delete(ref)
-    else:
-        value = _ask("Password: ")
-        if not value:
-            raise CliError("No password given; nothing was saved.")
-        secrets.set(ref, value)
-    if secrets.last_error:
-        raise CliError(secrets.last_error, EXIT_TOOL_ERROR)
+    storage = _storage(args)
+    try:
+        if args.delete:
+            storage.forget_password(address)
+        else:
+            value = _ask("Password: ")
+            if not value:
+                raise CliError(NO_PASSWORD)
+            storage.save_password(address, value)
+    except StorageRefused as exc:
+        raise CliError(str(exc), EXIT_TOOL_ERROR) from None
     if args.json:
         print_json({"saved": not args.delete, "deleted": args.delete})
     else:
@@ -135,10 +131,8 @@ def _password(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from cks_desktop.storage_choice import check_connection, secret_ref
-
     address = _checked(args.address)
-    problem = check_connection(address, _secrets().get(secret_ref(address)))
+    problem = _storage(args).check(address)
     if args.json:
         print_json({"ok": problem is None, "problem": problem})
     elif problem is None:
@@ -151,24 +145,21 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _copy(args: argparse.Namespace) -> int:
-    from cks_desktop.graph.errors import StoreError
-    from cks_desktop.storage_choice import copy_session, is_postgres, open_store, refuse_password_in_address
+    from cks_desktop.runtime.storage import StorageRefused, open_chosen_store
 
-    secrets = _secrets()
+    storage = _storage(args)
     try:
-        refuse_password_in_address(args.to)
-        source = open_store(getattr(args, "database", None), app_paths(args).database, secrets)
+        source = open_chosen_store(getattr(args, "database", None), app_paths(args).database, None, storage.secrets())
         try:
-            target = open_store(args.to, Path(args.to), secrets) if is_postgres(args.to) else open_store(
-                str(Path(args.to).expanduser()), Path(args.to), secrets)
+            target = open_chosen_store(args.to, Path(args.to), None, storage.secrets())
             try:
-                copied = copy_session(source, args.session_id, target, args.title)
+                copied = storage.copy(source, args.session_id, target, args.title)
                 counts = target.counts(copied.id)
             finally:
                 target.close()
         finally:
             source.close()
-    except StoreError as exc:
+    except StorageRefused as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json({"id": copied.id, "title": copied.title, **counts})
@@ -188,19 +179,19 @@ def _shared(args: argparse.Namespace) -> int:
 
 def _set_shared(args: argparse.Namespace, shared: bool) -> int:
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.storage_choice import is_postgres, open_store
+    from cks_desktop.runtime.storage import StorageRefused, is_postgres, open_chosen_store
 
     database = getattr(args, "database", None)
     if not is_postgres(database):
         raise CliError("Private and shared sessions are for a team database: pass --database postgresql://….")
     try:
-        store = open_store(database, app_paths(args).database, _secrets())
+        store = open_chosen_store(database, app_paths(args).database, None)
         try:
             store.set_session_shared(args.session_id, shared)  # type: ignore[attr-defined]
             owner, now_shared = store.session_access(args.session_id)  # type: ignore[attr-defined]
         finally:
             store.close()
-    except StoreError as exc:
+    except (StoreError, StorageRefused) as exc:
         raise CliError(str(exc)) from None
     if args.json:
         print_json({"id": args.session_id, "owner": owner, "shared": now_shared})

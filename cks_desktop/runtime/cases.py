@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.runtime.ask import AskUseCase
     from cks_desktop.runtime.chat import ChatUseCase
-    from cks_desktop.runtime.chat import ChatUseCase
     from cks_desktop.runtime.documents import DocumentsUseCase
     from cks_desktop.runtime.extraction import ExtractionUseCase
     from cks_desktop.runtime.graph_io import GraphIOUseCase
+    from cks_desktop.runtime.sharing import SharingUseCase
+    from cks_desktop.runtime.storage import StorageUseCase
     from cks_desktop.runtime.themes import ThemesUseCase
+    from cks_desktop.secrets import SecretStore
 
 
 @dataclass
@@ -30,6 +32,7 @@ class UseCases:
 
     store: "GraphStore"
     settings: Settings
+    secrets: "SecretStore | None" = None  # the keychain; None: the OS keychain, opened when a use case needs it
 
     @cached_property
     def documents(self) -> "DocumentsUseCase":
@@ -67,3 +70,15 @@ class UseCases:
         from cks_desktop.runtime.chat import ChatUseCase
 
         return ChatUseCase(TranscriptStore.for_store(self.store))
+
+    @cached_property
+    def sharing(self) -> "SharingUseCase":
+        from cks_desktop.runtime.sharing import SharingUseCase
+
+        return SharingUseCase(self.store, self.settings, self.secrets)
+
+    @cached_property
+    def storage(self) -> "StorageUseCase":
+        from cks_desktop.runtime.storage import StorageUseCase
+
+        return StorageUseCase(self.settings, self.secrets)

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from cks_desktop.agent.transcript import TranscriptStore
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.mcp.manager import McpManager
-    from cks_desktop.mcp.server import Serving
-    from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.serve.server import Serving
+    from cks_desktop.serve.service import ShareService
     from cks_desktop.runtime.documents import DocumentsUseCase
     from cks_desktop.runtime.extraction import ExtractionUseCase
     from cks_desktop.runtime.graph_io import GraphIOUseCase
@@ -71,7 +71,7 @@ class AppServices:
     @cached_property
     def cases(self) -> UseCases:
         """The non-chat use cases on this store and settings."""
-        return UseCases(self.store, self.settings)
+        return UseCases(self.store, self.settings, self.secrets)
 
     @property
     def documents(self) -> "DocumentsUseCase":
@@ -148,7 +148,7 @@ class AppServices:
         """The run an MCP host's calls go through (``mcp serve``): the host asked its own user
         (``approver``: ``ServeApprover`` when serving, which may make this app ask too).
         The session's own scope choice holds for a host as for a chat (a read-only session stays so)."""
-        from cks_desktop.mcp.server import serving_run
+        from cks_desktop.serve.server import serving_run
         from cks_desktop.tools.scopes import chat_grant
         from cks_desktop.tools.types import Scope
 
@@ -158,11 +158,11 @@ class AppServices:
     def host_serving(self, pinned: str | None = None, *, app_approver: "Approver | None" = None,
                      yes: bool = False, transport: str = "stdio") -> "Serving":
         """What ``mcp serve`` and the window's sharing serve: ``pinned`` one session, or the shared
-        ones (``mcp.serving.prefs``), each through its own ``host_run``."""
-        from cks_desktop.mcp.server import Serving
-        from cks_desktop.mcp.serving import prefs
-        from cks_desktop.mcp.serving.approver import ServeApprover
-        from cks_desktop.mcp.serving.scope import SessionScope
+        ones (``serve.prefs``), each through its own ``host_run``."""
+        from cks_desktop.serve.server import Serving
+        from cks_desktop.serve import prefs
+        from cks_desktop.serve.approver import ServeApprover
+        from cks_desktop.serve.scope import SessionScope
 
         approver = ServeApprover(lambda: prefs.approval_mode(self.settings), app_approver=app_approver, yes=yes)
         scope = SessionScope(self.store, lambda sid: self.host_run(sid, approver), pinned=pinned,
@@ -170,9 +170,9 @@ class AppServices:
         return Serving.create(self.registry, scope, transport)
 
     def share_service(self, *, app_approver: "Approver | None" = None) -> "ShareService":
-        """The window's "Share with other apps": the HTTP server on this loop (``mcp.serving.service``)."""
-        from cks_desktop.mcp.server import serve_command
-        from cks_desktop.mcp.serving.service import ShareService
+        """The window's "Share with other apps": the HTTP server on this loop (``serve.service``)."""
+        from cks_desktop.serve.server import serve_command
+        from cks_desktop.serve.service import ShareService
 
         # --data-dir only when the folders were overridden (then data and config are one folder)
         data_dir = str(self.paths.data_dir) if self.paths.data_dir == self.paths.config_dir else None

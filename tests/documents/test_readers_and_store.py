@@ -3,10 +3,12 @@ its one sentence, dedup, one transaction, and the documents section of the JSON 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,14 +22,16 @@ from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.schema import schema_version
 from cks_desktop.graph.store import GraphStore
 
+from tests.pgfixtures import open_graph, pg_cluster, pg_url  # noqa: F401
+
 from .files import HOSTILE_HTML, docx_file, encrypted_pdf, pdf_bytes, scanned_pdf
 
 MB = 1024 * 1024
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> GraphStore:
-    s = GraphStore.open(tmp_path / "g.db")
+def store(open_graph: Callable[[], GraphStore]) -> Iterator[GraphStore]:
+    s = open_graph()  # SQLite and PostgreSQL: the document store's own SQL runs on both
     yield s
     s.close()
 
@@ -136,6 +140,31 @@ def test_the_size_cap_is_checked_before_reading(tmp_path: Path) -> None:
     assert odd.section(Documents).max_file_bytes == 100 * MB and "documents.max_file_mb" in (odd.problem or "")
 
 
+@contextlib.contextmanager
+def _inserting_fails(store: GraphStore, name: str) -> Iterator[None]:
+    """The database refuses to insert the document called ``name`` (a trigger, on either backend)."""
+    if getattr(store, "backend", "sqlite") == "postgresql":
+        import psycopg
+
+        with psycopg.connect(str(store.path), autocommit=True) as conn:
+            conn.execute("CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                         f"IF NEW.name = '{name}' THEN RAISE EXCEPTION 'disk trouble'; END IF; RETURN NEW; END $$")
+            conn.execute("CREATE TRIGGER boom BEFORE INSERT ON documents FOR EACH ROW EXECUTE FUNCTION boom()")
+        try:
+            yield
+        finally:
+            with psycopg.connect(str(store.path), autocommit=True) as conn:
+                conn.execute("DROP TRIGGER boom ON documents")
+                conn.execute("DROP FUNCTION boom()")
+        return
+    store._conn.execute(f"CREATE TRIGGER boom BEFORE INSERT ON documents WHEN NEW.name = '{name}' "
+                        "BEGIN SELECT RAISE(ABORT, 'disk trouble'); END")
+    try:
+        yield
+    finally:
+        store._conn.execute("DROP TRIGGER boom")
+
+
 def test_store_dedups_by_content_and_adds_in_one_transaction(store: GraphStore, tmp_path: Path) -> None:
     assert schema_version() >= 5
     sid = store.create_session("S").id
@@ -158,14 +187,11 @@ def test_store_dedups_by_content_and_adds_in_one_transaction(store: GraphStore, 
     assert docs.add(other, [a]).added  # per session: the same file can be in two sessions
 
     # A failure in the middle of an add rolls back the documents written before it.
-    store._conn.execute("CREATE TRIGGER boom BEFORE INSERT ON documents WHEN NEW.name = 'w.docx' "
-                        "BEGIN SELECT RAISE(ABORT, 'disk trouble'); END")
     txt = read_path(_write(tmp_path / "new.txt", "new"), MB)
     word = read_path(docx_file(tmp_path / "w.docx", ["x"]), MB)
-    with pytest.raises(StoreError):
+    with _inserting_fails(store, "w.docx"), pytest.raises(StoreError):
         docs.add(sid, [txt, word])
     assert [d.name for d in docs.list_documents(sid)] == ["a.txt", "p.pdf"]
-    store._conn.execute("DROP TRIGGER boom")
 
     removed = docs.remove(sid, "a.txt")
     assert removed.name == "a.txt" and [d.name for d in docs.list_documents(sid)] == ["p.pdf"]

@@ -25,10 +25,11 @@ def seed_ops(world: World) -> list[dict[str, object]]:
              "properties": {"description": world.entities[g].description}, "label": f"${g}"} for g in SEEDED]
 
 
-def make_setup(root: Path, *, extras_per_doc: int = 60, seed: int = 7) -> Setup:
+def make_setup(root: Path, *, extras_per_doc: int = 60, seed: int = 7, store: GraphStore | None = None) -> Setup:
+    """``store``: the one to fill (a PostgreSQL one, say); by default a SQLite file under ``root``."""
     world = make_world(seed=seed, extras_per_doc=extras_per_doc)
     docs = render_world(world, root / "docs")
-    store = GraphStore.open(root / "cks.sqlite3")
+    store = store if store is not None else GraphStore.open(root / "cks.sqlite3")
     session = store.create_session("world")
     created = store.apply(session.id, seed_ops(world), "test").created
     seeded = {ident: label[1:] for label, ident in created.items()}

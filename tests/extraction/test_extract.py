@@ -5,7 +5,7 @@ documents, re-extraction free and idempotent, progress, pause/cancel, caps, brok
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +14,15 @@ import pytest_asyncio
 
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.extraction.runner import Extraction, ExtractionStopped, Progress, apply_plan
+from cks_desktop.graph.store import GraphStore
 from tests.fakes.extraction_reader import Noise, ReaderModel
 from tests.extraction.harness import Setup, make_setup
 from tests.fakes.providers import make_fake, provider_for
 
 
 @pytest_asyncio.fixture
-async def world(tmp_path: Path) -> AsyncIterator[tuple[Setup, ReaderModel, Any, Any]]:
-    setup = make_setup(tmp_path, extras_per_doc=50)
+async def world(tmp_path: Path, open_graph: Callable[[], GraphStore]) -> AsyncIterator[tuple[Setup, ReaderModel, Any, Any]]:
+    setup = make_setup(tmp_path, extras_per_doc=50, store=open_graph())  # the extraction's SQL on both backends
     model = ReaderModel(Noise(level=0.0))
     with make_fake("openai") as fake:
         fake.side_turn = model

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from cks_desktop.graph.store import GraphStore
-from cks_desktop.mcp.server import serving_run
+from cks_desktop.serve.server import serving_run
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.types import ToolCall
 

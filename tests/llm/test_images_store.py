@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,13 @@ from cks_desktop.graph.store import GraphStore
 from cks_desktop.llm.messages import ImagePart, Message, Text, ToolResultPart
 from cks_desktop.tools.images import MAX_IMAGE_BYTES, ImageRefused, from_base64, sniff
 
+from tests.pgfixtures import open_graph, pg_cluster, pg_url  # noqa: F401
 from tests.png import make_gif, make_jpeg_header, make_png, make_webp_vp8x
 
 
 @pytest.fixture
-def graph(tmp_path: Path) -> Iterator[Any]:
-    store = GraphStore.open(tmp_path / "graph.sqlite3")
+def graph(open_graph: Callable[[], GraphStore]) -> Iterator[Any]:
+    store = open_graph()  # SQLite and PostgreSQL: the images' own SQL runs on both
     store.session = store.create_session("Images")  # type: ignore[attr-defined]
     try:
         yield store

@@ -11,7 +11,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from cks_desktop.graph.store import GraphStore
-from cks_desktop.mcp.server import build_server, host_config, serve_command, serving_run
+from cks_desktop.serve.server import build_server, host_config, serve_command, serving_run
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.registry import model_schema
 

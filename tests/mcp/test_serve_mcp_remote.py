@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cks_desktop.mcp.serving.snippets import url_snippet
+from cks_desktop.serve.snippets import url_snippet
 from tests.mcp.serve_helpers import make_home, serve_http
 
 pytestmark = pytest.mark.slow

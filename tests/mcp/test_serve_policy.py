@@ -12,11 +12,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from cks_desktop.graph.store import GraphStore
-from cks_desktop.mcp.server import build_server, serving_run
-from cks_desktop.mcp.serving import prefs
-from cks_desktop.mcp.serving.approver import HEADLESS_HINT, ServeApprover
-from cks_desktop.mcp.serving.hints import output_schema, tool_hints
-from cks_desktop.mcp.serving.token import TOKEN_REF, StaticTokenVerifier, ensure_token
+from cks_desktop.serve.server import build_server, serving_run
+from cks_desktop.serve import prefs
+from cks_desktop.serve.approver import HEADLESS_HINT, ServeApprover
+from cks_desktop.serve.hints import output_schema, tool_hints
+from cks_desktop.serve.token import TOKEN_REF, StaticTokenVerifier, ensure_token
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
 from tests.mcp.serve_helpers import graph_of, make_home, stdio

@@ -1,4 +1,4 @@
-"""The session rules of `mcp serve --http` (serving/admission.py) one by one, in process: our
+"""The session rules of `mcp serve --http` (serve/admission.py) one by one, in process: our
 ``SessionLimits`` in front of the SDK's real session manager and a real SDK server, clients at
 different peer addresses, small numbers and a clock the test moves (idle times of a minute)."""
 
@@ -13,7 +13,7 @@ import pytest
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
-from cks_desktop.mcp.serving.admission import SessionLimits
+from cks_desktop.serve.admission import SessionLimits
 from tests.mcp.serve_helpers import wait_for
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

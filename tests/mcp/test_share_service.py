@@ -19,7 +19,7 @@ async def test_start_share_connect_list_clients_stop(tmp_path, secret_store):
     try:
         session = services.store.create_session("Shared here")
         service = services.share_service()
-        service.share(session.id)
+        services.cases.sharing.share(session.id)
         url = await service.start(port=0)
         assert service.running and url.startswith("http://127.0.0.1:") and service.token and service.token_is_new
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service.token}"}) as http:
@@ -66,7 +66,7 @@ async def test_http_clients_leave_the_list_when_their_session_ends(tmp_path, sec
     try:
         session = services.store.create_session("Shared here")
         service = services.share_service()
-        service.share(session.id)
+        services.cases.sharing.share(session.id)
         url = await service.start(port=0)
         live = service._http.serving.live
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {service.token}"}) as http:

@@ -16,7 +16,7 @@ from cks_desktop.documents.readers import read_path
 from cks_desktop.documents.store import DocumentStore
 from cks_desktop.graph.salvage import export_readable
 from cks_desktop.graph.store import GraphStore
-from cks_desktop.mcp.serving.resources import DOCUMENT_TEMPLATE
+from cks_desktop.serve.resources import DOCUMENT_TEMPLATE
 from tests.mcp.serve_helpers import make_home, stdio
 
 from .conftest import TEXT, World, passage, rows

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +21,8 @@ from cks_desktop.settings import Settings
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[GraphStore]:
-    s = GraphStore.open(tmp_path / "graph.sqlite3")
+def store(open_graph: Callable[[], GraphStore]) -> Iterator[GraphStore]:
+    s = open_graph()  # SQLite and PostgreSQL: the transcript's own SQL runs on both
     yield s
     s.close()
 
@@ -35,9 +35,9 @@ def _chat(store: GraphStore, exchanges: int) -> str:
     return sid
 
 
-def test_delete_clear_and_drop_answer_say_what_they_did(store: GraphStore) -> None:
+def test_delete_clear_and_drop_answer_say_what_they_did(store: GraphStore, tmp_path: Path) -> None:
     sid = _chat(store, 3)
-    chat = UseCases(store, Settings.load(store.path.parent / "settings.json")).chat
+    chat = UseCases(store, Settings.load(tmp_path / "settings.json")).chat
     edit = chat.delete_exchange(sid, 2, expect_prompt="question 1")
     assert edit.removed == 2 and edit.sentence == "Deleted exchange 2 (2 messages); the graph is unchanged."
     with pytest.raises(StaleExchange):  # the window showed another message as exchange 2
@@ -47,9 +47,9 @@ def test_delete_clear_and_drop_answer_say_what_they_did(store: GraphStore) -> No
     assert chat.saved_prompts(sid) == 0
 
 
-def test_retry_needs_an_unanswered_message_and_drops_the_saved_error(store: GraphStore) -> None:
+def test_retry_needs_an_unanswered_message_and_drops_the_saved_error(store: GraphStore, tmp_path: Path) -> None:
     sid = _chat(store, 1)
-    chat = UseCases(store, Settings.load(store.path.parent / "settings.json")).chat
+    chat = UseCases(store, Settings.load(tmp_path / "settings.json")).chat
     with pytest.raises(ChatEditRefused, match="nothing to retry"):
         chat.prepare_retry(sid)
     transcript = TranscriptStore.for_store(store)

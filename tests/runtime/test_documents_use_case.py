@@ -4,7 +4,7 @@ list, open, remove; and the reader registry the file filter and the CLI help rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,8 @@ from tests.documents.files import docx_file, pdf_bytes, scanned_pdf
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[GraphStore]:
-    s = GraphStore.open(tmp_path / "g.db")
+def store(open_graph: Callable[[], GraphStore]) -> Iterator[GraphStore]:
+    s = open_graph()  # SQLite and PostgreSQL: the documents' own SQL runs on both
     yield s
     s.close()
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cks_desktop.mcp.serving.hints import output_schema
+from cks_desktop.serve.hints import output_schema
 from cks_desktop.tools.builtin import builtin_specs
 from cks_desktop.tools.registry import ToolRegistry
 from cks_desktop.ui.chat.summary import tool_summary
@@ -46,7 +46,7 @@ import asyncio, json, sys
 import cks_desktop.tools.builtin as builtin
 builtin.__path__.append({extra!r})
 from cks_desktop.graph.store import GraphStore
-from cks_desktop.mcp.serving.hints import output_schema, tool_hints
+from cks_desktop.serve.hints import output_schema, tool_hints
 from cks_desktop.tools.approval import Decision, StaticApprover
 from cks_desktop.tools.builtin import build_registry
 from cks_desktop.tools.context import Run

@@ -66,7 +66,7 @@ async def test_share_page_serves_the_window_and_stops(qtbot: Any, home: Path) ->
 
         # share one session from its checkbox, start from the switch
         item_for(page, sid).setCheckState(Qt.CheckState.Checked)
-        assert page.service.shared() == [sid]
+        assert page.sharing.shared_ids() == [sid]
         started = signal_future(page.serverChanged)
         qtbot.mouseClick(page.switch, Qt.MouseButton.LeftButton)
         (ok,) = await wait(started)
@@ -128,7 +128,7 @@ async def test_share_page_serves_the_window_and_stops(qtbot: Any, home: Path) ->
         qtbot.mouseClick(page.approve_app, Qt.MouseButton.LeftButton)
         assert window.services.settings.data["mcp_serve"]["approval"] == "app"
         qtbot.mouseClick(page.approve_host, Qt.MouseButton.LeftButton)
-        assert page.service.approval() == "host"
+        assert page.sharing.approval() == "host"
 
         # Stop closes the port
         stopped = signal_future(page.serverChanged)
@@ -164,8 +164,8 @@ async def test_this_app_asks_too_opens_the_windows_approval_dialog(qtbot: Any, h
         sid = store.create_session("Shared").id
         store.apply(sid, [{"op": "add_object", "type": "Person", "name": n} for n in ("Ada", "Bob")], "test")
         service = window.share_service
-        service.share(sid)
-        service.set_approval("app")
+        window.services.cases.sharing.share(sid)
+        window.services.cases.sharing.set_approval("app")
         url = await service.start(port=0)
         token = service.token or ""
 
@@ -191,7 +191,7 @@ async def test_this_app_asks_too_opens_the_windows_approval_dialog(qtbot: Any, h
         assert sorted(o.name for o in store.all_objects(sid)) == ["Ada"]
 
         # "the host asks" (the default): no dialog, the call runs
-        service.set_approval("host")
+        window.services.cases.sharing.set_approval("host")
         result = await wait(_call(url, token, "remove_object", {"ref": "Ada"}))
         assert not result.is_error and store.all_objects(sid) == []
 
@@ -213,7 +213,7 @@ async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_write
         view = window.graph_view
         await wait(view.sync.opened.wait())
         service = window.share_service
-        service.share(sid)  # settings.json: the stdio server started next reads it
+        window.services.cases.sharing.share(sid)  # settings.json: the stdio server started next reads it
         url = await service.start(port=0)
         token = service.token or ""
         graph = f"cks://sessions/{sid}/graph.json"
@@ -243,3 +243,18 @@ async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_write
             # the window's own server's host, then Claude Desktop's, through its own `mcp serve` process
             assert [(c.transport, bool(c.process)) for c in service.clients()] == [("http", False), ("stdio", True)]
         assert sorted(o.name for o in window.services.store.all_objects(sid)) == ["Ada Lovelace", "Grace Hopper"]
+
+
+@pytest.mark.asyncio
+async def test_sharing_when_the_settings_cannot_be_saved_is_one_sentence_and_the_box_stays_clear(
+        qtbot: Any, home: Path) -> None:
+    async with open_window(home) as window:
+        sid = window.services.store.create_session("Alpha").id
+        window.open_settings("share")
+        page = window.findChild(SettingsDialog).share_page
+        page.refresh_sessions()
+        window.services.settings.lock_path.mkdir()  # the settings file's lock cannot be taken
+        item_for(page, sid).setCheckState(Qt.CheckState.Checked)
+        assert page.error.isVisible() and "could not be saved" in page.error.text()
+        assert "\n" not in page.error.text()
+        assert item_for(page, sid).checkState() == Qt.CheckState.Unchecked and page.sharing.shared_ids() == []

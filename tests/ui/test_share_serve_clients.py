@@ -16,8 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
 
-from cks_desktop.mcp.serving.clients import ClientRecord
-from cks_desktop.mcp.serving.presence import Presence, others
+from cks_desktop.serve.clients import ClientRecord
+from cks_desktop.serve.presence import Presence, others
 from cks_desktop.ui.settings.dialog import SettingsDialog
 from tests.mcp.conftest import wait_until
 from tests.ui.conftest import open_window

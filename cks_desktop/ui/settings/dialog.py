@@ -26,7 +26,7 @@ from cks_desktop.ui.settings.widgets import error_label, note_label
 from cks_desktop.ui.tasks import TaskTracker
 
 if TYPE_CHECKING:
-    from cks_desktop.mcp.serving.service import ShareService
+    from cks_desktop.serve.service import ShareService
     from cks_desktop.runtime import AppServices
 
 PAGES = ("providers", "agent", "mcp", "share", "storage")
@@ -56,7 +56,7 @@ class SettingsDialog(QDialog):
         self.agent_page = AgentPage(services.settings, services.registry)
         self.mcp_page = McpPage(services, tasks)
         # the window's ShareService (it outlives this dialog); a dialog of its own otherwise
-        self.share_page = SharePage(share if share is not None else services.share_service(), services.store, tasks)
+        self.share_page = SharePage(share if share is not None else services.share_service(), services.cases.sharing, tasks)
         share_scroll = QScrollArea()
         share_scroll.setObjectName("sharePageScroll")
         share_scroll.setWidgetResizable(True)
@@ -71,8 +71,7 @@ class SettingsDialog(QDialog):
         agent_scroll.setFrameShape(QFrame.Shape.NoFrame)
         agent_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         agent_scroll.setWidget(self.agent_page)
-        self.storage_page = StoragePage(services.settings, services.secrets, services.store,
-                                        services.paths.database, tasks)
+        self.storage_page = StoragePage(services.cases.storage, services.store, services.paths.database, tasks)
         for key, page in zip(PAGES, (self.providers_page, agent_scroll, self.mcp_page, share_scroll,
                                      self.storage_page)):
             self.nav.addItem(TITLES[key])
@@ -154,7 +153,11 @@ class SettingsDialog(QDialog):
         settings = self.services.settings
         self.providers_page.save(settings)
         self.agent_page.save(settings)
-        self.storage_page.save(settings)
+        problem = self.storage_page.save()
+        if problem is not None:
+            self.errors_label.setText(problem)
+            self.errors_label.show()
+            return False
         try:
             settings.save()
         except OSError as exc:  # SettingsSaveError: one sentence (disk full, lock taken); the file is unchanged

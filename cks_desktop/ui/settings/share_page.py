@@ -1,6 +1,6 @@
 """Settings → Share with other apps: serve the shared sessions to MCP hosts from the window.
 
-The page drives the window's ``ShareService`` (``cks_desktop.mcp.serving.service``), which
+The page drives the window's ``ShareService`` (``cks_desktop.serve.service``), which
 belongs to the main window, not to this dialog: the server keeps running in the window's
 background when Settings closes, and the window stops it on shutdown. Like the MCP page,
 everything here applies at once (Save and Cancel are for the other pages): starting a
@@ -31,8 +31,8 @@ from cks_desktop.ui.tasks import TaskTracker
 from cks_desktop.ui.text import plain_tooltip
 
 if TYPE_CHECKING:
-    from cks_desktop.mcp.serving.service import ShareService
-    from cks_desktop.graph.store import GraphStore
+    from cks_desktop.serve.service import ShareService
+    from cks_desktop.runtime.sharing import SharingUseCase
 
 HOST_TITLES = {"claude_desktop": "Claude Desktop", "vscode": "VS Code", "cursor": "Cursor"}
 FORMS = ("stdio", "url")
@@ -48,10 +48,11 @@ class SharePage(QWidget):
     applied = Signal(str)  # a change made at once, in a few words (the dialog's footer lists them)
     serverChanged = Signal(bool)  # started (True) or stopped (False): tests wait on it
 
-    def __init__(self, service: "ShareService", store: "GraphStore", tasks: TaskTracker) -> None:
+    def __init__(self, service: "ShareService", sharing: "SharingUseCase", tasks: TaskTracker) -> None:
         super().__init__()
-        self.service = service
-        self.store = store
+        self.service = service  # the window's running server
+        self.sharing = sharing  # which sessions are shared, the approval choice, the token
+        self.store = sharing.store
         self.tasks = tasks
         self.setObjectName("sharePage")
         layout = QVBoxLayout(self)
@@ -202,10 +203,10 @@ class SharePage(QWidget):
     def refresh(self) -> None:
         self.refresh_sessions()
         self.refresh_server()
-        (self.approve_app if self.service.approval() == "app" else self.approve_host).setChecked(True)
+        (self.approve_app if self.sharing.approval() == "app" else self.approve_host).setChecked(True)
 
     def refresh_sessions(self) -> None:
-        shared = set(self.service.shared())
+        shared = set(self.sharing.shared_ids())
         self.sessions.blockSignals(True)
         self.sessions.clear()
         for session in self.store.list_sessions():
@@ -270,7 +271,7 @@ class SharePage(QWidget):
         self.tasks.spawn(self.start() if checked else self.stop(), name="share-switch")
 
     async def start(self) -> bool:
-        from cks_desktop.mcp.serving.http import HttpStartError
+        from cks_desktop.serve.http import HttpStartError
 
         self.error.hide()
         try:
@@ -297,9 +298,13 @@ class SharePage(QWidget):
 
     async def rotate_token(self) -> None:
         """A new token in the keychain; a running server restarts on the same port to use it."""
-        from cks_desktop.mcp.serving.token import ensure_token
+        from cks_desktop.runtime.sharing import SharingRefused
 
-        ensure_token(self.service.secrets, rotate=True)
+        try:
+            self.sharing.token(rotate=True)
+        except SharingRefused as exc:
+            self._refused(exc)
+            return
         if self.service.running:
             url = self.service.url or ""
             port = int(url.rsplit(":", 1)[1].split("/", 1)[0]) if ":" in url else 0
@@ -314,19 +319,35 @@ class SharePage(QWidget):
         self.show_token.setText("Hide" if shown else "Show")
 
     def _session_toggled(self, item: QListWidgetItem) -> None:
+        from cks_desktop.runtime.sharing import SharingRefused
+
         session_id = item.data(Qt.ItemDataRole.UserRole)
-        if item.checkState() == Qt.CheckState.Checked:
-            self.service.share(session_id)
-            self.applied.emit(f"shared “{item.text()}”")
-        else:
-            self.service.unshare(session_id)
-            self.applied.emit(f"unshared “{item.text()}”")
+        try:
+            if item.checkState() == Qt.CheckState.Checked:
+                self.sharing.share(session_id)
+                self.applied.emit(f"shared “{item.text()}”")
+            else:
+                self.sharing.unshare(session_id)
+                self.applied.emit(f"unshared “{item.text()}”")
+        except SharingRefused as exc:
+            self._refused(exc)
+            self.refresh_sessions()
 
     def _approval_clicked(self, button: QRadioButton) -> None:
+        from cks_desktop.runtime.sharing import SharingRefused
+
         mode: Literal["host", "app"] = "app" if button is self.approve_app else "host"
-        if mode != self.service.approval():
-            self.service.set_approval(mode)
+        if mode != self.sharing.approval():
+            try:
+                self.sharing.set_approval(mode)
+            except SharingRefused as exc:
+                self._refused(exc)
+                return
             self.applied.emit("the app asks too" if mode == "app" else "the host asks")
+
+    def _refused(self, exc: Exception) -> None:
+        self.error.setText(str(exc))
+        self.error.show()
 
     def _copy_snippet(self) -> None:
         copy_text(self.snippet_views[FORMS[self.forms.currentIndex()]].toPlainText())

@@ -3,7 +3,7 @@
 The choice is saved with the dialog's Save and takes effect at the next start
 (the window keeps the store it opened: switching under an open chat would mix
 two graphs). The password goes to the system keychain, never to the settings
-file (``storage_choice.secret_ref``). "Test connection" and "Copy" run on a
+file. Every step goes through the storage use case (``runtime/storage.py``). "Test connection" and "Copy" run on a
 worker thread (``asyncio.to_thread``): a slow or unreachable server never
 freezes the window. Copy takes the selected session of the store the window
 uses now into the other one (file ↔ team database), ids kept.
@@ -18,7 +18,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit,
                                QPushButton, QRadioButton, QSpinBox, QVBoxLayout, QWidget)
 
-from cks_desktop.storage_choice import SSL_MODES, PgSettings, chosen, choose, secret_ref
+from cks_desktop.runtime.storage import SSL_MODES, PgSettings, StorageRefused
+from cks_desktop.graph.errors import StoreError
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.settings.widgets import error_label, mark, note_label
 from cks_desktop.ui.tasks import TaskTracker
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cks_desktop.graph.store import GraphStore
-    from cks_desktop.secrets import SecretStore
-    from cks_desktop.settings import Settings
+    from cks_desktop.runtime.storage import StorageUseCase
 
 TLS_TITLES = {"disable": "Off", "prefer": "If the server offers it", "require": "Required",
               "verify-ca": "Required, check the certificate", "verify-full": "Required, check certificate and host"}
@@ -40,11 +40,10 @@ class StoragePage(QWidget):
     tested = Signal(str)  # the result sentence of "Test connection" (tests wait on it)
     copied = Signal(str)  # the result sentence of "Copy"
 
-    def __init__(self, settings: "Settings", secrets: "SecretStore", store: "GraphStore", file_path: "Path",
-                 tasks: TaskTracker) -> None:
+    def __init__(self, storage: "StorageUseCase", store: "GraphStore", file_path: "Path", tasks: TaskTracker) -> None:
         super().__init__()
         self.setObjectName("storagePage")
-        self.secrets = secrets
+        self.storage = storage
         self.store = store
         self.file_path = file_path
         self.tasks = tasks
@@ -120,7 +119,7 @@ class StoragePage(QWidget):
         layout.addWidget(self.errors_label)
         layout.addStretch(1)
 
-        pg = chosen(settings)
+        pg = storage.chosen()
         (self.pg_choice if pg is not None else self.file_choice).setChecked(True)
         self._fill(pg or PgSettings())
         self.reload_sessions()
@@ -170,34 +169,26 @@ class StoragePage(QWidget):
                                     and (on_team or self.pg_settings().problem() is None))
         self.changed.emit()
 
-    def save(self, settings: "Settings") -> None:
-        """Record the choice in ``settings`` (the dialog saves the file) and the password in
-        the keychain."""
-        if not self.pg_choice.isChecked():
-            if chosen(settings) is not None:  # only a real switch back writes the section
-                choose(settings, None)
-            return
-        pg = self.pg_settings()
-        choose(settings, pg)
-        if self.password.text():
-            self.secrets.set(secret_ref(pg.url()), self.password.text())
-            self.password.clear()
-
-    def _password(self, url: str) -> str | None:
-        return self.password.text() or self.secrets.get(secret_ref(url))
+    def save(self) -> str | None:
+        """Record the choice in the settings (the dialog saves the file) and a typed password in
+        the keychain; the one sentence saying why not, or None."""
+        try:
+            self.storage.choose(self.pg_settings() if self.pg_choice.isChecked() else None, self.password.text())
+        except StorageRefused as exc:
+            return str(exc)
+        self.password.clear()
+        return None
 
     # -- actions (worker threads) -----------------------------------------------------------
 
     async def test_connection(self) -> str:
-        from cks_desktop.storage_choice import check_connection
-
         pg = self.pg_settings()
         problem = pg.problem()
         if problem is None:
             self.test_button.setEnabled(False)
             self.test_result.setText("Connecting…")
             try:
-                problem = await asyncio.to_thread(check_connection, pg.url(), self._password(pg.url()))
+                problem = await asyncio.to_thread(self.storage.check, pg.url(), self.password.text())
             finally:
                 self.test_button.setEnabled(True)
         text = problem or f"The connection to {pg.host}/{pg.database} works."
@@ -214,27 +205,21 @@ class StoragePage(QWidget):
             self.copy_result.setText(str(exc))
 
     async def copy_selected(self) -> str:
-        from cks_desktop.graph.errors import StoreError
-        from cks_desktop.storage_choice import copy_session
-
         session_id = self.copy_session.currentData()
         if not session_id:
             return ""
         on_team = getattr(self.store, "backend", "sqlite") == "postgresql"
         pg = self.pg_settings()
+        typed = self.password.text()
         target_name = "this computer's file" if on_team else f"the team database {pg.host}/{pg.database}"
 
         def work() -> str:
-            from cks_desktop.graph.store import GraphStore
-
             if on_team:
-                target = GraphStore.open(self.file_path)
+                target = self.storage.open_file(self.file_path)
             else:
-                from cks_desktop.graph.pg.store import PgGraphStore
-
-                target = PgGraphStore.connect(pg.url(), password=self._password(pg.url()))
+                target = self.storage.open_team(pg, typed)
             try:
-                copy = copy_session(self.store, str(session_id), target)
+                copy = self.storage.copy(self.store, str(session_id), target)
                 return f"Copied “{copy.title}” to {target_name}."
             finally:
                 target.close()
@@ -243,7 +228,7 @@ class StoragePage(QWidget):
         self.copy_result.setText("Copying…")
         try:
             text = await asyncio.to_thread(work)
-        except StoreError as exc:
+        except (StoreError, StorageRefused) as exc:
             text = str(exc)
         finally:
             self.copy_button.setEnabled(True)

@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.server.connection import allowed_log_levels
 
 if TYPE_CHECKING:
-    from cks_desktop.mcp.serving.clients import ClientRecord
+    from cks_desktop.serve.clients import ClientRecord
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Claude Desktop, VS Code, Cursor or any MCP host can read and grow the graph with the same
 built-in tools our own assistant uses, through the same ``ToolRegistry``: the same argument
-validation, the same session pinning, the same results. The pieces live in ``serving/``:
+validation, the same session pinning, the same results. The pieces live in ``serve/``:
 
 * ``scope.py``: which sessions a host may reach. ``--session ID`` pins one; without it the
   server offers the sessions the person shared (``sessions share ID``), and each tool call
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop import APP_ID, __version__
-from cks_desktop.mcp.serving.approver import HostApprover
-from cks_desktop.mcp.serving.hints import host_input_schema, output_schema, tool_hints
-from cks_desktop.mcp.serving.scope import SESSION_ARGUMENT, ScopeError, SessionScope
+from cks_desktop.serve.approver import HostApprover
+from cks_desktop.serve.hints import host_input_schema, output_schema, tool_hints
+from cks_desktop.serve.scope import SESSION_ARGUMENT, ScopeError, SessionScope
 from cks_desktop.tools.context import Run
 from cks_desktop.tools.types import Caller, Scope, ToolCall, ToolSpec
 from cks_desktop.tools.wire_names import to_wire
@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 
     from cks_desktop.graph.model import Session
     from cks_desktop.graph.store import GraphStore
-    from cks_desktop.mcp.serving.clients import ClientTracker
-    from cks_desktop.mcp.serving.live import LiveUpdates
-    from cks_desktop.mcp.serving.logbook import Logbook
+    from cks_desktop.serve.clients import ClientTracker
+    from cks_desktop.serve.live import LiveUpdates
+    from cks_desktop.serve.logbook import Logbook
     from cks_desktop.tools.approval import Approver
     from cks_desktop.tools.registry import ToolRegistry
 
@@ -113,9 +113,9 @@ class Serving:
 
     @classmethod
     def create(cls, registry: "ToolRegistry", scope: SessionScope, transport: str = "stdio") -> "Serving":
-        from cks_desktop.mcp.serving.clients import ClientTracker
-        from cks_desktop.mcp.serving.live import LiveUpdates
-        from cks_desktop.mcp.serving.logbook import Logbook
+        from cks_desktop.serve.clients import ClientTracker
+        from cks_desktop.serve.live import LiveUpdates
+        from cks_desktop.serve.logbook import Logbook
 
         clients = ClientTracker(transport)
         logbook = Logbook()
@@ -152,8 +152,8 @@ def build_server(registry: "ToolRegistry", run: Run | None = None, *, serving: S
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
 
-    from cks_desktop.mcp.serving import prompts, resources
-    from cks_desktop.mcp.serving.clients import key_of
+    from cks_desktop.serve import prompts, resources
+    from cks_desktop.serve.clients import key_of
 
     if serving is None:
         if run is None:

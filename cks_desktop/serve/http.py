@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
-    from cks_desktop.mcp.server import Serving
+    from cks_desktop.serve.server import Serving
 
 log = logging.getLogger(__name__)
 
@@ -198,10 +198,10 @@ def build_app(server: "Server[Any]", *, host: str, token: str | None,
     from starlette.middleware.authentication import AuthenticationMiddleware
     from starlette.routing import Route
 
-    from cks_desktop.mcp.serving.admission import MAX_SESSIONS, SessionLimits
-    from cks_desktop.mcp.serving.events import MemoryEventStore
-    from cks_desktop.mcp.serving.hostcheck import StrictHostOrigin
-    from cks_desktop.mcp.serving.token import StaticTokenVerifier
+    from cks_desktop.serve.admission import MAX_SESSIONS, SessionLimits
+    from cks_desktop.serve.events import MemoryEventStore
+    from cks_desktop.serve.hostcheck import StrictHostOrigin
+    from cks_desktop.serve.token import StaticTokenVerifier
 
     manager = StreamableHTTPSessionManager(
         app=server, event_store=MemoryEventStore(), security_settings=security_settings(host, extra_hosts),

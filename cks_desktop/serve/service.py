@@ -4,14 +4,13 @@
     await service.start(port=0)           # HTTP on the app's own asyncio loop (127.0.0.1)
     service.url, service.token            # what to show and copy
     service.clients()                     # the hosts connected now (name, version, protocol, last seen)
-    service.share(session_id) / unshare(session_id) / shared()
-    service.set_approval("host" | "app")
     service.snippets(session_id=None)     # Claude Desktop / VS Code / Cursor, stdio and URL forms
     await service.stop()
 
 Start binds before it returns (a port in use raises ``HttpStartError``, one sentence). The
 server runs as a task on the running loop, never blocking it; ``stop`` closes every
-connection. ``app_approver`` is how "this app asks too" reaches the window's approval dialog.
+connection. Which sessions are shared, the approval choice and the token are the sharing use case's
+(``runtime/sharing.py``). ``app_approver`` is how "this app asks too" reaches the window's approval dialog.
 """
 
 from __future__ import annotations
@@ -19,14 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cks_desktop.mcp.serving import prefs
-from cks_desktop.mcp.serving.snippets import all_snippets
+from cks_desktop.serve.snippets import all_snippets
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from cks_desktop.mcp.server import Serving
-    from cks_desktop.mcp.serving.clients import ClientRecord
-    from cks_desktop.mcp.serving.http import HttpServer
+    from cks_desktop.serve.server import Serving
+    from cks_desktop.serve.clients import ClientRecord
+    from cks_desktop.serve.http import HttpServer
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
     from cks_desktop.tools.registry import ToolRegistry
@@ -59,9 +57,9 @@ class ShareService:
 
     async def start(self, host: str = "127.0.0.1", port: int = 0, *, auth: bool = True) -> str:
         """Start serving the shared sessions over HTTP; returns the URL."""
-        from cks_desktop.mcp.server import build_server
-        from cks_desktop.mcp.serving.http import HttpServer
-        from cks_desktop.mcp.serving.token import ensure_token
+        from cks_desktop.serve.server import build_server
+        from cks_desktop.serve.http import HttpServer
+        from cks_desktop.serve.token import ensure_token
 
         if self.running:
             return self.url or ""
@@ -86,32 +84,14 @@ class ShareService:
         own = self._http.serving.clients.records() if self._http is not None else []
         if self.presence_dir is None:
             return own
-        from cks_desktop.mcp.serving.presence import others
+        from cks_desktop.serve.presence import others
 
         return own + others(self.presence_dir)
-
-    def shared(self) -> list[str]:
-        return prefs.shared_sessions(self.settings)
-
-    def share(self, session_id: str) -> None:
-        if prefs.share(self.settings, session_id):
-            self.settings.save()
-
-    def unshare(self, session_id: str) -> None:
-        if prefs.unshare(self.settings, session_id):
-            self.settings.save()
-
-    def approval(self) -> prefs.ApprovalMode:
-        return prefs.approval_mode(self.settings)
-
-    def set_approval(self, mode: prefs.ApprovalMode) -> None:
-        prefs.set_approval_mode(self.settings, mode)
-        self.settings.save()
 
     def snippets(self, session_id: str | None = None) -> dict[str, dict[str, Any]]:
         """Configuration for each host: the stdio form (``mcp serve``; one session or the shared
         ones) and, while the server runs, the URL form with the token."""
-        from cks_desktop.mcp.server import serve_command
+        from cks_desktop.serve.server import serve_command
 
         command = (self._command or (lambda sid: serve_command(sid)))(session_id)
         return all_snippets(command, self.url, self.token)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cks_desktop.mcp.serving.clients import ClientRecord
+from cks_desktop.serve.clients import ClientRecord
 
 EVERY = 1.0
 MAX_BYTES = 1_000_000  # a presence file is a few hundred bytes per client

@@ -12,7 +12,7 @@ An HTTP session also leaves the list when it ends: its DELETE was answered (``en
 its standalone GET stream closed and no stream or request came back within ``STREAM_GRACE``
 seconds (``stream_opened`` / ``stream_closed``; a host that lost its stream reconnects within
 the SSE retry interval, one that quit never does). Both are observed at the ASGI level
-(``serving/http.py``): the SDK's session manager has no close hook.
+(``serve/http.py``): the SDK's session manager has no close hook.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class ClientRecord:
     last_seen: float
     requests: int = 0
     session: Any = field(default=None, repr=False)  # the latest ServerSession: its standalone channel
-    process: str = ""  # "" for this process; "mcp serve (process 123)" for another's (serving/presence.py)
+    process: str = ""  # "" for this process; "mcp serve (process 123)" for another's (serve/presence.py)
 
     @property
     def modern(self) -> bool:

@@ -34,13 +34,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from cks_desktop.graph.events import GraphChanged, SessionEvent
-from cks_desktop.mcp.serving import resources
+from cks_desktop.serve import resources
 
 if TYPE_CHECKING:
     from cks_desktop.graph.events import StoreEvent
-    from cks_desktop.mcp.serving.clients import ClientTracker
-    from cks_desktop.mcp.serving.logbook import Logbook
-    from cks_desktop.mcp.serving.scope import SessionScope
+    from cks_desktop.serve.clients import ClientTracker
+    from cks_desktop.serve.logbook import Logbook
+    from cks_desktop.serve.scope import SessionScope
 
 log = logging.getLogger(__name__)
 

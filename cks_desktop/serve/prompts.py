@@ -23,12 +23,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.mcp.serving import resources
-from cks_desktop.mcp.serving.scope import ScopeError
+from cks_desktop.serve import resources
+from cks_desktop.serve.scope import ScopeError
 
 if TYPE_CHECKING:
     from cks_desktop.graph.model import Session
-    from cks_desktop.mcp.serving.scope import SessionScope
+    from cks_desktop.serve.scope import SessionScope
 
 MAX_COMPLETIONS = 100
 EMBED_LIMIT = 400_000  # characters of graph JSON embedded in a prompt; past it, the host reads the resource

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cks_desktop.mcp.serving import prefs
-from cks_desktop.mcp.serving.hints import is_read_only
+from cks_desktop.serve import prefs
+from cks_desktop.serve.hints import is_read_only
 from cks_desktop.tools.approval import ApprovalRequest, Approver, Decision
 
 HEADLESS_HINT = ("This app is set to ask before such calls itself (mcp_serve.approval = \"app\") and no window "

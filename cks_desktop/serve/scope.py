@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cks_desktop.graph.errors import StoreError
-from cks_desktop.mcp.serving import prefs
+from cks_desktop.serve import prefs
 
 if TYPE_CHECKING:
     from cks_desktop.graph.model import Session

@@ -44,12 +44,12 @@ from mcp.shared.exceptions import MCPError
 
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.formats.markdown import md_escape
-from cks_desktop.mcp.serving.scope import ScopeError
+from cks_desktop.serve.scope import ScopeError
 
 if TYPE_CHECKING:
     from cks_desktop.graph.events import GraphChanged
     from cks_desktop.graph.model import Session
-    from cks_desktop.mcp.serving.scope import SessionScope
+    from cks_desktop.serve.scope import SessionScope
 
 SCHEME = "cks://sessions/"
 TEMPLATE = "cks://sessions/{session}/objects/{ref}"
