@@ -40,14 +40,15 @@ from cks_desktop.documents.model import ReadDocument  # noqa: E402
 from cks_desktop.documents.store import DocumentStore  # noqa: E402
 from cks_desktop.graph.store import GraphStore  # noqa: E402
 from cks_desktop.extraction.runner import Extraction, apply_plan  # noqa: E402
-from cks_desktop.retrieval import embedder, lexical, passages, service  # noqa: E402
+from cks_desktop.retrieval import embedder, fusion, lexical, passages, service  # noqa: E402
 from cks_desktop.retrieval.index import PassageIndex  # noqa: E402
 from cks_desktop.retrieval.service import retrieve  # noqa: E402
 from tests.fakes.extraction_reader import Noise, ReaderModel  # noqa: E402
 from tests.fakes.providers import make_fake, provider_for  # noqa: E402
 
 NOISE_PERCENT = 8
-GRID = {"dense": (0.25, 0.5, 1.0), "graph": (0.5, 1.0, 2.0, 4.0)}  # lexical stays 1.0
+GRID: dict[str, tuple[object, ...]] = {"method": ("rrf", "relative"), "dense": (0.25, 0.5, 1.0),
+                                       "graph": (0.25, 0.5, 1.0, 2.0, 4.0)}  # lexical stays 1.0
 
 KS = (1, 3, 5, 10)
 Ranked = list[tuple[str, int, int]]  # (document name, start, end), best first
@@ -295,25 +296,30 @@ def main() -> None:
                 return [(names[h.document_id], h.start, h.end) for h in hits]
             return run
 
-        shipped = dict(service.WEIGHTS)
-        print("Fusion weights on the tuning half (lexical 1.0), recall@5:\n")
-        print("| dense | graph | R@5 (tuning) |\n|---|---|---|")
-        tried: dict[tuple[float, float], float] = {}
-        for d_w, g_w in itertools.product(GRID["dense"], GRID["graph"]):
-            service.WEIGHTS.update({"lexical": 1.0, "dense": d_w, "graph": g_w})
-            tried[(d_w, g_w)] = r_at_5(score(world, ours(True), held_out=False))
-            print(f"| {d_w} | {g_w} | {tried[(d_w, g_w)]:.3f} |")
-        chosen = max(tried, key=lambda w: (tried[w], w == (shipped["dense"], shipped["graph"])))
-        print(f"\nChosen on the tuning half: dense {chosen[0]}, graph {chosen[1]} (shipped: dense "
-              f"{shipped['dense']}, graph {shipped['graph']}). Held-out questions:\n")
-        service.WEIGHTS.update({"lexical": 1.0, "dense": chosen[0], "graph": chosen[1]})
+        shipped = (fusion.METHOD, dict(service.WEIGHTS))
+        print("Fusion on the tuning half (lexical weight 1.0), recall@5:\n")
+        print("| fusion | dense | graph | R@5 (tuning) |\n|---|---|---|---|")
+        tried: dict[tuple[object, ...], float] = {}
+        for method, d_w, g_w in itertools.product(GRID["method"], GRID["dense"], GRID["graph"]):
+            fusion.METHOD = method  # type: ignore[assignment]
+            service.WEIGHTS.update({"lexical": 1.0, "dense": float(d_w), "graph": float(g_w)})  # type: ignore[arg-type]
+            tried[(method, d_w, g_w)] = r_at_5(score(world, ours(True), held_out=False))
+            print(f"| {method} | {d_w} | {g_w} | {tried[(method, d_w, g_w)]:.3f} |")
+        now = (shipped[0], shipped[1]["dense"], shipped[1]["graph"])
+        chosen = max(tried, key=lambda w: (tried[w], w == now))
+        print(f"\nChosen on the tuning half: {chosen[0]}, dense {chosen[1]}, graph {chosen[2]} (shipped: {now[0]}, "
+              f"dense {now[1]}, graph {now[2]}). Held-out questions:\n")
+        fusion.METHOD = chosen[0]  # type: ignore[assignment]
+        service.WEIGHTS.update({"lexical": 1.0, "dense": float(chosen[1]), "graph": float(chosen[2])})  # type: ignore[arg-type]
+        tuned = f"{chosen[0]} {chosen[1]}/{chosen[2]}"
         results = {"BM25, 1,000-char chunks": score(world, bm25), "dense, 1,000-char chunks": score(world, dense),
-                   "hybrid (BM25 + dense), passages": score(world, ours(False)),
-                   "hybrid + graph, passages": score(world, ours(True))}
-        service.WEIGHTS.update(shipped)
+                   f"hybrid (BM25 + dense), passages, {tuned}": score(world, ours(False)),
+                   f"hybrid + graph, passages, {tuned}": score(world, ours(True))}
+        fusion.METHOD = shipped[0]
+        service.WEIGHTS.update(shipped[1])
+        results[f"hybrid + graph, passages, shipped ({now[0]} {now[1]}/{now[2]})"] = score(world, ours(True))
         store.close()
-    table(results, {"BM25, 1,000-char chunks": base_index, "dense, 1,000-char chunks": base_index,
-                    "hybrid (BM25 + dense), passages": ours_index, "hybrid + graph, passages": ours_index})
+    table(results, {system: base_index if "chunks" in system else ours_index for system in results})
     print()
     print("| scale | | | | |\n|---|---|---|---|---|")
     big(args.big)
