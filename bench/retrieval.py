@@ -11,7 +11,7 @@ characters come back and the share where nothing is returned.
 Reports recall@1/3/5/10 (share of a question's gold spans found in the top k, averaged),
 MRR (first passage holding any gold span), "all evidence found" in the top 5, characters
 returned for the top 5, index time and query time; then query time at 100,000 synthetic
-passages and indexing time for a 300-page text. Prints Markdown tables.
+passages and reading and indexing time for a real 300-page PDF. Prints Markdown tables.
 
     python bench/retrieval.py [--big 100000]
 """
