@@ -7,8 +7,11 @@ give the answer away. Each question carries its gold evidence: the exact charact
 hold the facts it needs. Kinds: single fact, paraphrased wording, 2 hops, 3 hops, comparison, a
 fact in a table row, and questions the documents cannot answer.
 
-The graph (objects, relations and their evidence spans) is what an extraction run would write;
-it is given here because the bench measures retrieval, not extraction.
+Fact sentences are worded so that a reading extraction model (tests/fakes/extraction_reader.py)
+can read the employment and founding clauses; headcounts and the almanac's table rows are left
+for retrieval to find without a graph edge. ``objects``/``relations``/``evidence`` are the graph a
+perfect extraction would write: an upper bound only; the bench's graph comes from extraction.
+Every question is in the tuning half or the held-out half (alternating within its kind).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ LAST = ["Varga", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Brandt", "Silva", "
 COMPANIES = ["Northwind Labs", "Copperleaf Foods", "Bluestone Freight", "Halcyon Optics", "Redfern Mills",
              "Sablewood Press", "Ironbridge Works", "Lumen Textiles"]
 CITIES = ["Tallinn", "Porto", "Ghent", "Bergen", "Lyon", "Krakow", "Trieste", "Aarhus"]
+FOUNDERS = ["Tomas Wirth", "Anja Leclerc", "Emil Varsi", "Sofia Brun", "Karel Jansen", "Marta Lund",
+            "Oskar Fenn", "Leah Morrow"]
 FILL = 3  # filler sentences per slot: documents of 5,000-7,000 characters
 ROLES = ["chief engineer", "head of sales", "lead chemist", "finance director", "plant manager", "chief designer"]
 FILLER = [
@@ -62,6 +67,7 @@ class Question:
     kind: str  # single, paraphrase, hop2, hop3, comparison, table, unanswerable
     text: str
     gold: tuple[tuple[str, int, int], ...]  # (document name, start, end)
+    held_out: bool = False  # reported on; weights are chosen on the others
 
 
 @dataclass
@@ -84,6 +90,8 @@ def build(seed: int = 7) -> World:
     staff = {c: 200 + rnd.randrange(4800) for c in COMPANIES}
     population = {c: 50_000 + rnd.randrange(900_000) for c in CITIES}
     founded = {c: 900 + rnd.randrange(800) for c in CITIES}
+    founder = dict(zip(COMPANIES, FOUNDERS))
+    founded_firm = {c: 1850 + rnd.randrange(80) for c in COMPANIES}
 
     def filler(doc: Doc, n: int) -> None:
         for _ in range(n * FILL):
@@ -97,7 +105,7 @@ def build(seed: int = 7) -> World:
         for p in people[i:i + 2]:
             doc.text += f"{p}\n\n" if not doc.text else f"\n\n{p}\n\n"
             filler(doc, 3)
-            doc.add(f"{p.split()[0]} joined {employer[p]} as its {role[p]} in {joined[p]}.", f"works:{p}")
+            doc.add(f"{p} joined the {employer[p]} as its {role[p]}. That was in {joined[p]}.", f"works:{p}")
             filler(doc, 4)
             doc.para()
             filler(doc, 3)
@@ -108,7 +116,7 @@ def build(seed: int = 7) -> World:
         for c in COMPANIES[i:i + 2]:
             doc.text += f"{c}\n\n" if not doc.text else f"\n\n{c}\n\n"
             filler(doc, 4)
-            doc.add(f"The firm has its headquarters in {base[c]}, close to the central station.", f"base:{c}")
+            doc.add(f"In {founded_firm[c]} {founder[c]} founded the {c} in {base[c]}.", f"base:{c}")
             filler(doc, 3)
             doc.para()
             doc.add(f"By the end of the decade {c} employed {staff[c]:,} people.", f"staff:{c}")
@@ -142,26 +150,36 @@ def build(seed: int = 7) -> World:
         return tuple((where[k], *by_name[where[k]].spans[k]) for k in keys)
 
     qs: list[Question] = []
-    for p in people[:8]:
-        qs.append(Question("single", f"In what year did {p} join {employer[p]}?", gold(f"works:{p}")))
-    for p in people[8:]:
-        qs.append(Question("paraphrase", f"Which firm hired {p.split()[0]}, and in what position?", gold(f"works:{p}")))
-    for p in people[::2]:
+    for p in people:
+        qs.append(Question("single", f"In what year did {p} join the {employer[p]}?", gold(f"works:{p}")))
+    for p in people:
+        qs.append(Question("paraphrase", f"Which firm hired {p}, and in what position?", gold(f"works:{p}")))
+    for c in COMPANIES:
+        qs.append(Question("paraphrase", f"How large was the workforce of {c}?", gold(f"staff:{c}")))
+    for p in people:
         qs.append(Question("hop2", f"In which city is the employer of {p} based?",
                            gold(f"works:{p}", f"base:{employer[p]}")))
-    for p in people[1::4]:
+    for p in people:
         c = employer[p]
         qs.append(Question("hop3", f"How many inhabitants does the city have where {p}'s employer is based?",
                            gold(f"works:{p}", f"base:{c}", f"pop:{base[c]}")))
-    for a, b in zip(COMPANIES[::2], COMPANIES[1::2]):
-        qs.append(Question("comparison", f"Which employed more people, {a} or {b}?", gold(f"staff:{a}", f"staff:{b}")))
-    for c in CITIES[:6]:
+    for i, a in enumerate(COMPANIES):
+        for step in (1, 3):
+            b = COMPANIES[(i + step) % len(COMPANIES)]
+            qs.append(Question("comparison", f"Which employed more people, {a} or {b}?",
+                               gold(f"staff:{a}", f"staff:{b}")))
+    for c in CITIES:
         qs.append(Question("table", f"What is the population of {c}?", gold(f"pop:{c}")))
-    for p in people[:4]:
+        qs.append(Question("table", f"In what year was the city of {c} founded?", gold(f"pop:{c}")))
+    for p in people:
         qs.append(Question("unanswerable", f"What was the name of {p}'s first dog?", ()))
+    seen: dict[str, int] = {}
+    for i, q in enumerate(qs):
+        seen[q.kind] = seen.get(q.kind, 0) + 1
+        qs[i] = Question(q.kind, q.text, q.gold, held_out=seen[q.kind] % 2 == 0)
 
-    objects = [("Person", p) for p in people] + [("Organization", c) for c in COMPANIES] + \
-              [("City", c) for c in CITIES]
+    objects = [("Person", p) for p in people] + [("Person", f) for f in FOUNDERS] + \
+              [("Organization", c) for c in COMPANIES] + [("City", c) for c in CITIES]
     relations = [("works_at", p, employer[p], f"works:{p}") for p in people] + \
                 [("based_in", c, base[c], f"base:{c}") for c in COMPANIES]
     object_facts = [(c, f"staff:{c}") for c in COMPANIES] + [(c, f"pop:{c}") for c in CITIES]

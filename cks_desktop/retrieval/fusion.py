@@ -1,16 +1,47 @@
-"""Reciprocal-rank fusion of ranked lists, overlap merging, and the character budget.
+"""Fusion of ranked lists, overlap merging, and the character budget.
 
-RRF (Cormack et al. 2009): a passage scores ``sum(weight / (K + rank))`` over the lists it is in,
-so a passage near the top of two lists beats one at the top of one; scores of different scales
-(BM25, cosine, PageRank) never have to be compared. ``K = 60`` as in the paper.
+Two fusions, chosen by ``METHOD`` (measured in ``bench/retrieval.py``):
+- ``"rrf"``, reciprocal-rank fusion (Cormack et al. 2009): a passage scores
+  ``sum(weight / (K + rank))`` over the lists it is in; ``K = 60`` as in the paper. It ignores how
+  far ahead a list's best is, so a passage of middling rank in two lists beats one that stands out
+  in one (a table row the words match far better than anything else).
+- ``"relative"``, relative-score fusion: each list's scores are scaled to [0, 1] as their share of
+  the list's best (from zero, or from the lowest score when some are negative) and summed with the
+  weights; a standout stays a standout, and the last of a short list still counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 K = 60
+Method = Literal["rrf", "relative"]
+METHOD: Method = "rrf"
+
+
+def fuse(lists: Sequence[tuple[float, Sequence[tuple[int, float]]]], method: Method | None = None) -> dict[int, float]:
+    """Passage n → fused score, from (weight, [(passage id, score: higher is better)], best first) lists."""
+    match method or METHOD:
+        case "rrf":
+            return rrf([(w, [n for n, _ in ranked]) for w, ranked in lists])
+        case "relative":
+            return relative(lists)
+
+
+def relative(lists: Sequence[tuple[float, Sequence[tuple[int, float]]]]) -> dict[int, float]:
+    """Relative-score fusion: each list scaled from min(0, its lowest) to its best, weighted, summed."""
+    fused: dict[int, float] = {}
+    for weight, ranked in lists:
+        if not ranked:
+            continue
+        scores = [s for _, s in ranked]
+        low, high = min(0.0, *scores), max(scores)
+        for n, s in ranked:
+            scaled = (s - low) / (high - low) if high > low else 1.0
+            fused[n] = fused.get(n, 0.0) + weight * scaled
+    return fused
 
 
 def rrf(lists: Sequence[tuple[float, Sequence[int]]]) -> dict[int, float]:

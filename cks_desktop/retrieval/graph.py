@@ -34,6 +34,8 @@ DENSE_SEEDS = 3
 DENSE_FLOOR = 0.45  # cosine below which an object name is no seed
 MAX_NGRAM = 8
 REACHED = 12  # objects kept from the walk
+PASSAGES = 5  # passages the walk proposes at most (a longer list would outvote the words in the fusion)
+PASSAGE_FLOOR = 0.25  # a passage scoring below this share of the walk's best is not proposed
 _WORD = re.compile(r"\w+")
 
 
@@ -129,6 +131,9 @@ def expand(store: "GraphStore", conn_reader: Any, session_id: str, question: str
         weights[("relation", r.id)] = (reached[r.source_id] + reached[r.target_id]) / 2
     with conn_reader() as conn:
         passages = _evidence_passages(conn, session_id, weights)
+    if passages:
+        floor = passages[0][1] * PASSAGE_FLOOR
+        passages = [p for p in passages if p[1] >= floor][:PASSAGES]
     return Expansion(objects=[objects[i] for i in order], relations=kept_relations, passages=passages)
 
 

@@ -37,7 +37,7 @@ class RetrievalError(Exception):
 
 @dataclass(frozen=True)
 class Hit:
-    """One passage returned: ``text == document text[start:end]``; ``score`` in (0, 1], best 1."""
+    """One passage returned: ``text == document text[start:end]``; ``score`` in [0, 1], best 1."""
 
     document: str
     document_id: str
@@ -125,11 +125,12 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
         near = dense.top(dense.vectors(conn, id(store), session_id), query, CANDIDATES)
     expansion = graph.expand(store, lambda: repair.reading(store), session_id, text, query) if use_graph \
         else graph.Expansion()
-    lists: list[tuple[float, list[int]]] = [(WEIGHTS["lexical"], [n for n, _ in lex]),
-                                            (WEIGHTS["dense"], [n for n, _ in near])]
+    lists: list[tuple[float, list[tuple[int, float]]]] = [
+        (WEIGHTS["lexical"], [(n, -s) for n, s in lex]),  # BM25: lower is better
+        (WEIGHTS["dense"], near)]
     if expansion.passages:
-        lists.append((WEIGHTS["graph"], [n for n, _ in expansion.passages[:CANDIDATES]]))
-    fused = fusion.rrf(lists)
+        lists.append((WEIGHTS["graph"], expansion.passages[:CANDIDATES]))
+    fused = fusion.fuse(lists)
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
     hits = _hits(store, session_id, best, k, budget_chars)
     found = Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)

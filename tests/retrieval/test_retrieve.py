@@ -136,3 +136,25 @@ def test_a_fact_naming_its_subject_only_in_the_heading_is_found_by_it(store: Gra
     found = retrieve(store, sid, "When did Greta Silva join Copperleaf Foods?", k=1, use_graph=False)
     assert "1961" in found.passages[0].text and "Greta Silva" not in found.passages[0].text
     assert found.passages[0].text == text[found.passages[0].start:found.passages[0].end]
+
+
+def test_the_walk_proposes_a_few_passages_not_everything_it_reaches(store: GraphStore) -> None:
+    from cks_desktop.retrieval import embedder, graph
+    from cks_desktop.retrieval.index import PassageIndex
+
+    texts = [f"Worker {name} joined Northwind Labs as an apprentice." for name in
+             ("Ada", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hugo")]
+    sid, ids = _session(store, texts + DISTRACTORS)
+    ops: list[dict[str, Any]] = [{"op": "add_object", "type": "Organization", "name": "Northwind Labs", "label": "$nw"}]
+    for i, (text, doc) in enumerate(zip(texts, ids)):
+        ops += [{"op": "add_object", "type": "Person", "name": text.split()[1], "label": f"$p{i}"},
+                {"op": "add_relation", "source": f"$p{i}", "target": "$nw", "type": "works_at", "label": f"$r{i}"},
+                {"op": "add_evidence", "relation": f"$r{i}", "document_id": doc, "start": 0, "end": len(text),
+                 "quote": text, "alignment": "exact", "origin": "extraction"}]
+    store.apply(sid, ops, "test")
+    PassageIndex(store).sync(sid)
+    question = "Who works at Northwind Labs?"
+    expansion = graph.expand(store, store.connection_lock, sid, question, embedder.embed([question])[0])
+    assert 0 < len(expansion.passages) <= graph.PASSAGES
+    best = expansion.passages[0][1]
+    assert all(score >= best * graph.PASSAGE_FLOOR for _, score in expansion.passages)
