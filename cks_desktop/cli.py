@@ -20,10 +20,14 @@ from cks_desktop.settings import SettingsError
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit 2 with one line (argparse already uses 2)."""
+    """argparse, but usage errors exit 2 with one line (argparse already uses 2), and never echo a
+    secret: argparse quotes the words it could not place ("unrecognized arguments: …"), which may be
+    a database address with its password or a key typed in the wrong place."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
+        from cks_desktop.secret_shapes import redact_text
+
+        self.exit(EXIT_USAGE, f"{self.prog}: {redact_text(message)}\n")
 
 
 class _Version(argparse.Action):

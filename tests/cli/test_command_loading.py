@@ -64,3 +64,13 @@ def test_a_mistyped_command_lists_every_command(capsys: pytest.CaptureFixture[st
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'sesions'" in err and all(f"'{name}'" in err for name in COMMANDS)
+
+
+def test_a_misplaced_address_is_not_echoed_with_its_password(capsys: pytest.CaptureFixture[str]) -> None:
+    from cks_desktop.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["sessions", "list", "--database", "postgresql://ann:hunter2-secret@db.example/team"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments" in err and "hunter2-secret" not in err and "db.example" in err
