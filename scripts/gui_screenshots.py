@@ -28,6 +28,9 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``settings-share``: Settings → Share with other apps;
 - ``settings-storage``: Settings → Storage;
 - ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
+- ``toast``: the short line an action that changed something shows where the person looks;
+- ``team-database``: the status bar's "Team database · host/db" when the window works on a team's
+  PostgreSQL (the indicator only: the data shown is the embedded file's);
 - ``extraction-estimate``, ``extraction-progress``, ``extraction-review``: Documents → Extract
   knowledge: the estimate box, the run (paused) in the status bar, the review before writing.
 
@@ -62,7 +65,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review")
+          "extraction-progress", "extraction-review", "toast", "team-database")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -78,7 +81,7 @@ ANSWER = ("Done. The graph now holds **Marie Curie**, **Pierre Curie** and **Par
           "Pierre Curie taught at the Sorbonne; your notes mention the Curies twice.")
 OPERATIONS = [
     {"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m",
-     "properties": {"born": 1867, "field": "physics, chemistry",
+     "properties": {"aliases": ["Maria Skłodowska", "Madame Curie"], "born": 1867, "field": "physics, chemistry",
                     "observations": ["Nobel Prize in Physics 1903", "Nobel Prize in Chemistry 1911"]}},
     {"op": "add_object", "type": "Person", "name": "Pierre Curie", "label": "$p", "properties": {"born": 1859}},
     {"op": "add_object", "type": "City", "name": "Paris", "label": "$c"},
@@ -265,6 +268,14 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
 
         await shots.shoot("graph-inspector", before_grab=inspect)
         window.graph_view._close_inspector()
+
+        from cks_desktop.ui.toast import show_toast
+
+        await shots.shoot("toast", before_grab=lambda: show_toast(
+            window, "Reverted the last change: Marie Curie is back in the graph.", "success", ms=60_000))
+        window.status.set_database("postgresql", "postgresql://lab@db.example.org:5432/curie_lab")
+        await shots.shoot("team-database")
+        window.status.set_database("sqlite", "")
 
         if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
             from cks_desktop.documents.readers import read_bytes
