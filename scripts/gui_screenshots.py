@@ -271,8 +271,11 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
 
         from cks_desktop.ui.toast import show_toast
 
-        await shots.shoot("toast", before_grab=lambda: show_toast(
-            window, "Reverted the last change: Marie Curie is back in the graph.", "success", ms=60_000))
+        toasts: list[Any] = []
+        await shots.shoot("toast", before_grab=lambda: toasts.append(show_toast(
+            window, "Reverted the last change: Marie Curie is back in the graph.", "success", ms=60_000)))
+        for toast in toasts:
+            toast.hide()
         window.status.set_database("postgresql", "postgresql://lab@db.example.org:5432/curie_lab")
         await shots.shoot("team-database")
         window.status.set_database("sqlite", "")
