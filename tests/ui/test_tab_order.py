@@ -108,3 +108,26 @@ async def test_tab_from_the_rename_editor_keeps_the_name_and_goes_on(qtbot, home
         stops = _walk(window, window.sidebar.filter_edit)  # the new session's graph is empty
         assert any(window.graph_view.empty_state.isAncestorOf(w) for w in stops)  # its buttons are stops
         _assert_reading_order(window, stops, ["sessions", "toolbar", "search", "canvas", "chat", "other"])
+
+
+@pytest.mark.asyncio
+async def test_the_canvas_shows_a_focus_ring_when_tab_reaches_it(qtbot, home) -> None:
+    from PySide6.QtGui import QColor
+
+    async with open_window(home) as window:
+        window.activateWindow()
+        canvas = window.graph_view.canvas
+        window.sidebar.filter_edit.setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)
+
+        def edge_colour() -> QColor:
+            return canvas.grab().toImage().pixelColor(canvas.width() // 2, 1)
+
+        without = edge_colour()
+        for _ in range(40):  # Tab until the canvas has the focus
+            if canvas.hasFocus():
+                break
+            QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        assert canvas.hasFocus()
+        ring = edge_colour()
+        assert ring != without and ring.name() == canvas.style_.selection.name()
