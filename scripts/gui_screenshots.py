@@ -29,6 +29,8 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``settings-storage``: Settings → Storage;
 - ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
 - ``toast``: the short line an action that changed something shows where the person looks;
+- ``file-dialog``: Documents → Add documents…: Qt's own file dialog (Xvfb has no native one), sized
+  so its columns are whole;
 - ``team-database``: the status bar's "Team database · host/db" when the window works on a team's
   PostgreSQL (the indicator only: the data shown is the embedded file's);
 - ``extraction-estimate``, ``extraction-progress``, ``extraction-review``: Documents → Extract
@@ -65,7 +67,7 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-review", "toast", "team-database")
+          "extraction-progress", "extraction-review", "toast", "team-database", "file-dialog")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -279,6 +281,20 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
         window.status.set_database("postgresql", "postgresql://lab@db.example.org:5432/curie_lab")
         await shots.shoot("team-database")
         window.status.set_database("sqlite", "")
+
+        if shots.wanted("file-dialog"):
+            from PySide6.QtWidgets import QApplication, QFileDialog
+
+            adding = window.tasks.spawn(window.documents.add_via_dialog())
+            for _ in range(100):
+                await settle(0.1)
+                dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, QFileDialog) and w.isVisible()]
+                if dialogs:
+                    break
+            if dialogs:
+                await shots.shoot("file-dialog", dialogs[0])
+                dialogs[0].reject()
+            await asyncio.wait_for(adding, 10)
 
         if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
             from cks_desktop.documents.readers import read_bytes
