@@ -30,6 +30,11 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``settings-share``: Settings → Share with other apps;
 - ``settings-storage``: Settings → Storage;
 - ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
+- ``toast``: the short line an action that changed something shows where the person looks;
+- ``file-dialog``: Documents → Add documents…: Qt's own file dialog (Xvfb has no native one), sized
+  so its columns are whole;
+- ``team-database``: the status bar's "Team database · host/db" when the window works on a team's
+  PostgreSQL (the indicator only: the data shown is the embedded file's);
 - ``extraction-estimate``, ``extraction-progress``, ``extraction-waiting``, ``extraction-review``: Documents → Extract
   knowledge: the estimate box, the run (paused) in the status bar, its label while a retry waits, the review.
 
@@ -64,7 +69,8 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities")
+          "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities", "toast",
+          "team-database", "file-dialog")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -80,7 +86,7 @@ ANSWER = ("Done. The graph now holds **Marie Curie**, **Pierre Curie** and **Par
           "Pierre Curie taught at the Sorbonne; your notes mention the Curies twice.")
 OPERATIONS = [
     {"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m",
-     "properties": {"born": 1867, "field": "physics, chemistry",
+     "properties": {"aliases": ["Maria Skłodowska", "Madame Curie"], "born": 1867, "field": "physics, chemistry",
                     "observations": ["Nobel Prize in Physics 1903", "Nobel Prize in Chemistry 1911"]}},
     {"op": "add_object", "type": "Person", "name": "Pierre Curie", "label": "$p", "properties": {"born": 1859}},
     {"op": "add_object", "type": "City", "name": "Paris", "label": "$c"},
@@ -284,6 +290,31 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             graph_view.legend.list.setCurrentRow(0)
             await shots.shoot("graph-communities", before_grab=canvas.fit)
             graph_view.communities_action.trigger()
+
+        from cks_desktop.ui.toast import show_toast
+
+        toasts: list[Any] = []
+        await shots.shoot("toast", before_grab=lambda: toasts.append(show_toast(
+            window, "Reverted the last change: Marie Curie is back in the graph.", "success", ms=60_000)))
+        for toast in toasts:
+            toast.hide()
+        window.status.set_database("postgresql", "postgresql://lab@db.example.org:5432/curie_lab")
+        await shots.shoot("team-database")
+        window.status.set_database("sqlite", "")
+
+        if shots.wanted("file-dialog"):
+            from PySide6.QtWidgets import QApplication, QFileDialog
+
+            adding = window.tasks.spawn(window.documents.add_via_dialog())
+            for _ in range(100):
+                await settle(0.1)
+                dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, QFileDialog) and w.isVisible()]
+                if dialogs:
+                    break
+            if dialogs:
+                await shots.shoot("file-dialog", dialogs[0])
+                dialogs[0].reject()
+            await asyncio.wait_for(adding, 10)
 
         if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
             from cks_desktop.documents.readers import read_bytes

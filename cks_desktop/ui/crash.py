@@ -140,9 +140,8 @@ class CrashReporter:
         self._suppressed = 0
         from cks_desktop.ui.labels import plain_message_box  # the summary quotes the error: never HTML
 
-        box = plain_message_box(self._parent())
+        box = plain_message_box(self._parent(), icon=QMessageBox.Icon.Critical)  # the theme's glyph
         box.setObjectName("crashDialog")
-        box.setIcon(QMessageBox.Icon.Critical)
         box.setWindowTitle("Unexpected error")
         box.setText(f"Something went wrong, but the app is still running.\n\n{summary[:500]}")
         box.setInformativeText(self._informative())

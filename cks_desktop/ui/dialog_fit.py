@@ -14,12 +14,13 @@ and tool tips are not windows of this kind and are left alone.
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QHeaderView, QTreeView, QWidget
 
 from cks_desktop.ui import window_fit
 
 _NAME = "cksDialogFit"
 _PLACED = "cksDialogPlaced"  # a dynamic property: centred once already
+FILE_DIALOG_SIZE = (880, 540)  # Qt's own file dialog: room for its four columns (then fitted to the screen)
 _KINDS = (Qt.WindowType.Dialog, Qt.WindowType.Sheet, Qt.WindowType.Window, Qt.WindowType.Tool)
 
 
@@ -32,6 +33,8 @@ class DialogFit(QObject):
         if event.type() == QEvent.Type.Show and isinstance(watched, QWidget) and _secondary(watched):
             first = not watched.property(_PLACED)
             watched.setProperty(_PLACED, True)
+            if first and isinstance(watched, QFileDialog):
+                size_file_dialog(watched)
             place(watched, centre=first, frame=window_fit.FRAME_GUESS)
             # once the window manager has framed it, its real frame is known: correct with that
             QTimer.singleShot(0, watched, lambda w=watched, c=first: place(w, centre=c, frame=None))
@@ -41,6 +44,20 @@ class DialogFit(QObject):
 def _secondary(widget: QWidget) -> bool:
     return (widget.isWindow() and widget.parentWidget() is not None
             and widget.windowType() in _KINDS)
+
+
+def size_file_dialog(dialog: QFileDialog) -> None:
+    """Qt's own file dialog (where the platform has none; a native one never shows this widget)
+    opens at a size its columns fit in: the name takes the room left, size, type and date their text's."""
+    dialog.resize(max(dialog.width(), FILE_DIALOG_SIZE[0]), max(dialog.height(), FILE_DIALOG_SIZE[1]))
+    for view in dialog.findChildren(QTreeView):
+        header = view.header()
+        if header.count() < 2:
+            continue
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, header.count()):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
 
 
 def place(widget: QWidget, *, centre: bool, frame: tuple[int, int] | None) -> None:

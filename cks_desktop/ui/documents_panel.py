@@ -312,7 +312,7 @@ class DocumentsPanel(QWidget):
                                                  "relations; they keep their other sources." if orphans.evidence
                                                  else "Nothing in the graph cites it."))
             remove = box.addButton("Remove", QMessageBox.ButtonRole.DestructiveRole)
-            box.addButton(QMessageBox.StandardButton.Cancel)
+            cancel = box.addButton(QMessageBox.StandardButton.Cancel)
             keep = None
         else:
             what = orphan_words(orphans)
@@ -322,7 +322,9 @@ class DocumentsPanel(QWidget):
                                                 "them too, or keep them without a source?")
             remove = box.addButton("Remove them too", QMessageBox.ButtonRole.DestructiveRole)
             keep = box.addButton("Keep them", QMessageBox.ButtonRole.AcceptRole)
-            box.addButton(QMessageBox.StandardButton.Cancel)
+            cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)  # Enter and Esc both remove nothing
+        box.setEscapeButton(cancel)
         box.setObjectName("removeDocumentBox")
         try:
             await run_dialog(box, self.dialogOpened.emit)

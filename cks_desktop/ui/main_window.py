@@ -44,6 +44,7 @@ from cks_desktop.ui.text import open_in_browser
 from cks_desktop.ui.theme.menu import ThemeMenu
 from cks_desktop.ui.theme.window import decorate as decorate_menus
 from cks_desktop.ui.theme.credits import credits_text
+from cks_desktop.ui.tab_regions import next_stop
 
 log = logging.getLogger(__name__)
 FIRST_SESSION = "My first session"
@@ -642,6 +643,18 @@ class MainWindow(QMainWindow):
         if best != where:
             self.resize(best.width, best.height)
             self.move(best.x, best.y)
+
+    def tab_regions(self) -> list[QWidget]:
+        """The regions Tab walks, in reading order (ui/tab_regions.py)."""
+        graph = self.graph_view
+        return [self.sidebar, graph.toolbar, graph.search, graph.canvas, graph, graph.inspector, self.chat_panel]
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802,A002 (Qt's names)
+        target = next_stop(self, self.tab_regions(), QApplication.focusWidget(), next)
+        if target is None:
+            return super().focusNextPrevChild(next)
+        target.setFocus(Qt.FocusReason.TabFocusReason if next else Qt.FocusReason.BacktabFocusReason)
+        return True
 
     def showEvent(self, event: Any) -> None:  # noqa: N802
         super().showEvent(event)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from cks_desktop.documents.readers import read_path
@@ -95,13 +96,14 @@ async def test_panel_lists_opens_and_removes_documents_and_the_paperclip_adds_th
         assert panel.status.text() == ("Removed notes.txt and its 1 source. 1 object (Charles Babbage) no longer "
                                        "has a source (kept).")
 
-        # a document nothing cites: a plain question; Cancel keeps it
+        # a document nothing cites: a plain question; Esc (and Enter: the default) keeps it
         assert panel.select("letters.pdf")
         asked = signal_future(panel.dialogOpened)
         task = window.tasks.spawn(panel.remove_selected())
         (box,) = await wait(asked)
         assert box.informativeText() == "Nothing in the graph cites it."
-        box.button(QMessageBox.StandardButton.Cancel).click()
+        assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
+        qtbot.keyClick(box, Qt.Key.Key_Escape)
         assert await wait(task) is None and len(docs.list_documents(sid)) == 1
 
         # again, with a source of its own, and "Remove them too"

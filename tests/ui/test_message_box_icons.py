@@ -69,3 +69,15 @@ async def test_choose_boxes_use_the_themes_icon(themed: theme.ThemeManager, qtbo
     assert _themed_glyph(box, QMessageBox.Icon.Warning)
     box.reject()
     assert await asyncio.wait_for(task, 5) == "no"
+
+
+def test_the_crash_dialog_uses_the_themes_icon(themed: theme.ThemeManager, qtbot, tmp_path) -> None:
+    from cks_desktop.ui.crash import CrashReporter, Redactor
+
+    reporter = CrashReporter(tmp_path / "app.log", Redactor())
+    reporter.excepthook(RuntimeError, RuntimeError("boom"), None)
+    box = next(w for w in QApplication.topLevelWidgets()
+               if isinstance(w, QMessageBox) and w.objectName() == "crashDialog" and w.isVisible())
+    qtbot.addWidget(box)
+    assert _themed_glyph(box, QMessageBox.Icon.Critical)
+    box.close()

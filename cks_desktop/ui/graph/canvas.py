@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QColor, QKeyEvent, QMouseEvent, QNativeGestureEvent, QPainter, QPaintEvent, QPen, QResizeEvent,
+    QColor, QFocusEvent, QKeyEvent, QMouseEvent, QNativeGestureEvent, QPainter, QPaintEvent, QPen, QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -256,7 +256,21 @@ class GraphCanvas(QWidget):
                            live=self._drag_nodes if self._mode == "drag" else None)
         self._paint_gesture(p)
         self._paint_texts(p)
+        if self.hasFocus():  # the keyboard's place is visible here too, like every other control's ring
+            ring = QPen(self.style_.selection)
+            ring.setWidthF(2.0)
+            p.setPen(ring)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(QRectF(self.rect()).adjusted(1, 1, -1, -1))
         p.end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        super().focusOutEvent(event)
+        self.update()
 
     def _paint_gesture(self, p: QPainter) -> None:
         if self._mode == "connect" and self._press_node is not None:

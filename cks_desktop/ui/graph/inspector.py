@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from cks_desktop.graph.edit_base import CHANGED_ELSEWHERE
 from cks_desktop.graph.errors import StoreError
 from cks_desktop.graph.model import Change, Object, Relation
+from cks_desktop.ui.flow_layout import FlowLayout
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
 from cks_desktop.ui.graph.legend import swatch
 from cks_desktop.ui.labels import plain_input_dialog, plain_label
@@ -39,6 +40,16 @@ from cks_desktop.ui.text import plain_tooltip
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 NameOf = Callable[[str], tuple[str, str]]  # object id -> (name, type)
+ALIASES = "aliases"  # the property extraction keeps an object's other names in (extraction/plan.py)
+
+
+def aliases_of(properties: dict[str, Any]) -> list[str] | None:
+    """An object's other names when its ``aliases`` property is a list of text (shown as chips),
+    else None (any other value stays an editable property)."""
+    value = properties.get(ALIASES)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return None
 
 
 def value_text(value: Any) -> str:
@@ -170,6 +181,12 @@ class Inspector(QFrame):
         self.type_edit.activated.connect(lambda _: self._type_done())
         form.addRow("Name", self.name_edit)
         form.addRow("Type", self.type_edit)
+        self.aliases_box = QWidget()
+        self.aliases_box.setObjectName("inspectorAliases")
+        self.aliases_box.setAccessibleName("Also known as")
+        self._aliases_flow = FlowLayout(self.aliases_box)
+        form.addRow("Also known as", self.aliases_box)
+        self._aliases_form = form
         lay.addLayout(form)
 
         lay.addWidget(_section("Properties"))
@@ -359,8 +376,12 @@ class Inspector(QFrame):
             self.type_edit.clear()
             self.type_edit.addItems(sorted(set(self.types) | {obj.type}, key=str.casefold))
             self.type_edit.setCurrentText(obj.type)
+            aliases = aliases_of(obj.properties)
+            self._fill_aliases(aliases or [])
             self.props.setRowCount(0)
             for key, value in obj.properties.items():
+                if key == ALIASES and aliases is not None:
+                    continue  # shown as chips above
                 row = self.props.rowCount()
                 self.props.insertRow(row)
                 k = QTableWidgetItem(key)
@@ -394,6 +415,20 @@ class Inspector(QFrame):
             self.history_list.setFixedHeight(min(200, rows + 2 * self.history_list.frameWidth() + 4))
         finally:
             self._filling = False
+
+    def _fill_aliases(self, aliases: list[str]) -> None:
+        """The other names as chips, one each (data: plain text, long ones elided); the row hides without any."""
+        while (item := self._aliases_flow.takeAt(0)) is not None:
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
+        for alias in aliases:
+            chip = plain_label(alias)
+            chip.setProperty("cksRole", "chip")
+            chip.setToolTip(plain_tooltip(alias))
+            chip.setMaximumWidth(240)
+            chip.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
+            self._aliases_flow.addWidget(chip)
+        self._aliases_form.setRowVisible(self.aliases_box, bool(aliases))
 
     def _fill_relations(self, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
         lst.clear()

@@ -539,6 +539,8 @@ class Occupancy:
                     return False
         return True
 
-    def take(self, rect: QRectF, pad: float | None = None) -> None:
-        xs, ys = self._ranges(rect, self.PAD if pad is None else pad)
+    def take(self, rect: QRectF, pad: float = 0.0) -> None:
+        """Mark ``rect``'s cells taken, whole: only the rectangle asking later is shrunk by ``PAD``,
+        so two labels overlap by at most ``PAD`` (their halos), never by the sum of both pads."""
+        xs, ys = self._ranges(rect, pad)
         self.cells.update((cx, cy) for cx in xs for cy in ys)

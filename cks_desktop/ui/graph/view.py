@@ -210,6 +210,7 @@ class GraphView(ViewActions, QWidget):
                 button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
                 button.setObjectName(button_of.objectName())
         decorate_toolbar(self.toolbar, TOOLBAR_ICONS)  # Phosphor icons, icon-only, shortcut tooltips
+        self._tab_reachable()
         for action in (*menu.actions(), *self.hops.menu.actions()):
             if action.objectName() in TOOLBAR_ICONS:
                 bind_icon(action, TOOLBAR_ICONS[action.objectName()])
@@ -290,7 +291,13 @@ class GraphView(ViewActions, QWidget):
         action.setToolTip(plain_tooltip(tip))
         action.triggered.connect(lambda *_: slot())
         self.toolbar.addAction(action)
+        self._tab_reachable()
         return action
+
+    def _tab_reachable(self) -> None:
+        """The toolbar's buttons (QToolBar makes them click-only) and its » button take Tab's focus."""
+        for button in self.toolbar.findChildren(QToolButton):
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
 
     def _connect(self) -> None:
         c = self.canvas

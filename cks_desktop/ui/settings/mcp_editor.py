@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from cks_desktop.mcp.config import LOG_LEVELS, ConfigError, Transport, rename_secrets
 from cks_desktop.tools.scopes import server_identity
 from cks_desktop.tools.types import Scope
-from cks_desktop.ui.settings.mcp_form import ServerForm
+from cks_desktop.ui.settings.mcp_form import AuthKind, ServerForm
 from cks_desktop.ui.settings.pairs_table import PairsTable
 from cks_desktop.ui.settings.widgets import error_label, mark, note_label
 from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
 
 SAMPLING_WORDS = (("ask", "ask me each time"), ("allow", "allow without asking"), ("off", "never"))
+
+AUTH_WORDS: tuple[tuple[str, AuthKind], ...] = (("none (the server asks for no sign-in)", "none"),
+                                               ("bearer token", "bearer"), ("OAuth", "oauth"))
 
 OAUTH_GRANT_WORDS = (("in the browser (you sign in)", "authorization_code", ""),
                      ("client credentials: client secret (HTTP Basic)", "client_credentials", "client_secret_basic"),
@@ -123,6 +126,22 @@ class McpServerEditor(QDialog):
         self.headers_table = PairsTable("header", "mcpHeaders")
         self.headers_table.set_pairs(self.form.headers)
         http_form.addRow("Headers:", self.headers_table)
+        self.auth_box = QComboBox()
+        self.auth_box.setObjectName("mcpAuth")
+        for words, kind in AUTH_WORDS:
+            self.auth_box.addItem(words, kind)
+        self.auth_box.setCurrentIndex(max(0, self.auth_box.findData(self.form.auth)))
+        self.auth_box.setToolTip(plain_tooltip(
+            "How the app signs in to this server: not at all, with a token the server's owner gave you "
+            "(sent as “Authorization: Bearer …”), or with OAuth when the server asks."))
+        http_form.addRow("Sign-in:", self.auth_box)
+        self.bearer_edit = QLineEdit(self.form.bearer_token)
+        self.bearer_edit.setObjectName("mcpBearerToken")
+        self.bearer_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.bearer_edit.setPlaceholderText("kept in the keychain" if self.form.bearer_ref
+                                            else "paste the token (kept in the keychain)")
+        http_form.addRow("Bearer token:", self.bearer_edit)
+        self._http_form = http_form
         # OAuth: only for a client registered by hand; otherwise "Sign in" registers one itself.
         self.oauth_grant_box = QComboBox()
         self.oauth_grant_box.setObjectName("mcpOAuthGrant")
@@ -150,6 +169,7 @@ class McpServerEditor(QDialog):
         key_row.addWidget(self.oauth_key_button)
         key_row.addWidget(self.oauth_key_note, 1)
         http_form.addRow("OAuth private key:", key_row)
+        self._oauth_key_row = key_row
         self.oauth_client_edit = QLineEdit(self.form.oauth_client_id)
         self.oauth_client_edit.setObjectName("mcpOAuthClientId")
         self.oauth_client_edit.setPlaceholderText("only for a client registered by hand (optional)")
@@ -266,6 +286,9 @@ class McpServerEditor(QDialog):
         self.transport_box.currentIndexChanged.connect(self._transport_changed)
         self.env_table.changed.connect(lambda: self._touch("env"))
         self.headers_table.changed.connect(lambda: self._touch("headers"))
+        self.auth_box.currentIndexChanged.connect(lambda *_: self._touch("auth"))
+        self.auth_box.currentIndexChanged.connect(self._oauth_fields)
+        self.bearer_edit.textChanged.connect(lambda _t: self._touch("auth"))
         self.oauth_grant_box.currentIndexChanged.connect(lambda *_: self._touch("oauth"))
         self.oauth_grant_box.currentIndexChanged.connect(self._oauth_fields)
         self._oauth_fields()
@@ -354,6 +377,8 @@ class McpServerEditor(QDialog):
         form.env = self.env_table.pairs()
         form.inherit_env = self.inherit_env_box.isChecked()
         form.headers = self.headers_table.pairs()
+        form.auth = self.auth_box.currentData() or "oauth"
+        form.bearer_token = self.bearer_edit.text()
         form.oauth_client_id = self.oauth_client_edit.text()
         form.oauth_client_secret = self.oauth_secret_edit.text()
         form.oauth_scope = self.oauth_scope_edit.text()
@@ -439,19 +464,27 @@ class McpServerEditor(QDialog):
             edit.textChanged.connect(lambda _t: self._touch("oauth"))
 
     def _oauth_fields(self, *_args: Any) -> None:
-        """Only the fields the chosen sign-in uses can be edited: a private key for a signed JWT,
-        a secret otherwise (a browser sign-in with a client registered by hand may have one); the
-        issuer for a sign-in without a browser; the identity provider's fields for an ID-JAG."""
+        """Only the fields the chosen sign-in uses show: the token for a bearer token; for OAuth, a
+        private key for a signed JWT, a secret otherwise (a browser sign-in with a client registered
+        by hand may have one), the issuer for a sign-in without a browser, the identity provider's
+        fields for an ID-JAG."""
+        kind = self.auth_box.currentData()
         grant, _, auth = str(self.oauth_grant_box.currentData() or "authorization_code:").partition(":")
         jwt = auth == "private_key_jwt"
+        shown: list[tuple[QWidget | QHBoxLayout, bool]] = [
+            (self.bearer_edit, kind == "bearer"), (self.oauth_grant_box, True), (self.oauth_client_edit, True),
+            (self.oauth_scope_edit, True), (self._oauth_key_row, jwt), (self.oauth_secret_edit, not jwt),
+            (self.oauth_issuer_edit, grant != "authorization_code"),
+            (self.oauth_cimd_edit, grant == "authorization_code"), (self.oauth_port_edit, grant == "authorization_code")]
+        shown += [(edit, grant == "identity_assertion") for edit in (
+            self.oauth_idp_endpoint_edit, self.oauth_idp_client_edit, self.oauth_idp_secret_edit,
+            self.oauth_id_token_edit)]
+        for row, wanted in shown:
+            visible = wanted if row is self.bearer_edit else kind == "oauth" and wanted
+            self._http_form.setRowVisible(row, visible)
+            if isinstance(row, QWidget):
+                row.setEnabled(wanted)
         self.oauth_key_button.setEnabled(jwt)
-        self.oauth_secret_edit.setEnabled(not jwt)
-        self.oauth_issuer_edit.setEnabled(grant != "authorization_code")
-        self.oauth_cimd_edit.setEnabled(grant == "authorization_code")
-        self.oauth_port_edit.setEnabled(grant == "authorization_code")
-        for edit in (self.oauth_idp_endpoint_edit, self.oauth_idp_client_edit, self.oauth_idp_secret_edit,
-                     self.oauth_id_token_edit):
-            edit.setEnabled(grant == "identity_assertion")
 
     def _load_private_key(self) -> None:
         """Read a PEM file into the form (stored in the keychain on Save; the path is not kept)."""
@@ -503,6 +536,7 @@ class McpServerEditor(QDialog):
         mark(self.command_edit, by_field.get("command") if stdio else None)
         mark(self.args_edit, by_field.get("args") if stdio else None)
         mark(self.url_edit, None if stdio else by_field.get("url"))
+        mark(self.bearer_edit, None if stdio else by_field.get("auth"))
         self.errors_label.setText("\n".join(text for _key, text in shown))
         self.errors_label.setVisible(bool(shown))
         self.save_button.setEnabled(not shown)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, Transport, find_name, is_secret_ref,
@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
               "scopes", "approval", "enabledTools", "timeout", "inheritEnv", "oauth", "sampling", "logLevel", "roots")
 PLACEHOLDER = "secret-placeholder"
+AUTHORIZATION = "Authorization"
+BEARER = "Bearer "
+
+# How a URL server is signed in to: no credentials ("oauth": false), a bearer token (the
+# Authorization header, kept in the keychain, and "oauth": false), or OAuth (the "oauth" key).
+AuthKind = Literal["none", "bearer", "oauth"]
 
 
 @dataclass
@@ -53,6 +59,9 @@ class ServerForm:
     enabled_tools: list[str] | None = None
     inherit_env: bool = False  # pass the app's environment (never provider keys); off by default
     original_name: str | None = None  # None: a new server
+    auth: AuthKind = "oauth"  # a new URL server signs in with OAuth when it asks (the config's default)
+    bearer_token: str = ""  # typed, without "Bearer "; empty with ``bearer_ref`` = keep the stored header
+    bearer_ref: str | None = None  # the keychain reference of the stored Authorization header
     # OAuth of a URL server (mcp/oauth.py): a client registered by hand; its secret goes to the keychain
     oauth_client_id: str = ""
     oauth_client_secret: str = ""  # typed; empty with ``oauth_secret_ref`` = keep the stored one
@@ -90,9 +99,18 @@ class ServerForm:
         def pairs(values: dict[str, str]) -> list[Pair]:
             return [Pair(k, "", True, v) if is_secret_ref(v) else Pair(k, v, False) for k, v in values.items()]
 
+        headers = pairs(config.headers)
+        auth: AuthKind = "none" if raw.get("oauth") is False else "oauth"
+        bearer = next((p for p in headers if p.key.lower() == AUTHORIZATION.lower()), None)
+        token, bearer_ref = "", None
+        if (bearer is not None and not isinstance(raw.get("oauth"), dict)
+                and (bearer.ref or bearer.value.startswith(BEARER))):
+            headers.remove(bearer)
+            auth, bearer_ref, token = "bearer", bearer.ref, bearer.value.removeprefix(BEARER)
         return cls(name=name, transport=config.transport, command=config.command,
                    args_text=shlex.join(config.args), cwd=config.cwd or "", url=config.url,
-                   env=pairs(config.env), headers=pairs(config.headers), scopes={s.value for s in config.scopes},
+                   auth=auth, bearer_token=token, bearer_ref=bearer_ref,
+                   env=pairs(config.env), headers=headers, scopes={s.value for s in config.scopes},
                    approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
                    enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
                    inherit_env=config.inherit_env, original_name=name, log_level=config.log_level,
@@ -142,14 +160,16 @@ class ServerForm:
             problem = self._pairs_problem(self.headers, "header")
             if problem:
                 problems.append(("headers", problem))
-        if self.transport.remote and self.oauth_private_key:
+            if self.auth == "bearer" and not (self.bearer_token.strip() or self.bearer_ref):
+                problems.append(("auth", "Paste the bearer token the server gave you (it is kept in the keychain)."))
+        if self.transport.remote and self.auth == "oauth" and self.oauth_private_key:
             from cks_desktop.mcp.oauth_grants import signing_algorithm
 
             try:
                 signing_algorithm(self.oauth_private_key)
             except ValueError as exc:
                 problems.append(("oauth", f"The OAuth private key cannot be used: {exc}."))
-        if self.transport.remote:
+        if self.transport.remote and self.auth == "oauth":
             problems.extend(("oauth", text) for text in self._grant_problems())
         if not problems:
             try:
@@ -214,10 +234,10 @@ class ServerForm:
                 entry["inheritEnv"] = True
         else:
             entry["url"] = self.url.strip()
-            headers = self._values(self.headers, "headers", secrets)
+            headers = self._values(self.all_headers(), "headers", secrets)
             if headers:
                 entry["headers"] = headers
-            oauth = self._oauth(secrets)
+            oauth = self._oauth(secrets) if self.auth == "oauth" else False
             if oauth is not None:
                 entry["oauth"] = oauth
         entry["enabled"] = self.enabled
@@ -239,10 +259,17 @@ class ServerForm:
             entry, _ = protect_entry(entry, server=self.name.strip(), secrets=secrets)
         return entry
 
+    def all_headers(self) -> list[Pair]:
+        """The headers typed, with the bearer token's Authorization header when that is the sign-in."""
+        if self.auth != "bearer":
+            return self.headers
+        token = self.bearer_token.strip().removeprefix(BEARER).strip()
+        bearer = Pair(AUTHORIZATION, BEARER + token if token else "", True, None if token else self.bearer_ref)
+        return [p for p in self.headers if p.key.strip().lower() != AUTHORIZATION.lower()] + [bearer]
+
     def _oauth(self, secrets: "SecretStore | None") -> Any:
-        """The ``oauth`` key: the pre-registered client typed here over the entry's other OAuth keys."""
-        if self.oauth_other is False and not self.oauth_client_id.strip():
-            return False
+        """The ``oauth`` key: the pre-registered client typed here over the entry's other OAuth keys
+        (an entry that never signed in, switched to OAuth, signs in when the server asks)."""
         out: dict[str, Any] = dict(self.oauth_other) if isinstance(self.oauth_other, dict) else {}
         for key, value in (("clientId", self.oauth_client_id.strip()), ("scope", self.oauth_scope.strip()),
                            ("clientMetadataUrl", self.oauth_client_metadata_url.strip())):
@@ -312,8 +339,8 @@ class ServerForm:
         entry = self.owned(None)
         if self.transport is Transport.STDIO and self.env:
             entry["env"] = plain(self.env)
-        if self.transport.remote and self.headers:
-            entry["headers"] = plain(self.headers)
+        if self.transport.remote and self.all_headers():
+            entry["headers"] = plain(self.all_headers())
         entry.pop("enabledTools", None)  # list every tool, to choose from
         return parse_server(self.name.strip() or "test", entry)
 
