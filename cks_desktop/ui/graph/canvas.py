@@ -57,6 +57,7 @@ class GraphCanvas(QWidget):
         self.state = state
         self.viewport = Viewport()
         self.covered_right = 0  # px of the right edge under the inspector sheet (set by ``stage.py``)
+        self.covered_top_left: tuple[int, int, int, int] | None = None  # the legend card's x, y, w, h (stage.py)
         self.buffers = SceneBuffers()
         self.grid = SpatialGrid(GRID_CELL)
         self.renderer = FrameRenderer(model, self.buffers, self.grid)
@@ -127,6 +128,20 @@ class GraphCanvas(QWidget):
         self.grid.rebuild(self.model.xs, self.model.ys, self.placed_nodes())
         self.ensure_style()
         self.invalidate()
+
+    def sight(self, margin_px: float = 12.0) -> tuple[tuple[float, float, float, float], list[tuple[float, float, float, float]]]:
+        """The world rectangle a person sees of the canvas (clear of the inspector sheet, ``margin_px``
+        inside each edge) and the world rectangles the legend card covers: where a new object may go."""
+        vp = self.viewport
+        x0, y0 = vp.to_world(margin_px, margin_px)
+        x1, y1 = vp.to_world(vp.width - min(self.covered_right, vp.width // 2) - margin_px, vp.height - margin_px)
+        blocked = []
+        if self.covered_top_left is not None:
+            lx, ly, lw, lh = self.covered_top_left
+            bx0, by0 = vp.to_world(lx - margin_px, ly - margin_px)
+            bx1, by1 = vp.to_world(lx + lw + margin_px, ly + lh + margin_px)
+            blocked.append((bx0, by0, bx1, by1))
+        return (x0, y0, x1, y1), blocked
 
     def placed_nodes(self) -> list[int]:
         """The grid holds every placed node, hidden ones too (placement must avoid them);

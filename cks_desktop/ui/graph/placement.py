@@ -18,7 +18,7 @@ import math
 import random
 import statistics
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from cks_desktop.ui.graph.model import GraphModel
 from cks_desktop.ui.graph.spatial import SpatialGrid
@@ -140,6 +140,63 @@ def place_new(model: GraphModel, new: Iterable[int], grid: SpatialGrid, anchor: 
             grow_from([i])
     model.position_version += 1
     return placed_now
+
+
+Rect = tuple[float, float, float, float]  # x0, y0, x1, y1 in world units
+
+
+def keep_in_sight(model: GraphModel, nodes: Iterable[int], grid: SpatialGrid, allowed: Rect,
+                  blocked: Sequence[Rect] = ()) -> list[int]:
+    """Move each of ``nodes`` that landed outside ``allowed`` (the canvas a person sees) or under a
+    ``blocked`` rectangle (the legend card) to the nearest clear spot inside, so a new object never
+    appears at or past the edge or under the legend. A node whose placed neighbours are all out of
+    sight stays beside them (the person is looking elsewhere; pulling it in would draw a long line).
+    Returns the nodes moved."""
+    x0, y0, x1, y1 = allowed
+    if x1 <= x0 or y1 <= y0:
+        return []
+    xs, ys = model.xs, model.ys
+
+    def seen(px: float, py: float) -> bool:
+        return x0 <= px <= x1 and y0 <= py <= y1 and not any(
+            bx0 <= px <= bx1 and by0 <= py <= by1 for bx0, by0, bx1, by1 in blocked)
+
+    moved: list[int] = []
+    span = max(x1 - x0, y1 - y0)
+    batch = list(dict.fromkeys(nodes))
+    members = set(batch)
+    for i in batch:
+        if not model.alive[i] or not model.placed[i] or i in model.pinned or seen(xs[i], ys[i]):
+            continue
+        neighbours = [nb for nb in model.neighbors(i) if nb != i and model.placed[nb] and nb not in members]
+        if neighbours and not any(seen(xs[nb], ys[nb]) for nb in neighbours):
+            continue
+        start = (min(max(xs[i], x0), x1), min(max(ys[i], y0), y1))
+        spot = _clear_spot_inside(grid, xs, ys, start, seen, span)
+        if spot is None:
+            continue
+        xs[i], ys[i] = spot
+        grid.move(i, *spot)
+        moved.append(i)
+    if moved:
+        model.position_version += 1
+    return moved
+
+
+def _clear_spot_inside(grid: SpatialGrid, xs: Sequence[float], ys: Sequence[float], start: tuple[float, float],
+                       seen: Callable[[float, float], bool], span: float) -> tuple[float, float] | None:
+    """The first seen point on a spiral from ``start`` with no node near it; nearer is allowed on a
+    crowded screen (a shorter clearance each time round), any seen point as the last resort."""
+    for clearance in (EDGE_LENGTH * 0.8, EDGE_LENGTH * 0.4, EDGE_LENGTH * 0.15, 0.0):
+        step = max(clearance, span / 40) * 0.35
+        angle, radius = 0.0, 0.0
+        for _ in range(600):
+            px, py = start[0] + radius * math.cos(angle), start[1] + radius * math.sin(angle)
+            if seen(px, py) and (clearance == 0.0 or not grid.within(px, py, clearance, xs, ys)):
+                return px, py
+            angle += 2.4
+            radius += step
+    return None
 
 
 def settle(model: GraphModel, movable: Iterable[int], grid: SpatialGrid, iterations: int = 40) -> list[int]:

@@ -79,6 +79,7 @@ class GraphStage(QWidget):
         lw = max(min(LEGEND_WIDTH[0], w - 2 * MARGIN), min(lw, room))  # the sheet may cover it, not crush it
         lh = max(0, min(hint.height(), int(h * LEGEND_MAX_SHARE)))
         self.legend.setGeometry(MARGIN, MARGIN, lw, lh)
+        self.canvas.covered_top_left = (MARGIN, MARGIN, lw, lh) if self.legend.isVisibleTo(self) and lh else None
         self.canvas.covered_right = self.covered_right()  # Fit and centring keep clear of the sheet
         self.minimap.right_inset = self.covered_right()
         self.minimap.place()

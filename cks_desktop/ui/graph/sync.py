@@ -29,7 +29,7 @@ from cks_desktop.graph.events import GraphChanged, SessionEvent
 from cks_desktop.ui.graph.canvas import GraphCanvas
 from cks_desktop.ui.graph.layout import NITER, LayoutRunner
 from cks_desktop.ui.graph.model import Delta, GraphModel
-from cks_desktop.ui.graph.placement import GRID_CELL, place_new, settle
+from cks_desktop.ui.graph.placement import GRID_CELL, keep_in_sight, place_new, settle
 from cks_desktop.graph.positions import PositionStore
 from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.spatial import SpatialGrid
@@ -307,6 +307,8 @@ class GraphSync:
         vp = self.canvas.viewport
         placed = place_new(self.model, nodes, self.canvas.grid, (vp.cx, vp.cy))
         settle(self.model, placed, self.canvas.grid)
+        allowed, blocked = self.canvas.sight()
+        keep_in_sight(self.model, placed, self.canvas.grid, allowed, blocked)
         self.mark_moved(placed)
 
     # -- layouts ----------------------------------------------------------------------
