@@ -86,15 +86,18 @@ def cursors(w: World) -> list[str]:
 
 
 def session_rows(store: GraphStore, session_id: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row that belongs to one session, in every table that has a session_id."""
+    """Every row that belongs to one session, in every table that has a session_id (a table with none
+    of its rows is left out: one the app creates on first use, empty, changed nothing of it)."""
     with store.connection_lock() as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         out = {}
         for t in tables:
             cols = [c[1] for c in conn.execute(f'PRAGMA table_info("{t}")')]
             if "session_id" in cols:
-                out[t] = sorted(conn.execute(f'SELECT * FROM "{t}" WHERE session_id = ?', (session_id,)).fetchall(),
-                                key=repr)
+                rows = sorted(conn.execute(f'SELECT * FROM "{t}" WHERE session_id = ?', (session_id,)).fetchall(),
+                              key=repr)
+                if rows:
+                    out[t] = rows
             if t == "sessions":
                 out[t] = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchall()
         return out

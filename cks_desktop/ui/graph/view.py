@@ -58,6 +58,7 @@ TOOLBAR_ICONS = {
     "graphUndo": "arrow-counter-clockwise", "graphFocus": "crosshair", "graphPath": "path",
     "graphMore": "dots-three", "graphRelayout": "shuffle", "graphExportPng": "image",
     "graphExportSvg": "file-arrow-down", "graphMinimapToggle": "map-trifold", "graphFocusHops": HOP_ICONS[1],
+    "graphCommunities": "circles-three",
     **{f"graphFocusHops{k}": name for k, name in HOP_ICONS.items()},
 }
 _ACTING_FOR: ContextVar[str | None] = ContextVar("graph_view_acting_for", default=None)

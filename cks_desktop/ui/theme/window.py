@@ -17,7 +17,7 @@ from cks_desktop.ui.theme.actions import name_shortcuts, walk
 ICONS = {
     "newSessionAction": "plus", "settingsAction": "gear", "quitAction": "sign-out",
     "findAction": "magnifying-glass", "sendAction": "paper-plane-right", "stopAction": "stop",
-    "clearChatAction": "trash", "openLogsAction": "folder-open", "aboutAction": "info",
+    "clearChatAction": "trash", "openLogsAction": "folder-open", "aboutAction": "info", "askDocumentsAction": "quotes",
     "toggleChatAction": "chat-circle-text", "toggleSessionsAction": "list",
     # names other menus are likely to use (File → Import/Export, Edit → Undo/Redo)
     "undoAction": "arrow-counter-clockwise", "redoAction": "arrow-clockwise",
