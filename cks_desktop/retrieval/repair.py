@@ -41,27 +41,28 @@ def damaged(exc: sqlite3.Error) -> bool:
 
 
 @contextmanager
+def _index_errors() -> Iterator[None]:
+    """A damaged index's error as ``IndexDamaged``; every other error as it was."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if damaged(exc):
+            raise IndexDamaged(str(exc)) from None
+        raise
+
+
+@contextmanager
 def reading(store: "GraphStore") -> Iterator[sqlite3.Connection]:
     """The store's connection for reads of the index (see the module docstring)."""
-    with store.connection_lock() as conn:
-        try:
-            yield conn
-        except sqlite3.Error as exc:
-            if damaged(exc):
-                raise IndexDamaged(str(exc)) from None
-            raise
+    with store.connection_lock() as conn, _index_errors():
+        yield conn
 
 
 @contextmanager
 def writing(store: "GraphStore") -> Iterator[sqlite3.Connection]:
     """A write transaction on the index (rolled back on any error)."""
-    with store.transaction() as conn:
-        try:
-            yield conn
-        except sqlite3.Error as exc:
-            if damaged(exc):
-                raise IndexDamaged(str(exc)) from None
-            raise
+    with store.transaction() as conn, _index_errors():
+        yield conn
 
 
 def rebuild(store: "GraphStore", problem: str) -> str:
