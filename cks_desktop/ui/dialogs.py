@@ -11,12 +11,35 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QDialog, QMessageBox, QPushButton, QWidget
+
+
+def safe_choice(box: QMessageBox) -> QAbstractButton | None:
+    """The button of ``box`` that does nothing: the one its code named for Esc, else the first whose
+    role rejects or says no (Cancel, No, Close, Abort), else None (a box of one answer)."""
+    if box.escapeButton() is not None:
+        return box.escapeButton()
+    refusing = (QMessageBox.ButtonRole.RejectRole, QMessageBox.ButtonRole.NoRole)
+    return next((b for b in box.buttons() if box.buttonRole(b) in refusing), None)
+
+
+def default_to_safe(box: QMessageBox) -> None:
+    """One rule for every question the window asks: Esc and Enter take the answer that does nothing,
+    unless the code that built the box chose another default on purpose."""
+    safe = safe_choice(box)
+    if safe is None:
+        return
+    box.setEscapeButton(safe)
+    if box.defaultButton() is None and isinstance(safe, QPushButton):
+        box.setDefaultButton(safe)
 
 
 async def run_dialog(dialog: QDialog, on_open: "Callable[[QDialog], object] | None" = None) -> int:
     """Open ``dialog`` (window-modal, never ``exec()``) and wait for its result code; ``on_open``
-    hears the dialog once it is open (tests and screenshots wait on it)."""
+    hears the dialog once it is open (tests and screenshots wait on it). A message box with a choice
+    answers Esc (and, unless its code set a default, Enter) with its safe choice (``default_to_safe``)."""
+    if isinstance(dialog, QMessageBox):
+        default_to_safe(dialog)
     loop = asyncio.get_running_loop()
     future: asyncio.Future[int] = loop.create_future()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QTextEdit, QWidget
 
 from cks_desktop.ui import theme
@@ -108,3 +108,43 @@ def test_the_checked_pieces_are_really_there(qtbot, themed) -> None:
         content = edit.document().size().width()
         assert content <= edit.viewport().width() + 1 or edit.horizontalScrollBar().maximum() > 0, (
             edit.objectName(), content, edit.viewport().width(), edit.toPlainText()[:60])
+
+
+def test_the_session_total_is_never_cut_at_any_dock_width(qtbot, themed) -> None:
+    """The session's total under the chat (the panel's line, not an answer's) stays whole inside the
+    panel at every width the panel can take (the composer sets its narrowest) up to 900 pixels: it
+    wraps rather than widening the panel or running past its edge."""
+    from PySide6.QtGui import QFontMetrics
+
+    from cks_desktop.agent.usage import Tokens
+    from cks_desktop.ui.chat.controller import ChatController
+    from cks_desktop.ui.chat.panel import ChatPanel
+    from cks_desktop.ui.chat.usage_marks import session_line, session_tip
+
+    total = Tokens(input_tokens=12_345_678, output_tokens=987_654, cached_tokens=4_321_000,
+                   reasoning_tokens=55_555, turns=321, cost=1234.5678)
+    controller = ChatController("s1", assistant=None, approver=None)  # type: ignore[arg-type]
+    controller.loaded = True
+    controller.model.reset([MessageItem("user", "Hello"), MessageItem("assistant", "Hi.", last_answer=True)])
+    controller.usage_line, controller.usage_tip = session_line(total, 42), session_tip(total, 42)
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 700)
+    panel.show()
+    panel.set_controller(controller)
+    label = panel.usage_label
+    assert label.isVisible() and label.text().startswith("Session:")
+    assert label.minimumSizeHint().width() <= 280  # it never is what keeps the panel wide
+    for width in range(panel.minimumSizeHint().width(), 901, 62):
+        panel.resize(width, 700)
+        QApplication.processEvents()
+        QApplication.processEvents()
+        assert panel.width() == width, (width, panel.width())
+        left = label.mapTo(panel, QPoint(0, 0)).x()
+        assert left >= 0 and left + label.width() <= panel.width(), (width, left, label.width())
+        inner = label.contentsRect()
+        metrics = QFontMetrics(label.font())
+        drawn = metrics.boundingRect(inner, int(label.alignment()) | int(Qt.TextFlag.TextWordWrap),
+                                     label.text())
+        assert drawn.width() <= inner.width() and drawn.height() <= inner.height() + 1, (
+            width, drawn, inner, label.text())

@@ -189,7 +189,7 @@ class ChatPanel(QWidget):
         self.export_dialog: QFileDialog | None = None
 
         # The session's tokens and cost so far: one quiet line, the details on hover.
-        self.usage_label = plain_label("", name="chatSessionUsage")
+        self.usage_label = plain_label("", name="chatSessionUsage", wrap=True)
         self.usage_label.setAlignment(Qt.AlignmentFlag.AlignRight)
         self.usage_label.setContentsMargins(8, 2, 8, 0)
         self.usage_label.hide()
