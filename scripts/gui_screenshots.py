@@ -30,6 +30,7 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``settings-share``: Settings → Share with other apps;
 - ``settings-storage``: Settings → Storage;
 - ``mcp-oauth``: the MCP server editor for a remote URL, with its OAuth fields;
+- ``mcp-bearer``: the same editor with "bearer token" chosen as the sign-in: only the token's field shows;
 - ``toast``: the short line an action that changed something shows where the person looks;
 - ``file-dialog``: Documents → Add documents…: Qt's own file dialog (Xvfb has no native one), sized
   so its columns are whole;
@@ -70,7 +71,7 @@ SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer"
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities", "toast",
-          "team-database", "file-dialog")
+          "team-database", "file-dialog", "mcp-bearer")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -560,18 +561,35 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
     await settings_scene("settings-share", "share")
     await settings_scene("settings-storage", "storage")
 
-    if shots.wanted("mcp-oauth"):
+    async def editor_scene(scene: str, prepare: Any = None) -> None:
+        """A URL server's editor, opened from the MCP servers page; ``prepare`` sets its fields."""
+        if not shots.wanted(scene):
+            return
         services.settings.mcp_servers["wiki"] = {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
         window.open_settings("mcp", "wiki")
         settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
         await settle(0.5)
         editor = settings.mcp_page.open_editor("wiki")
         if editor is not None:
+            if prepare is not None:
+                prepare(editor)
             await settle(0.6)
-            await shots.shoot("mcp-oauth", editor)
+            await shots.shoot(scene, editor)
             editor.reject()
         settings.reject()
         services.settings.mcp_servers.pop("wiki", None)
+
+    def bearer(editor: Any) -> None:
+        from PySide6.QtWidgets import QComboBox, QLineEdit
+
+        sign_in = editor.findChild(QComboBox, "mcpAuth")
+        sign_in.setCurrentIndex(sign_in.findData("bearer"))
+        token = editor.findChild(QLineEdit, "mcpBearerToken")
+        token.setText("example-token-0123456789")
+        token.setFocus()
+
+    await editor_scene("mcp-oauth")
+    await editor_scene("mcp-bearer", bearer)
 
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:

@@ -14,7 +14,8 @@ and tool tips are not windows of this kind and are left alone.
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog, QHeaderView, QTreeView, QWidget
+from PySide6.QtWidgets import (QApplication, QFileDialog, QHeaderView, QListView, QSplitter, QTreeView,
+                               QWidget)
 
 from cks_desktop.ui import window_fit
 
@@ -50,6 +51,7 @@ def size_file_dialog(dialog: QFileDialog) -> None:
     """Qt's own file dialog (where the platform has none; a native one never shows this widget)
     opens at a size its columns fit in: the name takes the room left, size, type and date their text's."""
     dialog.resize(max(dialog.width(), FILE_DIALOG_SIZE[0]), max(dialog.height(), FILE_DIALOG_SIZE[1]))
+    widen_places(dialog)
     for view in dialog.findChildren(QTreeView):
         header = view.header()
         if header.count() < 2:
@@ -58,6 +60,25 @@ def size_file_dialog(dialog: QFileDialog) -> None:
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, header.count()):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+
+
+def widen_places(dialog: QFileDialog) -> None:
+    """The places panel on the dialog's left ("Computer", the home folder) as wide as its longest
+    entry, so no place is cut to "Comp…"; the folder view keeps the rest."""
+    places = dialog.findChild(QListView, "sidebar")
+    splitter = dialog.findChild(QSplitter, "splitter")
+    if places is None or splitter is None or splitter.count() < 2:
+        return
+    if places.model() is None or places.model().rowCount() == 0:
+        return
+    # the delegate's own width for the longest entry: icon, text and the theme's item padding
+    scroll = places.verticalScrollBar().sizeHint().width() if places.verticalScrollBar().isVisible() else 0
+    wanted = places.sizeHintForColumn(0) + 2 * places.frameWidth() + scroll
+    sizes = splitter.sizes()
+    total = sum(sizes)
+    left = min(max(sizes[0], wanted), total // 3)
+    if left != sizes[0]:
+        splitter.setSizes([left, total - left, *sizes[2:]][:len(sizes)])
 
 
 def place(widget: QWidget, *, centre: bool, frame: tuple[int, int] | None) -> None:
