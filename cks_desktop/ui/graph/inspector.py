@@ -33,6 +33,7 @@ from cks_desktop.graph.model import Change, Object, Relation
 from cks_desktop.ui.flow_layout import FlowLayout
 from cks_desktop.ui.graph.editor import EditResult, GraphEditor
 from cks_desktop.ui.graph.legend import swatch
+from cks_desktop.ui.graph.value_words import PlainValueDelegate, plain_words
 from cks_desktop.ui.labels import plain_input_dialog, plain_label
 from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView, read_sources
 from cks_desktop.ui.text import plain_tooltip
@@ -201,6 +202,8 @@ class Inspector(QFrame):
                                    | QAbstractItemView.EditTrigger.EditKeyPressed
                                    | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.props.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
+        self.props.setWordWrap(True)
+        self.props.setItemDelegateForColumn(1, PlainValueDelegate(self.props))  # lists as lines, not JSON
         self.props.itemChanged.connect(self._prop_changed)
         lay.addWidget(self.props)
         add_row = QHBoxLayout()
@@ -388,7 +391,7 @@ class Inspector(QFrame):
                 k.setData(ROLE_ID, key)
                 v = QTableWidgetItem(value_text(value))
                 v.setData(ROLE_ID, key)
-                v.setToolTip(plain_tooltip(value_text(value)))
+                v.setToolTip(plain_tooltip(plain_words(value_text(value))))
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
             self.props.resizeRowsToContents()
