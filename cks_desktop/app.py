@@ -153,10 +153,11 @@ async def open_services(app_paths: "AppPaths", opener: "Callable[[], AppServices
     Blocking work (restore, export) runs on a worker thread.
     """
     from cks_desktop import APP_ID
-    from cks_desktop.graph import backup
     from cks_desktop.graph.errors import StoreError
+    from cks_desktop.runtime.database_file import DatabaseFile
 
     db = app_paths.database
+    database = DatabaseFile(db)
     note = ""
     while True:
         try:
@@ -165,7 +166,7 @@ async def open_services(app_paths: "AppPaths", opener: "Callable[[], AppServices
             print(f"{APP_ID}: {exc}", file=sys.stderr)
             if not interactive:
                 return None
-            has_backup = bool(await asyncio.to_thread(backup.list_backups, db))
+            has_backup = bool(await asyncio.to_thread(database.backups))
             answer = await _startup_dialog(str(exc), note, can_read=False, has_backup=has_backup)
             if answer == "restore":
                 note = await _restore(db)
@@ -178,7 +179,7 @@ async def open_services(app_paths: "AppPaths", opener: "Callable[[], AppServices
             return services
         print(f"{APP_ID}: {reason}", file=sys.stderr)
         damaged = services.store.damage is not None
-        has_backup = damaged and bool(await asyncio.to_thread(backup.list_backups, db))
+        has_backup = damaged and bool(await asyncio.to_thread(database.backups))
         while True:
             answer = await _startup_dialog(reason, note, can_read=True, has_backup=has_backup,
                                            can_export=damaged)
@@ -233,30 +234,26 @@ async def _startup_dialog(message: str, note: str, *, can_read: bool, has_backup
 
 async def _restore(db: "Path") -> str:
     """Restore on a worker; the sentence to show next time the dialog opens."""
-    from cks_desktop.graph import backup
     from cks_desktop.graph.errors import StoreError
+    from cks_desktop.runtime.database_file import DatabaseFile
 
+    database = DatabaseFile(db)
     try:
-        done = await asyncio.to_thread(backup.restore, db)
+        done = await asyncio.to_thread(database.restore)
     except StoreError as exc:
         return f"Restoring failed: {exc}"
-    kept = f" The previous file is kept as {done.kept_as}." if done.kept_as else ""
-    return f"Restored the backup of {done.backup.made_at:%Y-%m-%d %H:%M} UTC.{kept}"
+    return database.restored_sentence(done)
 
 
 async def _salvage(store: "GraphStore", db: "Path") -> str:
-    from datetime import datetime, timezone
-
     from cks_desktop.graph.errors import StoreError
-    from cks_desktop.graph.salvage import export_readable
+    from cks_desktop.runtime.database_file import DatabaseFile
 
-    folder = db.parent / f"salvage-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
     try:
-        result = await asyncio.to_thread(export_readable, store, folder)
+        salvaged = await asyncio.to_thread(DatabaseFile(db).salvage, store)
     except StoreError as exc:
         return f"Exporting failed: {exc}"
-    failed = f" {len(result.failed)} could not be read." if result.failed else ""
-    return f"Exported {len(result.written)} sessions to {folder}.{failed}"
+    return salvaged.sentence()
 
 
 async def auto_backup(store: "GraphStore") -> None:

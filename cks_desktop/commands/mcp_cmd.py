@@ -59,6 +59,7 @@ from cks_desktop.plural import counted
 if TYPE_CHECKING:
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.mcp.config import ServerConfig
+    from cks_desktop.runtime.serving import ServeRun
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
@@ -677,96 +678,74 @@ def _import_claude(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    """Serve over stdio or streamable HTTP until the host goes (stdin closes) or Ctrl+C."""
-    from cks_desktop.runtime import AppServices
-    from cks_desktop.runtime.cases import UseCases
+    """Serve over stdio or streamable HTTP until the host goes (stdin closes) or Ctrl+C: the
+    serving use case composes the run (``runtime/serving.py``); this parses, prints and waits."""
+    from cks_desktop.runtime.serving import ServeFailed, http_bind, open_serve
     from cks_desktop.runtime.sharing import SharingRefused
 
     bind = None
     if args.http is not None:
-        from cks_desktop.serve.http import is_loopback, parse_bind
-
         try:
-            bind = parse_bind(args.http)
-        except ValueError as exc:
-            raise CliError(f"--http: {exc}.") from None
-        if args.no_auth and not is_loopback(bind[0]):
-            raise CliError(f"--no-auth is allowed only on a loopback address (127.0.0.1 or ::1), not {bind[0]}: "
-                           "anyone who can reach that address could read and change the graph.")
+            bind = http_bind(args.http, token=not args.no_auth)
+        except SharingRefused as exc:
+            raise CliError(f"--http {args.http}" + (" --no-auth" if args.no_auth else "") + f": {exc}") from None
     elif args.no_auth or args.allow_host:
         raise CliError("--no-auth and --allow-host are for --http.")
     settings = _settings(args)
     store = open_store(args)
     try:
-        secrets = _secrets()
         try:
-            plan = UseCases(store, settings, secrets).sharing.plan(args.session)
+            run = open_serve(app_paths(args), settings, store, _secrets(), args.session, bind=bind,
+                             token=not args.no_auth, yes=args.yes, allow_hosts=args.allow_host)
+        except ServeFailed as exc:
+            raise CliError(str(exc), EXIT_TOOL_ERROR) from None
         except SharingRefused as exc:
             raise CliError(str(exc)) from None
-        pinned, what = plan.pinned, plan.what
-        # The same composition as the window and `chat`, with the host's toolset (no agent tools).
-        services = AppServices.build(app_paths(args), settings, store, secrets=secrets, toolset="host")
-        serving = services.host_serving(pinned, yes=args.yes, transport="http" if bind else "stdio")
-        from cks_desktop.serve.presence import Presence
-
-        # the window's Share page lists this process's clients from this file (serve/presence.py)
-        presence = Presence(app_paths(args).data_dir / "serving")
-        serving.clients.on_seen = presence.publish
         try:
             if bind is None:
-                from cks_desktop.serve.server import serve_stdio
-
-                print(f"{APP_ID}: serving {what} over MCP on stdio", file=sys.stderr, flush=True)
-                asyncio.run(serve_stdio(services.registry, serving=serving))
+                print(f"{APP_ID}: serving {run.what} over MCP on stdio", file=sys.stderr, flush=True)
+                asyncio.run(run.serve_stdio())
                 return EXIT_OK
-            return _serve_http(args, services, serving, bind, what)
+            _announce_token(run)
+            return _serve_http(run)
         finally:
-            presence.clear()
+            run.close()
     finally:
         store.close()
 
 
-def _serve_http(args: argparse.Namespace, services: Any, serving: Any, bind: tuple[str, int], what: str) -> int:
+def _announce_token(run: "ServeRun") -> None:
+    made = run.token
+    if made is None:
+        return
+    if made.new:
+        where = "kept in the keychain; `cks-desktop mcp token` shows it again" if made.kept else \
+            "no keychain: a new token is made at each start"
+        print(f"{APP_ID}: bearer token (shown once; {where}): {made.value}", file=sys.stderr, flush=True)
+    else:
+        print(f"{APP_ID}: using the bearer token kept in the keychain (`{APP_ID} mcp token` shows it)",
+              file=sys.stderr, flush=True)
+
+
+def _serve_http(run: "ServeRun") -> int:
     import signal
 
-    from cks_desktop.serve.server import build_server
-    from cks_desktop.serve.http import HttpServer, HttpStartError
     from cks_desktop.runtime.sharing import SharingRefused
-
-    token = None
-    if not args.no_auth:
-        try:
-            made = services.cases.sharing.token()
-        except SharingRefused as exc:
-            raise CliError(str(exc), EXIT_TOOL_ERROR) from None
-        token = made.value
-        if made.new:
-            where = "kept in the keychain; `cks-desktop mcp token` shows it again" if made.kept else \
-                "no keychain: a new token is made at each start"
-            print(f"{APP_ID}: bearer token (shown once; {where}): {made.value}", file=sys.stderr, flush=True)
-        else:
-            print(f"{APP_ID}: using the bearer token kept in the keychain (`{APP_ID} mcp token` shows it)",
-                  file=sys.stderr, flush=True)
-    http = HttpServer(build_server(services.registry, serving=serving), serving, host=bind[0], port=bind[1],
-                      token=token, extra_hosts=tuple(args.allow_host))
 
     async def main() -> int:
         try:
-            await http.start()
-        except HttpStartError as exc:
+            url = await run.start_http()
+        except SharingRefused as exc:
             raise CliError(str(exc), EXIT_TOOL_ERROR) from None
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
-                loop.add_signal_handler(sig, http.request_stop)
+                loop.add_signal_handler(sig, run.request_stop)
             except (NotImplementedError, RuntimeError):  # Windows: Ctrl+C arrives as KeyboardInterrupt
                 pass
-        print(f"{APP_ID}: serving {what} over MCP at {http.url}" + ("" if token else " (no token)")
+        print(f"{APP_ID}: serving {run.what} over MCP at {url}" + ("" if run.token else " (no token)")
               + "; Ctrl+C stops", file=sys.stderr, flush=True)
-        try:
-            await http.wait()
-        finally:
-            await http.stop()
+        await run.serve_http_until_stopped()
         return EXIT_OK
 
     try:

@@ -6,18 +6,23 @@ offers the same): ``check`` says whether the file is sound (exit 1 if not),
 damaged file opens read-only, so this works on one), ``restore`` puts the
 newest sound automatic backup in place (the current file is kept in
 ``damaged/``), ``backup`` makes one now and ``backups`` lists them. Backups
-are made automatically once a day by the GUI (``graph/backup.py``).
+are made automatically once a day by the GUI (``graph/backup.py``). Each action is one call of
+the database-file use case (``runtime/database_file.py``), as the GUI's start-up dialog's are.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
 from cks_desktop.commands import add_command
 from cks_desktop.commands.common import EXIT_TOOL_ERROR, CliError, app_paths, print_json
 from cks_desktop.commands.sessions_cmd import _command, _leaf, store_for
+
+if TYPE_CHECKING:
+    from cks_desktop.runtime.database_file import DatabaseFile
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,62 +42,48 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     export.add_argument("folder", metavar="DIR", help="the folder to write <session id>.json files into")
 
 
-def _database(args: argparse.Namespace) -> Path:
-    return app_paths(args).database
+def _file(args: argparse.Namespace) -> "DatabaseFile":
+    from cks_desktop.runtime.database_file import DatabaseFile
+
+    return DatabaseFile(app_paths(args).database)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from cks_desktop.graph.errors import damaged_sentence
-    from cks_desktop.graph.integrity import missing_parts, quick_check
-    from cks_desktop.graph.sqlite_util import database_error
+    from cks_desktop.graph.errors import StoreError
 
-    path = _database(args)
-    if not path.is_file():
-        raise CliError(f"There is no database at {path} yet.")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            verdict = quick_check(conn, None, full=args.full)
-            problem = verdict.problem if not verdict.ok else ", ".join(f"missing {m}" for m in missing_parts(conn))
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise CliError(str(database_error(exc, path))) from None
+        checked = _file(args).check(full=args.full)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
     if args.json:
-        print_json({"database": str(path), "ok": not problem, "problem": problem or None,
-                    "check": "integrity_check" if args.full else "quick_check"})
-    elif problem:
-        print(damaged_sentence(path, problem))
+        print_json(checked.to_json())
     else:
-        print(f"The database {path} passed its {'full ' if args.full else ''}integrity check.")
-    return EXIT_TOOL_ERROR if problem else 0
+        print(checked.sentence())
+    return 0 if checked.ok else EXIT_TOOL_ERROR
 
 
 def _backup(args: argparse.Namespace) -> int:
-    from cks_desktop.graph import backup
     from cks_desktop.graph.errors import StoreError
 
-    path = _database(args)
+    database = _file(args)
     try:
-        made = backup.make_backup(path)
+        made = database.backup()
     except StoreError as exc:
         raise CliError(str(exc), EXIT_TOOL_ERROR) from None
     if args.json:
         print_json(made.to_json())
     else:
-        print(f"Backed up {path} to {made.path} (the newest {backup.KEEP} backups are kept).")
+        print(f"Backed up {database.path} to {made.path} (the newest {database.kept()} backups are kept).")
     return 0
 
 
 def _backups(args: argparse.Namespace) -> int:
-    from cks_desktop.graph import backup
-
-    path = _database(args)
-    found = backup.list_backups(path)
+    database = _file(args)
+    found = database.backups()
     if args.json:
-        print_json({"database": str(path), "backups": [b.to_json() for b in found]})
+        print_json({"database": str(database.path), "backups": [b.to_json() for b in found]})
     elif not found:
-        print(f"No backups of {path} yet (they are kept in {backup.backup_dir(path)}).")
+        print(f"No backups of {database.path} yet (they are kept in {database.backup_folder()}).")
     else:
         for b in found:
             print(f"{b.made_at.isoformat(timespec='seconds')}  {b.path}")
@@ -100,29 +91,25 @@ def _backups(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    from cks_desktop.graph import backup
     from cks_desktop.graph.errors import StoreError
 
-    path = _database(args)
+    database = _file(args)
     try:
-        done = backup.restore(path, Path(args.backup).expanduser() if args.backup else None)
+        done = database.restore(Path(args.backup).expanduser() if args.backup else None)
     except StoreError as exc:
         raise CliError(str(exc), EXIT_TOOL_ERROR) from None
     if args.json:
-        print_json({"database": str(path), "restored_from": str(done.backup.path),
+        print_json({"database": str(database.path), "restored_from": str(done.backup.path),
                     "previous_file": str(done.kept_as) if done.kept_as else None})
     else:
-        kept = f"; the previous file is kept as {done.kept_as}" if done.kept_as else ""
-        print(f"Restored {path} from the backup of {done.backup.made_at.isoformat(timespec='seconds')}{kept}.")
+        print(f"{database.path}: {database.restored_sentence(done)}")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
-    from cks_desktop.graph.salvage import export_readable
-
     folder = Path(args.folder).expanduser()
     with store_for(args) as store:
-        result = export_readable(store, folder)
+        result = _file(args).salvage(store, folder).result
     if args.json:
         print_json({"written": result.written, "failed": result.failed})
     else:

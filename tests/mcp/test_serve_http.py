@@ -149,7 +149,7 @@ async def test_ten_thousand_subscriptions_are_refused_past_the_limit(tmp_path):
 def test_no_auth_only_on_loopback_and_bad_addresses_are_one_line(tmp_path):
     home, _ = make_home(tmp_path, "S", shared=(0,))
     r = cli(home, "mcp", "serve", "--http", "0.0.0.0:0", "--no-auth")
-    assert r.returncode == 2 and "--no-auth is allowed only on a loopback address" in r.stderr
+    assert r.returncode == 2 and "without a token is allowed only on a loopback address" in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = cli(home, "mcp", "serve", "--http", "localhost:http")
     assert r.returncode == 2 and "does not end in a port number" in r.stderr

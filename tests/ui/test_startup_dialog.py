@@ -140,7 +140,7 @@ async def test_export_then_restore_the_automatic_backup_from_the_start_up_dialog
     task = asyncio.ensure_future(open_services(resolve(home), opener(home)))
     await answer(qtbot, "export")
     again = await visible_box("startupDialog")
-    assert "Exported 1 sessions to" in again.informativeText(), again.informativeText()
+    assert "Exported 1 session to" in again.informativeText(), again.informativeText()
     salvaged = list(db.parent.glob("salvage-*/*.json"))
     assert [p.stem for p in salvaged] == [sid]
     await answer(qtbot, "restore")
