@@ -1,9 +1,11 @@
 """The database schema and its migrations (``PRAGMA user_version``).
 
 ``MIGRATIONS`` is an append-only list: step ``i`` takes a database from
-``user_version == i`` to ``i + 1``. To add tables (the agent's transcript, for
-example) append one ``Migration`` at the END of the list — never edit or
-reorder an existing step, databases in the wild have already run it. Tables
+``user_version == i`` to ``i + 1``. The graph's own tables are declared here;
+every other package declares its tables in its own ``tables.py`` and ``STEPS``
+names them. To add tables, declare a ``Migration`` in the owning package and
+append its name at the END of ``STEPS`` — never edit or reorder an existing
+step, databases in the wild have already run it. Tables
 that hold per-session rows should reference ``sessions(id) ON DELETE CASCADE``
 so ``GraphStore.delete_session`` removes them too. Code in other packages then
 reads and writes its tables through ``GraphStore.connection_lock()`` (reads)
@@ -28,25 +30,19 @@ Design notes:
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from cks_desktop.graph.errors import DatabaseError
+from cks_desktop.graph.migration import Migration
 from cks_desktop.graph.sqlite_util import split_sql
 
 
-@dataclass(frozen=True)
-class Migration:
-    """One schema step: SQL statements, or a function for data migrations."""
-
-    description: str
-    sql: str = ""
-    run: Callable[[sqlite3.Connection], None] | None = None
+__all__ = ["MIGRATIONS", "Migration", "STEPS", "migrate", "schema_version"]
 
 
-_V1 = """
+GRAPH = Migration('sessions, objects, relations, types, changes, full-text index', """
 CREATE TABLE sessions (
     id           TEXT PRIMARY KEY,
     title        TEXT NOT NULL,
@@ -120,39 +116,10 @@ CREATE TABLE change_objects (
 CREATE VIRTUAL TABLE objects_fts USING fts5 (
     name, body, tokenize = 'unicode61 remove_diacritics 2'
 );
-"""
+""")
 
-_V2_TRANSCRIPT = """
-CREATE TABLE chat_messages (
-    id          INTEGER PRIMARY KEY,
-    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    seq         INTEGER NOT NULL,
-    role        TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
-    parts       TEXT NOT NULL,
-    notice      INTEGER NOT NULL DEFAULT 0,
-    created_at  TEXT NOT NULL,
-    UNIQUE (session_id, seq)
-);
-CREATE TABLE chat_tool_calls (
-    message_id   INTEGER NOT NULL REFERENCES chat_messages(id) ON DELETE CASCADE,
-    position     INTEGER NOT NULL,
-    session_id   TEXT NOT NULL,
-    call_id      TEXT NOT NULL,
-    name         TEXT NOT NULL,
-    display_name TEXT NOT NULL,
-    source       TEXT NOT NULL,
-    state        TEXT NOT NULL,
-    duration_ms  REAL,
-    change_id    TEXT,
-    reverted     INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (message_id, position)
-);
-CREATE INDEX chat_tool_calls_by_message ON chat_tool_calls (session_id, message_id);
-CREATE INDEX chat_tool_calls_by_change ON chat_tool_calls (session_id, change_id)
-    WHERE change_id IS NOT NULL;
-"""
 
-_V3_VIEW_POSITIONS = """
+VIEW_POSITIONS = Migration('graph view positions', """
 CREATE TABLE view_positions (
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     object_id  TEXT NOT NULL,
@@ -161,166 +128,41 @@ CREATE TABLE view_positions (
     pinned     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_id, object_id)
 ) WITHOUT ROWID;
-"""
+""")
 
-# a session's model parameters (NULL: Settings → Chat & agent's default applies).
-_V4_SESSION_PARAMS = """
-CREATE TABLE session_params (
-    session_id        TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-    temperature       REAL,
-    max_output_tokens INTEGER
-) WITHOUT ROWID;
-"""
 
-# documents added to a session (tables owned by cks_desktop/documents/store.py).
-# ``id`` is the sha256 of the file's bytes (content-addressed: the same file twice is one row);
-# ``page_starts`` is a JSON list of the character offset where each page begins in ``text``
-# (empty for formats without pages), so provenance can map a character span to a page.
-_V5_DOCUMENTS = """
-CREATE TABLE documents (
-    n           INTEGER PRIMARY KEY,
-    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    id          TEXT NOT NULL,
-    name        TEXT NOT NULL,
-    size        INTEGER NOT NULL,
-    media_type  TEXT NOT NULL,
-    source      TEXT NOT NULL DEFAULT '',
-    added_at    TEXT NOT NULL,
-    reader      TEXT NOT NULL DEFAULT '',
-    text        TEXT NOT NULL,
-    page_starts TEXT NOT NULL DEFAULT '[]',
-    UNIQUE (session_id, id)
-);
-"""
 
-# tokens of each model turn (table owned by cks_desktop/agent/usage.py). ``after_seq`` is
-# the last chat message saved before the turn ran, ``iteration`` its number within the answer (1 starts one);
-# ``reported_cost``: the USD the server said the turn cost (OpenRouter), NULL when it said nothing.
-_V6_USAGE = """
-CREATE TABLE chat_usage (
-    n                  INTEGER PRIMARY KEY,
-    session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    after_seq          INTEGER NOT NULL,
-    iteration          INTEGER NOT NULL,
-    provider           TEXT NOT NULL DEFAULT '',
-    model              TEXT NOT NULL DEFAULT '',
-    input_tokens       INTEGER NOT NULL DEFAULT 0,
-    output_tokens      INTEGER NOT NULL DEFAULT 0,
-    cached_tokens      INTEGER NOT NULL DEFAULT 0,
-    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-    reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-    reported_cost      REAL,
-    created_at         TEXT NOT NULL
-);
-CREATE INDEX chat_usage_by_session ON chat_usage (session_id, n);
-"""
 
-# where each object and relation came from (table owned by cks_desktop/provenance/).
-# One row per source of a fact: a document passage (document id = its sha256, chunk, character span
-# [start, end) in the document's text, page, the verbatim quote, how the quote was aligned, its review
-# state) or a hand edit / chat write (origin, change). A fact found in several places has several rows.
-_V7_EVIDENCE = """
-CREATE TABLE evidence (
-    id           TEXT PRIMARY KEY,
-    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    target_kind  TEXT NOT NULL CHECK (target_kind IN ('object', 'relation')),
-    target_id    TEXT NOT NULL,
-    document_id  TEXT,
-    chunk_index  INTEGER,
-    span_start   INTEGER,
-    span_end     INTEGER,
-    page         INTEGER,
-    quote        TEXT NOT NULL DEFAULT '',
-    alignment    TEXT NOT NULL DEFAULT 'none',
-    review       TEXT NOT NULL DEFAULT 'auto',
-    origin       TEXT NOT NULL,
-    change_id    TEXT,
-    created_at   TEXT NOT NULL
-);
-CREATE INDEX evidence_by_target ON evidence (session_id, target_kind, target_id);
-CREATE INDEX evidence_by_document ON evidence (session_id, document_id, span_start);
-"""
 
-# extraction runs and the per-chunk answer cache (tables owned by cks_desktop/extraction/).
-# The cache key is a hash of (chunk text, prompt version, schema, model): re-adding a document is free,
-# and an interrupted run resumes without redoing finished chunks.
-_V8_EXTRACTION = """
-CREATE TABLE extraction_cache (
-    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    key         TEXT NOT NULL,
-    answer      TEXT NOT NULL,
-    created_at  TEXT NOT NULL,
-    PRIMARY KEY (session_id, key)
-) WITHOUT ROWID;
-CREATE TABLE extraction_runs (
-    id           TEXT PRIMARY KEY,
-    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    document_id  TEXT NOT NULL,
-    state        TEXT NOT NULL,
-    chunks_total INTEGER NOT NULL DEFAULT 0,
-    chunks_done  INTEGER NOT NULL DEFAULT 0,
-    detail       TEXT NOT NULL DEFAULT '{}',
-    created_at   TEXT NOT NULL,
-    updated_at   TEXT NOT NULL
-);
-CREATE INDEX extraction_runs_by_session ON extraction_runs (session_id, document_id);
-"""
 
-# images in a chat (table owned by the chat's image store): content-addressed per session,
-# never fetched from a URL a model or server chose.
-_V9_IMAGES = """
-CREATE TABLE chat_images (
-    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    id          TEXT NOT NULL,
-    media_type  TEXT NOT NULL,
-    data        BLOB NOT NULL,
-    width       INTEGER,
-    height      INTEGER,
-    created_at  TEXT NOT NULL,
-    PRIMARY KEY (session_id, id)
-) WITHOUT ROWID;
-"""
 
-# passages of each document for retrieval (tables owned by cks_desktop/retrieval/index.py).
-# A passage is ``documents.text[span_start:span_end]`` of its document; removing the document removes its
-# passages (the foreign key). ``vector`` is the passage's embedding (float32, ``dims`` values) by
-# ``model``; ``text_hash`` lets a re-cut keep the vectors of passages whose text did not change.
-# ``passages_fts`` (rowid = ``passages.n``) is written by the index, not by triggers; rows whose
-# passage is gone are skipped by every search and swept at the next indexing.
-_V10_PASSAGES = """
-CREATE TABLE passages (
-    n            INTEGER PRIMARY KEY,
-    session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    document_id  TEXT NOT NULL,
-    idx          INTEGER NOT NULL,
-    span_start   INTEGER NOT NULL,
-    span_end     INTEGER NOT NULL,
-    page         INTEGER,
-    text_hash    TEXT NOT NULL,
-    cut          TEXT NOT NULL,
-    model        TEXT NOT NULL,
-    dims         INTEGER NOT NULL,
-    vector       BLOB NOT NULL,
-    FOREIGN KEY (session_id, document_id) REFERENCES documents(session_id, id) ON DELETE CASCADE
-);
-CREATE INDEX passages_by_document ON passages (session_id, document_id, span_start);
-CREATE INDEX passages_by_hash ON passages (session_id, text_hash);
-CREATE VIRTUAL TABLE passages_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
-"""
 
-# Append-only. user_version N means the first N steps have run.
-MIGRATIONS: list[Migration] = [
-    Migration("sessions, objects, relations, types, changes, full-text index", _V1),
-    Migration("chat transcript", _V2_TRANSCRIPT),
-    Migration("graph view positions", _V3_VIEW_POSITIONS),
-    Migration("session model parameters", _V4_SESSION_PARAMS),
-    Migration("documents in a session", _V5_DOCUMENTS),
-    Migration("token usage per model turn", _V6_USAGE),
-    Migration("provenance of objects and relations", _V7_EVIDENCE),
-    Migration("extraction runs and answer cache", _V8_EXTRACTION),
-    Migration("images in a chat", _V9_IMAGES),
-    Migration("passages of documents for retrieval", _V10_PASSAGES),
-]
+# Append-only: step i takes a database from user_version i to i + 1. Each step is declared by the
+# package that owns its tables (a ``tables.py`` beside the code that uses them, importing nothing
+# but ``graph.migration``) and named here by module and attribute, so the graph, the bottom layer,
+# runs every package's DDL without importing the packages' code.
+STEPS: tuple[tuple[str, str], ...] = (
+    ("cks_desktop.graph.schema", "GRAPH"),
+    ("cks_desktop.agent.tables", "TRANSCRIPT"),
+    ("cks_desktop.graph.schema", "VIEW_POSITIONS"),
+    ("cks_desktop.agent.tables", "SESSION_PARAMS"),
+    ("cks_desktop.documents.tables", "DOCUMENTS"),
+    ("cks_desktop.agent.tables", "USAGE"),
+    ("cks_desktop.provenance.tables", "EVIDENCE"),
+    ("cks_desktop.extraction.tables", "EXTRACTION"),
+    ("cks_desktop.agent.tables", "IMAGES"),
+    ("cks_desktop.retrieval.tables", "PASSAGES"),
+)
+
+
+def _step(module: str, name: str) -> Migration:
+    found = globals()[name] if module == __name__ else getattr(importlib.import_module(module), name)
+    if not isinstance(found, Migration):
+        raise TypeError(f"{module}.{name} is not a Migration")
+    return found
+
+
+MIGRATIONS: list[Migration] = [_step(module, name) for module, name in STEPS]
 
 
 def schema_version() -> int:
