@@ -1,11 +1,6 @@
 """The chat's tables: the transcript and its tool calls (``transcript.py``), a session's model
 parameters (``session_settings.py``), token usage per model turn (``usage.py``) and a chat's images
-(``images.py``).
-
-Declared here, beside the code that reads and writes them; ``graph/schema.py``'s ``STEPS`` names
-each step in the one append-only order every database runs (SQLite and, translated, PostgreSQL).
-This module imports nothing but ``graph.migration``: opening a store loads no more than the DDL.
-"""
+(``images.py``). A step of ``graph/schema.py``'s ``STEPS``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The documents table (``store.py``).
-
-Declared here, beside the code that reads and writes them; ``graph/schema.py``'s ``STEPS`` names
-each step in the one append-only order every database runs (SQLite and, translated, PostgreSQL).
-This module imports nothing but ``graph.migration``: opening a store loads no more than the DDL.
-"""
+"""The documents table (``store.py``). A step of ``graph/schema.py``'s ``STEPS``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The extraction runs and the per-part answer cache (``cache.py``, ``runner.py``).
-
-Declared here, beside the code that reads and writes them; ``graph/schema.py``'s ``STEPS`` names
-each step in the one append-only order every database runs (SQLite and, translated, PostgreSQL).
-This module imports nothing but ``graph.migration``: opening a store loads no more than the DDL.
-"""
+"""The extraction runs and the per-part answer cache (``cache.py``, ``runner.py``). A step of ``graph/schema.py``'s ``STEPS``."""
 
 from __future__ import annotations
 

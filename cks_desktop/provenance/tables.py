@@ -1,10 +1,5 @@
 """The evidence table: where each object and relation came from (``queries.py`` reads it; the
-graph store writes it with the facts, ``graph/evidence.py``).
-
-Declared here, beside the code that reads and writes them; ``graph/schema.py``'s ``STEPS`` names
-each step in the one append-only order every database runs (SQLite and, translated, PostgreSQL).
-This module imports nothing but ``graph.migration``: opening a store loads no more than the DDL.
-"""
+graph store writes it with the facts, ``graph/evidence.py``). A step of ``graph/schema.py``'s ``STEPS``."""
 
 from __future__ import annotations
 
