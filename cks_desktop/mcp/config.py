@@ -141,7 +141,13 @@ JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256",
 
 
 class ConfigError(ValueError):
-    """One sentence a person can act on."""
+    """One sentence a person can act on, and the entry key it is about (``"url"``, ``"oauth.grant"``;
+    ``"name"`` for the server's name, ``""`` for the entry as a whole), so an editor can outline that
+    field without reading the sentence."""
+
+    def __init__(self, message: str, *, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -382,28 +388,28 @@ _BAD_NAME = re.compile(r"[:\x00-\x1f\x7f]")
 
 def check_name(name: str) -> None:
     if not isinstance(name, str) or not name.strip():
-        raise ConfigError("An MCP server needs a name.")
+        raise ConfigError("An MCP server needs a name.", key="name")
     if name != name.strip():
-        raise ConfigError(f"The server name '{name}' starts or ends with a space.")
+        raise ConfigError(f"The server name '{name}' starts or ends with a space.", key="name")
     if _BAD_NAME.search(name):
-        raise ConfigError(f"The server name '{name}' may not contain ':' or control characters.")
+        raise ConfigError(f"The server name '{name}' may not contain ':' or control characters.", key="name")
     if len(name) > 64:
-        raise ConfigError(f"The server name '{name[:20]}…' is longer than 64 characters.")
+        raise ConfigError(f"The server name '{name[:20]}…' is longer than 64 characters.", key="name")
 
 
 def _str_dict(raw: Any, name: str, key: str) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-        raise ConfigError(f"Server '{name}': \"{key}\" must be an object whose values are text.")
+        raise ConfigError(f"Server '{name}': \"{key}\" must be an object whose values are text.", key=key)
     return dict(raw)
 
 
-def _policy(value: Any, name: str, where: str) -> Policy:
+def _policy(value: Any, name: str, where: str, key: str) -> Policy:
     try:
         return Policy(value)
     except ValueError:
-        raise ConfigError(f"Server '{name}': {where} must be auto, once or always (got {value!r}).") from None
+        raise ConfigError(f"Server '{name}': {where} must be auto, once or always (got {value!r}).", key=key) from None
 
 
 def _oauth_secret_ref(name: str, raw: dict[str, Any], key: str, what: str) -> str:
@@ -411,11 +417,11 @@ def _oauth_secret_ref(name: str, raw: dict[str, Any], key: str, what: str) -> st
     value = raw.get(key) or ""
     if value and not is_secret_ref(value):
         raise ConfigError(f"Server '{name}': the OAuth {what} must be kept in the keychain; "
-                          "enter it again in the server's settings.")
+                          "enter it again in the server's settings.", key="oauth")
     ref = value[len(SECRET_PREFIX):]
     if ref and not owns_secret(name, ref):
         raise ConfigError(f"Server '{name}': the OAuth {what} refers to the keychain entry '{ref}', "
-                          "which is not this server's own; enter it again in the server's settings.")
+                          "which is not this server's own; enter it again in the server's settings.", key="oauth")
     return ref
 
 
@@ -434,18 +440,18 @@ def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
     if raw is False:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError(f"Server '{name}': \"oauth\" must be false or an object.")
+        raise ConfigError(f"Server '{name}': \"oauth\" must be false or an object.", key="oauth")
     for key in ("clientId", "clientSecret", "scope", "clientMetadataUrl", "grant", "auth", "privateKey", "issuer",
                 "signingAlgorithm", "idpTokenEndpoint", "idpClientId", "idpClientSecret", "idToken"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
-            raise ConfigError(f"Server '{name}': \"oauth.{key}\" must be text.")
+            raise ConfigError(f"Server '{name}': \"oauth.{key}\" must be text.", key=f"oauth.{key}")
     ref = _oauth_secret_ref(name, raw, "clientSecret", "client secret")
     key_ref = _oauth_secret_ref(name, raw, "privateKey", "private key")
     idp_secret_ref = _oauth_secret_ref(name, raw, "idpClientSecret", "identity provider's client secret")
     id_token_ref = _oauth_secret_ref(name, raw, "idToken", "ID token")
     port = raw.get("callbackPort")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535):
-        raise ConfigError(f"Server '{name}': \"oauth.callbackPort\" must be a port number from 1024 to 65535.")
+        raise ConfigError(f"Server '{name}': \"oauth.callbackPort\" must be a port number from 1024 to 65535.", key="oauth.callbackPort")
     cimd = raw.get("clientMetadataUrl") or None
     if cimd is not None:
         try:
@@ -454,59 +460,59 @@ def parse_oauth(name: str, raw: Any) -> OAuthSettings | None:
             parts = None
         if parts is None or parts.scheme != "https" or parts.path in ("", "/"):
             raise ConfigError(f"Server '{name}': \"oauth.clientMetadataUrl\" must be an https:// address with a "
-                              "path (the client ID metadata document).")
+                              "path (the client ID metadata document).", key="oauth.clientMetadataUrl")
     client_id = (raw.get("clientId") or "").strip()
     if ref and not client_id:
-        raise ConfigError(f"Server '{name}': an OAuth client secret needs its client ID.")
+        raise ConfigError(f"Server '{name}': an OAuth client secret needs its client ID.", key="oauth")
     grant = (raw.get("grant") or "authorization_code").strip()
     if grant not in OAUTH_GRANTS:
-        raise ConfigError(f"Server '{name}': \"oauth.grant\" must be {' or '.join(OAUTH_GRANTS)} (got {grant!r}).")
+        raise ConfigError(f"Server '{name}': \"oauth.grant\" must be {' or '.join(OAUTH_GRANTS)} (got {grant!r}).", key="oauth.grant")
     issuer = (raw.get("issuer") or "").strip() or None
     if issuer is not None and not _http_url(issuer):
         raise ConfigError(f"Server '{name}': \"oauth.issuer\" must be the authorization server's http:// or "
-                          "https:// address.")
+                          "https:// address.", key="oauth.issuer")
     algorithm = (raw.get("signingAlgorithm") or "").strip() or None
     if algorithm is not None and algorithm not in JWT_ALGORITHMS:
         raise ConfigError(f"Server '{name}': \"oauth.signingAlgorithm\" must be one of {', '.join(JWT_ALGORITHMS)} "
-                          f"(got {algorithm!r}).")
+                          f"(got {algorithm!r}).", key="oauth.signingAlgorithm")
     auth = (raw.get("auth") or "").strip() or None
     idp_endpoint = (raw.get("idpTokenEndpoint") or "").strip() or None
     idp_client_id = (raw.get("idpClientId") or "").strip()
     if grant != "identity_assertion" and (idp_endpoint or idp_client_id or idp_secret_ref or id_token_ref):
         raise ConfigError(f"Server '{name}': the identity provider's keys (\"idpTokenEndpoint\", \"idpClientId\", "
-                          "\"idpClientSecret\", \"idToken\") are for \"grant\": \"identity_assertion\" only.")
+                          "\"idpClientSecret\", \"idToken\") are for \"grant\": \"identity_assertion\" only.", key="oauth.grant")
     if grant == "authorization_code":
         if auth is not None or key_ref or algorithm is not None:
             raise ConfigError(f"Server '{name}': \"oauth.auth\", \"privateKey\" and \"signingAlgorithm\" are "
-                              "for \"grant\": \"client_credentials\" only.")
+                              "for \"grant\": \"client_credentials\" only.", key="oauth.auth")
     elif grant == "identity_assertion":
         auth = auth or "client_secret_basic"
         if auth not in ("client_secret_basic", "client_secret_post") or key_ref or algorithm is not None:
             raise ConfigError(f"Server '{name}': the identity-assertion grant authenticates with the client secret: "
-                              "\"oauth.auth\" must be client_secret_basic or client_secret_post.")
+                              "\"oauth.auth\" must be client_secret_basic or client_secret_post.", key="oauth.auth")
         missing = [what for what, value in (("clientId", client_id), ("clientSecret", ref), ("issuer", issuer),
                                             ("idpTokenEndpoint", idp_endpoint), ("idpClientId", idp_client_id),
                                             ("idToken", id_token_ref)) if not value]
         if missing:
             raise ConfigError(f"Server '{name}': the identity-assertion grant needs "
-                              f"{', '.join(f'oauth.{m}' for m in missing)}.")
+                              f"{', '.join(f'oauth.{m}' for m in missing)}.", key="oauth")
         if idp_endpoint is not None and not _http_url(idp_endpoint):
             raise ConfigError(f"Server '{name}': \"oauth.idpTokenEndpoint\" must be the identity provider's "
-                              "http:// or https:// token endpoint.")
+                              "http:// or https:// token endpoint.", key="oauth.idpTokenEndpoint")
     else:
         auth = auth or ("private_key_jwt" if key_ref else "client_secret_basic")
         if auth not in CLIENT_CREDENTIALS_AUTH:
             raise ConfigError(f"Server '{name}': \"oauth.auth\" must be one of {', '.join(CLIENT_CREDENTIALS_AUTH)} "
-                              f"(got {auth!r}).")
+                              f"(got {auth!r}).", key="oauth.auth")
         if not client_id:
             raise ConfigError(f"Server '{name}': the client-credentials grant needs the client ID "
-                              "(\"oauth.clientId\").")
+                              "(\"oauth.clientId\").", key="oauth.clientId")
         if auth == "private_key_jwt" and not key_ref:
             raise ConfigError(f"Server '{name}': \"private_key_jwt\" needs the client's private key "
-                              "(\"oauth.privateKey\", kept in the keychain).")
+                              "(\"oauth.privateKey\", kept in the keychain).", key="oauth.privateKey")
         if auth != "private_key_jwt" and not ref:
             raise ConfigError(f"Server '{name}': \"{auth}\" needs the client secret (\"oauth.clientSecret\", "
-                              "kept in the keychain).")
+                              "kept in the keychain).", key="oauth.clientSecret")
     return OAuthSettings(client_id=client_id, client_secret_ref=ref,
                          scope=(raw.get("scope") or "").strip() or None, callback_port=port,
                          client_metadata_url=cimd, grant=grant, client_auth=auth, private_key_ref=key_ref,
@@ -523,8 +529,8 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
     if kind is not None and kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
         if kind == "sse":
             raise ConfigError(f"Server '{name}' uses the old SSE transport, which is not supported; "
-                              "use its streamable HTTP URL instead.")
-        raise ConfigError(f"Server '{name}': unknown transport type {kind!r}.")
+                              "use its streamable HTTP URL instead.", key="type")
+        raise ConfigError(f"Server '{name}': unknown transport type {kind!r}.", key="type")
     command, url = raw.get("command"), raw.get("url")
     if command is not None and url is not None:
         raise ConfigError(f"Server '{name}' has both a \"command\" and a \"url\"; keep one.")
@@ -535,64 +541,64 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         except ValueError:  # "http://[" and other unparseable addresses
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ConfigError(f"Server '{name}': \"url\" must be an http:// or https:// address (got {url!r}).")
+            raise ConfigError(f"Server '{name}': \"url\" must be an http:// or https:// address (got {url!r}).", key="url")
         common.update(transport=Transport.HTTP, url=url, headers=_str_dict(raw.get("headers"), name, "headers"),
                       scopes=Transport.HTTP.default_scopes, oauth=parse_oauth(name, raw.get("oauth")))
     elif command is not None:
         if not isinstance(command, str) or not command.strip():
-            raise ConfigError(f"Server '{name}': \"command\" must be the program to run, as text.")
+            raise ConfigError(f"Server '{name}': \"command\" must be the program to run, as text.", key="command")
         args = raw.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ConfigError(f"Server '{name}': \"args\" must be a list of text arguments.")
+            raise ConfigError(f"Server '{name}': \"args\" must be a list of text arguments.", key="args")
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
-            raise ConfigError(f"Server '{name}': \"cwd\" must be a folder path.")
+            raise ConfigError(f"Server '{name}': \"cwd\" must be a folder path.", key="cwd")
         inherit = raw.get("inheritEnv", False)
         if not isinstance(inherit, bool):
-            raise ConfigError(f"Server '{name}': \"inheritEnv\" must be true or false.")
+            raise ConfigError(f"Server '{name}': \"inheritEnv\" must be true or false.", key="inheritEnv")
         common.update(transport=Transport.STDIO, command=command, args=tuple(args),
                       env=_str_dict(raw.get("env"), name, "env"), cwd=cwd or None, inherit_env=inherit)
     else:
-        raise ConfigError(f"Server '{name}' needs a \"command\" (a program to run) or a \"url\".")
+        raise ConfigError(f"Server '{name}' needs a \"command\" (a program to run) or a \"url\".", key="command")
 
     enabled = raw.get("enabled", not raw.get("disabled", False))
     if not isinstance(enabled, bool):
-        raise ConfigError(f"Server '{name}': \"enabled\" must be true or false.")
+        raise ConfigError(f"Server '{name}': \"enabled\" must be true or false.", key="enabled")
     if "scopes" in raw:
         scopes = raw["scopes"]
         if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
-            raise ConfigError(f"Server '{name}': \"scopes\" must be a list of scope names.")
+            raise ConfigError(f"Server '{name}': \"scopes\" must be a list of scope names.", key="scopes")
         try:
             common["scopes"] = frozenset(Scope(s) for s in scopes)
         except ValueError:
             known = ", ".join(s.value for s in Scope)
-            raise ConfigError(f"Server '{name}': unknown scope in {scopes} (known: {known}).") from None
-    approval = _policy(raw.get("approval", "always"), name, "\"approval\"")
+            raise ConfigError(f"Server '{name}': unknown scope in {scopes} (known: {known}).", key="scopes") from None
+    approval = _policy(raw.get("approval", "always"), name, "\"approval\"", "approval")
     policies_raw = raw.get("toolPolicies") or {}
     if not isinstance(policies_raw, dict):
-        raise ConfigError(f"Server '{name}': \"toolPolicies\" must map tool names to auto, once or always.")
-    policies = {str(k): _policy(v, name, f"the policy of tool '{k}'") for k, v in policies_raw.items()}
+        raise ConfigError(f"Server '{name}': \"toolPolicies\" must map tool names to auto, once or always.", key="toolPolicies")
+    policies = {str(k): _policy(v, name, f"the policy of tool '{k}'", "toolPolicies") for k, v in policies_raw.items()}
     enabled_tools = raw.get("enabledTools")
     if enabled_tools is not None:
         if not isinstance(enabled_tools, list) or not all(isinstance(t, str) for t in enabled_tools):
-            raise ConfigError(f"Server '{name}': \"enabledTools\" must be null or a list of tool names.")
+            raise ConfigError(f"Server '{name}': \"enabledTools\" must be null or a list of tool names.", key="enabledTools")
         enabled_tools = frozenset(enabled_tools)
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
-        raise ConfigError(f"Server '{name}': \"timeout\" must be a positive number of seconds.")
+        raise ConfigError(f"Server '{name}': \"timeout\" must be a positive number of seconds.", key="timeout")
     protocol = raw.get("protocol", "auto")
     if protocol not in PROTOCOLS:
-        raise ConfigError(f"Server '{name}': \"protocol\" must be one of {', '.join(PROTOCOLS)}.")
+        raise ConfigError(f"Server '{name}': \"protocol\" must be one of {', '.join(PROTOCOLS)}.", key="protocol")
     sampling = raw.get("sampling", "ask")
     if sampling not in SAMPLING_MODES:
-        raise ConfigError(f"Server '{name}': \"sampling\" must be ask, allow or off (got {sampling!r}).")
+        raise ConfigError(f"Server '{name}': \"sampling\" must be ask, allow or off (got {sampling!r}).", key="sampling")
     log_level = raw.get("logLevel", "info")
     if log_level not in LOG_LEVELS:
-        raise ConfigError(f"Server '{name}': \"logLevel\" must be one of {', '.join(LOG_LEVELS)}.")
+        raise ConfigError(f"Server '{name}': \"logLevel\" must be one of {', '.join(LOG_LEVELS)}.", key="logLevel")
     roots = raw.get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
-        raise ConfigError(f"Server '{name}': \"roots\" must be a list of folder paths.")
+        raise ConfigError(f"Server '{name}': \"roots\" must be a list of folder paths.", key="roots")
     return ServerConfig(name=name, enabled=enabled, approval=approval, tool_policies=policies,
                         enabled_tools=enabled_tools, timeout=float(timeout), protocol=protocol,
                         sampling=sampling, log_level=log_level, roots=tuple(roots),
@@ -637,7 +643,7 @@ def add_server(settings: "Settings", name: str, raw: dict[str, Any]) -> ServerCo
     """Validate and add one entry (the caller saves). Raises ``ConfigError``."""
     existing = find_name(settings, name)
     if existing is not None:
-        raise ConfigError(f"An MCP server named '{existing}' already exists; remove it first or pick another name.")
+        raise ConfigError(f"An MCP server named '{existing}' already exists; remove it first or pick another name.", key="name")
     config = parse_server(name, raw)
     settings.mcp_servers[name] = raw
     return config
@@ -646,7 +652,7 @@ def add_server(settings: "Settings", name: str, raw: dict[str, Any]) -> ServerCo
 def update_server(settings: "Settings", name: str, changes: dict[str, Any]) -> ServerConfig:
     """Apply ``changes`` (a key set to None is removed) to one entry, keeping every other key."""
     if name not in settings.mcp_servers:
-        raise ConfigError(f"There is no MCP server named '{name}'.")
+        raise ConfigError(f"There is no MCP server named '{name}'.", key="name")
     raw = dict(settings.mcp_servers[name])
     for key, value in changes.items():
         if value is None:
@@ -667,7 +673,7 @@ def remove_server(settings: "Settings", name: str, secrets: "SecretStore | None"
     """Delete one entry, its grant, and the keychain secrets it created itself (the caller saves)."""
     raw = settings.mcp_servers.pop(name, None)
     if raw is None:
-        raise ConfigError(f"There is no MCP server named '{name}'.")
+        raise ConfigError(f"There is no MCP server named '{name}'.", key="name")
     settings.set_server_grant(name, [])  # re-adding the same command must not bring the grant back
     if secrets is not None and isinstance(raw, dict):
         for ref in secret_refs(raw):
@@ -755,7 +761,7 @@ def protect_url(url: str, headers: dict[str, str], *, server: str,
         if parts.password is not None:
             if any(k.lower() == "authorization" for k in headers):
                 raise ConfigError(f"Server '{server}' has both a password in its URL and an Authorization "
-                                  "header; keep one.")
+                                  "header; keep one.", key="url")
             pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
             basic = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
             headers["Authorization"] = _keep(secrets, server, "headers", "Authorization", basic)

@@ -120,3 +120,27 @@ def test_secrets_go_to_the_keychain_and_come_back(tmp_path, secret_store, memory
     with pytest.raises(MissingSecret, match="API_KEY of MCP server 's' is not in the keychain"):
         resolve_env(cfg, secret_store)
     assert (SERVICE, "mcp/s/env/API_KEY") not in memory_keyring.store
+
+
+@pytest.mark.parametrize(("entry", "key"), [
+    ({"url": "ftp://x"}, "url"),
+    ({"command": 5}, "command"),
+    ({"command": "x", "args": "not a list"}, "args"),
+    ({"command": "x", "cwd": 3}, "cwd"),
+    ({"command": "x", "env": {"A": 1}}, "env"),
+    ({"url": "https://x.example/mcp", "headers": []}, "headers"),
+    ({"command": "x", "timeout": -1}, "timeout"),
+    ({"command": "x", "approval": "sometimes"}, "approval"),
+    ({"url": "https://x.example/mcp", "oauth": {"grant": "magic"}}, "oauth.grant"),
+    ({"command": "x", "type": "carrier-pigeon"}, "type"),
+    ({"command": "x", "url": "https://x.example/mcp"}, ""),
+])
+def test_an_entry_error_carries_the_key_it_is_about(entry, key) -> None:
+    from cks_desktop.mcp.config import ConfigError, parse_server
+    from cks_desktop.ui.settings.mcp_form import _field_of
+
+    with pytest.raises(ConfigError) as raised:
+        parse_server("srv", entry)
+    assert raised.value.key == key, str(raised.value)
+    expected = {"oauth.grant": "oauth", "timeout": "", "approval": "", "type": ""}.get(key, key)
+    assert _field_of(raised.value) == expected

@@ -175,7 +175,7 @@ class ServerForm:
             try:
                 self.to_config(secrets=None)
             except ConfigError as exc:
-                problems.append((_field_of(str(exc)), str(exc)))
+                problems.append((_field_of(exc), str(exc)))
         return problems
 
     def _grant_problems(self) -> list[str]:
@@ -378,12 +378,14 @@ def suggests_secret(key: str) -> bool:
     return looks_secret(key)
 
 
-def _field_of(problem: str) -> str:
-    """The form field a ``parse_server`` complaint is about ("" when it is the whole entry)."""
-    lower = problem.lower()
-    if lower.startswith(("an mcp server needs a name", "the server name")):
-        return "name"
-    for word, field_name in (('"url"', "url"), ('"command"', "command"), ('"args"', "args"), ('"cwd"', "cwd")):
-        if word in lower:
-            return field_name
-    return ""
+# the form field that shows an entry key's problem (keys not listed: the entry as a whole)
+_FIELD_OF_KEY = {"name": "name", "url": "url", "command": "command", "args": "args", "cwd": "cwd", "env": "env",
+                 "headers": "headers"}
+
+
+def _field_of(error: ConfigError) -> str:
+    """The form field a ``parse_server`` complaint is about, from the key the error carries
+    ("" when it is the whole entry)."""
+    if error.key == "oauth" or error.key.startswith("oauth."):
+        return "oauth"
+    return _FIELD_OF_KEY.get(error.key, "")
