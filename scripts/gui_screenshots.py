@@ -71,7 +71,7 @@ SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer"
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities", "toast",
-          "team-database", "file-dialog", "mcp-bearer")
+          "team-database", "file-dialog", "mcp-bearer", "mcp-command", "mcp-command-end")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
 
@@ -561,11 +561,12 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
     await settings_scene("settings-share", "share")
     await settings_scene("settings-storage", "storage")
 
-    async def editor_scene(scene: str, prepare: Any = None) -> None:
-        """A URL server's editor, opened from the MCP servers page; ``prepare`` sets its fields."""
+    async def editor_scene(scene: str, prepare: Any = None, entry: dict[str, Any] | None = None) -> None:
+        """A server's editor (a URL server unless ``entry`` says otherwise), opened from the MCP
+        servers page; ``prepare`` sets its fields."""
         if not shots.wanted(scene):
             return
-        services.settings.mcp_servers["wiki"] = {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
+        services.settings.mcp_servers["wiki"] = entry or {"type": "http", "url": "https://mcp.example.org/wiki/mcp"}
         window.open_settings("mcp", "wiki")
         settings = next(d for d in window.findChildren(SettingsDialog) if d.isVisible())
         await settle(0.5)
@@ -590,6 +591,17 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
     await editor_scene("mcp-oauth")
     await editor_scene("mcp-bearer", bearer)
+    def to_the_end(editor: Any) -> None:
+        from PySide6.QtWidgets import QScrollArea
+
+        bar = editor.findChild(QScrollArea).verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    await editor_scene("mcp-command-end", to_the_end, entry={"command": "uvx", "args": ["mcp-server-wiki"],
+                                                              "timeout": 60, "logLevel": "warning",
+                                                              "sampling": "off"})
+    await editor_scene("mcp-command", entry={"command": "uvx", "args": ["mcp-server-wiki", "--read-only"],
+                                             "cwd": "/srv/wiki", "timeout": 60, "logLevel": "warning"})
 
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:

@@ -72,7 +72,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from cks_desktop.secret_shapes import (
@@ -125,13 +125,109 @@ class Transport(StrEnum):
             case Transport.HTTP:
                 return "Remote URL (streamable HTTP)"
 
-_KNOWN_KEYS = frozenset({
-    "command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-    "scopes", "approval", "toolPolicies", "enabledTools", "timeout", "protocol", "inheritEnv", "oauth",
-    "sampling", "logLevel", "roots",
-})
-SAMPLING_MODES = ("ask", "allow", "off")
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# How an option is typed in the entry, and edited: a line of text, a folder, true/false, a number
+# of seconds, one of a few values.
+OptionKind = Literal["text", "folder", "flag", "seconds", "choice"]
+# Where the editor shows it: with how the server starts (its transport's page), with the rules of
+# its calls, or with what the server may ask of the app.
+OptionPlace = Literal["start", "rules", "requests"]
+
+
+@dataclass(frozen=True)
+class ServerOption:
+    """One simple key of a server entry, declared once: how it is checked when read (``parse``),
+    how it is written back (``stored``), which transports have it, and how the editor shows it
+    (``ui/settings/mcp_editor.py`` builds a field from this record, ``mcp_form.py`` reads and
+    writes it). A new option is a record here, its ``ServerConfig`` field, and its use where the
+    connection is opened (``transport.py``)."""
+
+    key: str  # the entry key
+    attr: str  # the ServerConfig field it fills
+    kind: OptionKind
+    label: str  # the editor's words (a flag's are its check box's text)
+    help: str  # the editor's tooltip
+    place: OptionPlace
+    default: Any
+    transports: frozenset[Transport] = frozenset()  # empty: every transport
+    choices: tuple[tuple[str, str], ...] = ()  # (value, what it means) of a choice
+    placeholder: str = ""
+    written_when_default: bool = False  # the form writes it even at its default (the file says it)
+    widget_name: str = ""  # the editor field's object name
+
+    def applies_to(self, transport: Transport) -> bool:
+        return not self.transports or transport in self.transports
+
+    def parse(self, raw: dict[str, Any], server: str) -> Any:
+        """The entry's value, checked (``ConfigError`` naming ``key``), or the default."""
+        value = raw.get(self.key, self.default)
+        bad = ConfigError(f"Server '{server}': \"{self.key}\" {self._must()}.", key=self.key)
+        match self.kind:
+            case "text" | "folder":
+                if value is not None and not isinstance(value, str):
+                    raise bad
+                return value or self.default
+            case "flag":
+                if not isinstance(value, bool):
+                    raise bad
+                return value
+            case "seconds":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                        or value <= 0:
+                    raise bad
+                return float(value)
+            case "choice":
+                if value not in [v for v, _ in self.choices]:
+                    raise bad
+                return value
+
+    def _must(self) -> str:
+        match self.kind:
+            case "text":
+                return "must be text"
+            case "folder":
+                return "must be a folder path"
+            case "flag":
+                return "must be true or false"
+            case "seconds":
+                return "must be a positive number of seconds"
+            case "choice":
+                return "must be one of " + ", ".join(v for v, _ in self.choices)
+
+    def stored(self, value: Any) -> Any:
+        """What the entry keeps for ``value`` (None: the key is left out, the default applies)."""
+        if isinstance(value, str):
+            value = value.strip() or None
+        if value == self.default or value in (None, False):
+            return value if self.written_when_default and value is not None else None
+        return value
+
+
+OPTIONS: tuple[ServerOption, ...] = (
+    ServerOption("cwd", "cwd", "folder", "Folder:", "The folder the command starts in.", "start", None,
+                 frozenset({Transport.STDIO}), placeholder="optional working folder", widget_name="mcpCwd"),
+    ServerOption("inheritEnv", "inherit_env", "flag", "Also pass my whole environment (provider keys never are)",
+                 "Off: the server gets only your user, home, PATH, shell, terminal and locale, plus the "
+                 "variables above. Turn on only for a server that needs more; API keys of the AI providers are "
+                 "never passed.", "start", False, frozenset({Transport.STDIO}), widget_name="mcpInheritEnv"),
+    ServerOption("timeout", "timeout", "seconds", "Timeout:",
+                 "How long one call may take; progress from the server restarts the clock.", "rules",
+                 DEFAULT_TIMEOUT, written_when_default=True, widget_name="mcpTimeout"),
+    ServerOption("logLevel", "log_level", "choice", "Log level:",
+                 "The least severe message the server should send to its log view.", "requests", "info",
+                 choices=tuple((level, "") for level in LOG_LEVELS), widget_name="mcpLogLevel"),
+    ServerOption("sampling", "sampling", "choice", "Use my model:",
+                 "Whether the server may ask your model for a completion, and whether you see the request "
+                 "first.", "requests", "ask",
+                 choices=(("ask", "ask me each time"), ("allow", "allow without asking"), ("off", "never")),
+                 widget_name="mcpSampling"),
+)
+_KNOWN_KEYS = frozenset({
+    "command", "args", "env", "url", "headers", "type", "transport", "enabled", "disabled",
+    "scopes", "approval", "toolPolicies", "enabledTools", "protocol", "oauth", "roots",
+    *(option.key for option in OPTIONS),
+})
 _OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope", "callbackPort", "clientMetadataUrl", "grant", "auth",
                          "privateKey", "issuer", "signingAlgorithm", "idpTokenEndpoint", "idpClientId",
                          "idpClientSecret", "idToken"})
@@ -550,14 +646,8 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         args = raw.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ConfigError(f"Server '{name}': \"args\" must be a list of text arguments.", key="args")
-        cwd = raw.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise ConfigError(f"Server '{name}': \"cwd\" must be a folder path.", key="cwd")
-        inherit = raw.get("inheritEnv", False)
-        if not isinstance(inherit, bool):
-            raise ConfigError(f"Server '{name}': \"inheritEnv\" must be true or false.", key="inheritEnv")
         common.update(transport=Transport.STDIO, command=command, args=tuple(args),
-                      env=_str_dict(raw.get("env"), name, "env"), cwd=cwd or None, inherit_env=inherit)
+                      env=_str_dict(raw.get("env"), name, "env"))
     else:
         raise ConfigError(f"Server '{name}' needs a \"command\" (a program to run) or a \"url\".", key="command")
 
@@ -583,26 +673,17 @@ def parse_server(name: str, raw: Any) -> ServerConfig:
         if not isinstance(enabled_tools, list) or not all(isinstance(t, str) for t in enabled_tools):
             raise ConfigError(f"Server '{name}': \"enabledTools\" must be null or a list of tool names.", key="enabledTools")
         enabled_tools = frozenset(enabled_tools)
-    timeout = raw.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
-            or timeout <= 0:
-        raise ConfigError(f"Server '{name}': \"timeout\" must be a positive number of seconds.", key="timeout")
     protocol = raw.get("protocol", "auto")
     if protocol not in PROTOCOLS:
         raise ConfigError(f"Server '{name}': \"protocol\" must be one of {', '.join(PROTOCOLS)}.", key="protocol")
-    sampling = raw.get("sampling", "ask")
-    if sampling not in SAMPLING_MODES:
-        raise ConfigError(f"Server '{name}': \"sampling\" must be ask, allow or off (got {sampling!r}).", key="sampling")
-    log_level = raw.get("logLevel", "info")
-    if log_level not in LOG_LEVELS:
-        raise ConfigError(f"Server '{name}': \"logLevel\" must be one of {', '.join(LOG_LEVELS)}.", key="logLevel")
     roots = raw.get("roots", [])
     if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
         raise ConfigError(f"Server '{name}': \"roots\" must be a list of folder paths.", key="roots")
+    transport = common["transport"]
+    options = {o.attr: o.parse(raw, name) for o in OPTIONS if o.applies_to(transport)}
     return ServerConfig(name=name, enabled=enabled, approval=approval, tool_policies=policies,
-                        enabled_tools=enabled_tools, timeout=float(timeout), protocol=protocol,
-                        sampling=sampling, log_level=log_level, roots=tuple(roots),
-                        approval_explicit="approval" in raw, **common)
+                        enabled_tools=enabled_tools, protocol=protocol, roots=tuple(roots),
+                        approval_explicit="approval" in raw, **common, **options)
 
 
 def parse_servers(raw: Any) -> tuple[dict[str, ServerConfig], dict[str, str]]:

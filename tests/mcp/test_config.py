@@ -142,5 +142,5 @@ def test_an_entry_error_carries_the_key_it_is_about(entry, key) -> None:
     with pytest.raises(ConfigError) as raised:
         parse_server("srv", entry)
     assert raised.value.key == key, str(raised.value)
-    expected = {"oauth.grant": "oauth", "timeout": "", "approval": "", "type": ""}.get(key, key)
+    expected = {"oauth.grant": "oauth", "approval": "", "type": ""}.get(key, key)
     assert _field_of(raised.value) == expected

@@ -124,11 +124,11 @@ def test_the_editor_form_round_trips_the_switch() -> None:
     from cks_desktop.ui.settings.mcp_form import ServerForm
 
     form = ServerForm.from_entry("s", {"command": "npx", "inheritEnv": True, "custom": 1})
-    assert form.inherit_env is True
-    form.inherit_env = False
+    assert form.options["inheritEnv"] is True
+    form.options["inheritEnv"] = False
     entry = form.to_entry({"command": "npx", "inheritEnv": True, "custom": 1}, secrets=None)
     assert "inheritEnv" not in entry and entry["custom"] == 1
-    form.inherit_env = True
+    form.options["inheritEnv"] = True
     assert form.to_entry(None, secrets=None)["inheritEnv"] is True
 
 

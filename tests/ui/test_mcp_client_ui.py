@@ -37,10 +37,10 @@ def test_editor_edits_log_level_sampling_and_roots_and_keeps_other_keys(qtbot, s
                              ServerForm.from_entry("toy", services.settings.mcp_servers["toy"]))
     qtbot.addWidget(editor)
     editor.show()
-    assert editor.log_level_box.currentData() == "debug" and editor.sampling_box.currentData() == "allow"
+    assert editor.option_fields["logLevel"].currentData() == "debug" and editor.option_fields["sampling"].currentData() == "allow"
     assert editor.roots() == ["/data/one"]
-    editor.log_level_box.setCurrentIndex(editor.log_level_box.findData("warning"))
-    editor.sampling_box.setCurrentIndex(editor.sampling_box.findData("off"))
+    editor.option_fields["logLevel"].setCurrentIndex(editor.option_fields["logLevel"].findData("warning"))
+    editor.option_fields["sampling"].setCurrentIndex(editor.option_fields["sampling"].findData("off"))
     editor.add_root(str(folder))
     editor.add_root(str(folder))  # the same folder twice is listed once
     qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
@@ -53,9 +53,9 @@ def test_editor_defaults_write_no_keys_and_the_add_folder_dialog_is_not_modal_ex
     editor = McpServerEditor(services, TaskTracker())
     qtbot.addWidget(editor)
     editor.show()
-    assert (editor.log_level_box.currentData(), editor.sampling_box.currentData(), editor.roots()) == \
+    assert (editor.option_fields["logLevel"].currentData(), editor.option_fields["sampling"].currentData(), editor.roots()) == \
         ("info", "ask", [])
-    assert [editor.log_level_box.itemData(i) for i in range(editor.log_level_box.count())] == \
+    assert [editor.option_fields["logLevel"].itemData(i) for i in range(editor.option_fields["logLevel"].count())] == \
         ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
     editor.name_edit.setText("plain")
     editor.command_edit.setText("run-it")

@@ -79,7 +79,7 @@ def test_a_bearer_token_goes_to_the_keychain_and_reopens_as_a_bearer_token(qtbot
     assert editor.auth_box.currentData() == "bearer" and _shown(editor) == {"bearer_edit"}
     assert editor.headers_table.pairs() == []  # the token is not shown a second time as a header
     assert editor.bearer_edit.placeholderText() == "kept in the keychain"
-    editor.timeout_spin.setValue(editor.timeout_spin.value() + 1)  # an edit elsewhere keeps the token
+    editor.option_fields["timeout"].setValue(editor.option_fields["timeout"].value() + 1)  # an edit elsewhere keeps the token
     assert _saved(qtbot, editor, services)["headers"] == entry["headers"]
 
 

@@ -238,7 +238,7 @@ def test_server_form_keeps_unknown_keys_and_secret_refs() -> None:
            "customKey": {"kept": True}, "approval": "once"}
     form = ServerForm.from_entry("x", raw)
     assert form.env[0].secret and form.env[0].ref == "keychain:mcp/x/env/TOKEN" and form.env[0].value == ""
-    form.timeout = 30
+    form.options["timeout"] = 30
     entry = form.to_entry(raw, secrets=None)
     assert entry["customKey"] == {"kept": True} and entry["env"]["TOKEN"] == "keychain:mcp/x/env/TOKEN"
     assert entry["approval"] == "once" and entry["timeout"] == 30

@@ -13,18 +13,20 @@ then stops it.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLineEdit, QPlainTextEdit,
-                               QPushButton, QScrollArea,
+                               QPushButton, QScrollArea, QSizePolicy,
                                QStackedWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from cks_desktop.mcp.config import LOG_LEVELS, ConfigError, Transport, rename_secrets
+from cks_desktop.mcp.config import OPTIONS, ConfigError, OptionPlace, Transport, rename_secrets
 from cks_desktop.tools.scopes import server_identity
 from cks_desktop.tools.types import Scope
 from cks_desktop.ui.settings.mcp_form import AuthKind, ServerForm
+from cks_desktop.ui.settings.mcp_option_fields import add_option_row, on_option_changed, option_field, option_value
 from cks_desktop.ui.settings.pairs_table import PairsTable
 from cks_desktop.ui.settings.widgets import error_label, mark, note_label
 from cks_desktop.ui.text import SCOPE_WORDS, plain_tooltip
@@ -34,7 +36,6 @@ from cks_desktop.plural import counted
 if TYPE_CHECKING:
     from cks_desktop.runtime import AppServices
 
-SAMPLING_WORDS = (("ask", "ask me each time"), ("allow", "allow without asking"), ("off", "never"))
 
 AUTH_WORDS: tuple[tuple[str, AuthKind], ...] = (("none (the server asks for no sign-in)", "none"),
                                                ("bearer token", "bearer"), ("OAuth", "oauth"))
@@ -103,19 +104,12 @@ class McpServerEditor(QDialog):
         self.args_edit.setObjectName("mcpArgs")
         self.args_edit.setPlaceholderText('-y @modelcontextprotocol/server-memory   (quote "with spaces")')
         stdio_form.addRow("Arguments:", self.args_edit)
-        self.cwd_edit = QLineEdit(self.form.cwd)
-        self.cwd_edit.setPlaceholderText("optional working folder")
-        stdio_form.addRow("Folder:", self.cwd_edit)
         self.env_table = PairsTable("variable", "mcpEnv")
         self.env_table.set_pairs(self.form.env)
         stdio_form.addRow("Environment:", self.env_table)
-        self.inherit_env_box = QCheckBox("Also pass my whole environment (provider keys never are)")
-        self.inherit_env_box.setObjectName("mcpInheritEnv")
-        self.inherit_env_box.setToolTip("Off: the server gets only your user, home, PATH, shell, terminal and "
-                                        "locale, plus the variables above. Turn on only for a server that needs "
-                                        "more; API keys of the AI providers are never passed.")
-        self.inherit_env_box.setChecked(self.form.inherit_env)
-        stdio_form.addRow("", self.inherit_env_box)
+        # the declared options (mcp/config.py OPTIONS), each where its declaration places it
+        self.option_fields: dict[str, QWidget] = {}
+        self._option_rows(stdio_form, "start", Transport.STDIO)
         http = QWidget()
         http_form = QFormLayout(http)
         http_form.setContentsMargins(0, 0, 0, 0)
@@ -193,6 +187,7 @@ class McpServerEditor(QDialog):
         self.oauth_port_edit.setPlaceholderText("any free port (a client registered by hand may need its own)")
         http_form.addRow("OAuth callback port:", self.oauth_port_edit)
         self._identity_provider_rows(http_form)
+        self._option_rows(http_form, "start", Transport.HTTP)
         self.stack.addWidget(stdio)
         self.stack.addWidget(http)
         layout.addWidget(self.stack)
@@ -233,13 +228,7 @@ class McpServerEditor(QDialog):
             self.approval_box.addItem(f"{value} — {words}", value)
         self.approval_box.setCurrentIndex(max(0, self.approval_box.findData(self.form.approval)))
         rules_form.addRow("Approval:", self.approval_box)
-        self.timeout_spin = QDoubleSpinBox()
-        self.timeout_spin.setRange(1, 3600)
-        self.timeout_spin.setDecimals(0)
-        self.timeout_spin.setSuffix(" s")
-        self.timeout_spin.setValue(self.form.timeout)
-        self.timeout_spin.setToolTip("How long one call may take; progress from the server restarts the clock.")
-        rules_form.addRow("Timeout:", self.timeout_spin)
+        self._option_rows(rules_form, "rules")
         self.enabled_box = QCheckBox("Start this server with the app")
         self.enabled_box.setChecked(self.form.enabled)
         rules_form.addRow(self.enabled_box)
@@ -281,8 +270,11 @@ class McpServerEditor(QDialog):
         self._touched: set[str] = set()
         self._show_all = bool(self.form.original_name)
         for key, edit in (("name", self.name_edit), ("command", self.command_edit), ("args", self.args_edit),
-                          ("cwd", self.cwd_edit), ("url", self.url_edit)):
+                          ("url", self.url_edit)):
             edit.textChanged.connect(lambda _t, key=key: self._touch(key))
+        for option in OPTIONS:
+            if option.key in self.option_fields:
+                on_option_changed(option, self.option_fields[option.key], partial(self._touch, option.key))
         self.transport_box.currentIndexChanged.connect(self._transport_changed)
         self.env_table.changed.connect(lambda: self._touch("env"))
         self.headers_table.changed.connect(lambda: self._touch("headers"))
@@ -301,26 +293,22 @@ class McpServerEditor(QDialog):
         self.test_button.clicked.connect(lambda: self.tasks.spawn(self.test_connection(), name="mcp-probe"))
         self._transport_changed(initial=True)
 
+    def _option_rows(self, form: QFormLayout, place: OptionPlace, transport: Transport | None = None) -> None:
+        """A row for each declared option shown at ``place`` (on a transport's page: the options of
+        that transport only), showing the form's value."""
+        for option in OPTIONS:
+            if option.place != place or (transport is not None and not option.applies_to(transport)):
+                continue
+            field = option_field(option, self.form.options.get(option.key, option.default))
+            self.option_fields[option.key] = field
+            add_option_row(form, option, field)
+
     def _requests_group(self) -> QGroupBox:
         """What the server may ask of the app: its log level, sampling, and extra root folders
         (the ``logLevel`` / ``sampling`` / ``roots`` keys of mcp/config.py)."""
         group = QGroupBox("What the server may ask")
         form = QFormLayout(group)
-        self.log_level_box = QComboBox()
-        self.log_level_box.setObjectName("mcpLogLevel")
-        for level in LOG_LEVELS:
-            self.log_level_box.addItem(level, level)
-        self.log_level_box.setCurrentIndex(max(0, self.log_level_box.findData(self.form.log_level)))
-        self.log_level_box.setToolTip("The least severe message the server should send to its log view.")
-        form.addRow("Log level:", self.log_level_box)
-        self.sampling_box = QComboBox()
-        self.sampling_box.setObjectName("mcpSampling")
-        for value, words in SAMPLING_WORDS:
-            self.sampling_box.addItem(f"{value} — {words}", value)
-        self.sampling_box.setCurrentIndex(max(0, self.sampling_box.findData(self.form.sampling)))
-        self.sampling_box.setToolTip("Whether the server may ask your model for a completion, and whether "
-                                     "you see the request first.")
-        form.addRow("Use my model:", self.sampling_box)
+        self._option_rows(form, "requests")
         self.roots_edit = QPlainTextEdit("\n".join(self.form.roots))
         self.roots_edit.setObjectName("mcpRoots")
         self.roots_edit.setPlaceholderText("one folder per line (besides the folders you allowed)")
@@ -359,6 +347,15 @@ class McpServerEditor(QDialog):
     def _transport_changed(self, *_args: Any, initial: bool = False) -> None:
         transport = self._transport()
         self.stack.setCurrentIndex(list(Transport).index(transport))
+        # the stack is as tall as the page shown, not as its tallest page (a command's short form
+        # stretched its environment table to the URL page's height)
+        for index in range(self.stack.count()):
+            shown = index == self.stack.currentIndex()
+            policy = QSizePolicy.Policy.Preferred if shown else QSizePolicy.Policy.Ignored
+            page = self.stack.widget(index)
+            if page is not None:
+                page.setSizePolicy(policy, policy)
+        self.stack.adjustSize()
         if not initial and not self.form.original_name:
             # A new server's default scopes follow its kind: a command runs code, a URL uses the network.
             default = next(iter(transport.default_scopes)).value
@@ -372,10 +369,8 @@ class McpServerEditor(QDialog):
         form.transport = self._transport()
         form.command = self.command_edit.text()
         form.args_text = self.args_edit.text()
-        form.cwd = self.cwd_edit.text()
         form.url = self.url_edit.text()
         form.env = self.env_table.pairs()
-        form.inherit_env = self.inherit_env_box.isChecked()
         form.headers = self.headers_table.pairs()
         form.auth = self.auth_box.currentData() or "oauth"
         form.bearer_token = self.bearer_edit.text()
@@ -393,11 +388,10 @@ class McpServerEditor(QDialog):
             .partition(":")
         form.scopes = {v for v, box in self.scope_boxes.items() if box.isChecked()}
         form.approval = self.approval_box.currentData()
-        form.timeout = float(self.timeout_spin.value())
         form.enabled = self.enabled_box.isChecked()
         form.enabled_tools = self._enabled_tools()
-        form.log_level = self.log_level_box.currentData()
-        form.sampling = self.sampling_box.currentData()
+        form.options = {**form.options, **{o.key: option_value(o, self.option_fields[o.key])
+                                           for o in OPTIONS if o.key in self.option_fields}}
         form.roots = self.roots()
         return form
 
@@ -537,6 +531,12 @@ class McpServerEditor(QDialog):
         mark(self.args_edit, by_field.get("args") if stdio else None)
         mark(self.url_edit, None if stdio else by_field.get("url"))
         mark(self.bearer_edit, None if stdio else by_field.get("auth"))
+        for option in OPTIONS:
+            if option.key in self.option_fields:
+                problem = by_field.get(option.key) if option.applies_to(self._transport()) else None
+                mark(self.option_fields[option.key], problem)
+                if problem is None:
+                    self.option_fields[option.key].setToolTip(option.help)  # the mark took it
         self.errors_label.setText("\n".join(text for _key, text in shown))
         self.errors_label.setVisible(bool(shown))
         self.save_button.setEnabled(not shown)

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from cks_desktop.mcp.config import (DEFAULT_TIMEOUT, ConfigError, ServerConfig, Transport, find_name, is_secret_ref,
-                                    looks_secret, parse_server, protect_entry, store_secret)
+from cks_desktop.mcp.config import (OPTIONS, ConfigError, OptionPlace, ServerConfig, Transport, find_name,
+                                    is_secret_ref, looks_secret, parse_server, protect_entry, store_secret)
 from cks_desktop.tools.types import Scope
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
     from cks_desktop.settings import Settings
 
-OWNED_KEYS = ("command", "args", "env", "cwd", "url", "headers", "type", "transport", "enabled", "disabled",
-              "scopes", "approval", "enabledTools", "timeout", "inheritEnv", "oauth", "sampling", "logLevel", "roots")
+OWNED_KEYS = ("command", "args", "env", "url", "headers", "type", "transport", "enabled", "disabled",
+              "scopes", "approval", "enabledTools", "oauth", "roots", *(option.key for option in OPTIONS))
 PLACEHOLDER = "secret-placeholder"
 AUTHORIZATION = "Authorization"
 BEARER = "Bearer "
@@ -48,16 +48,15 @@ class ServerForm:
     transport: Transport = Transport.STDIO
     command: str = ""
     args_text: str = ""
-    cwd: str = ""
     url: str = ""
     env: list[Pair] = field(default_factory=list)
     headers: list[Pair] = field(default_factory=list)
     scopes: set[str] = field(default_factory=lambda: {Scope.CODE_EXECUTE.value})
     approval: str = "always"
-    timeout: float = DEFAULT_TIMEOUT
     enabled: bool = True
     enabled_tools: list[str] | None = None
-    inherit_env: bool = False  # pass the app's environment (never provider keys); off by default
+    # the declared simple options (mcp/config.py's OPTIONS), by entry key: folder, timeout, log level…
+    options: dict[str, Any] = field(default_factory=lambda: {o.key: o.default for o in OPTIONS})
     original_name: str | None = None  # None: a new server
     auth: AuthKind = "oauth"  # a new URL server signs in with OAuth when it asks (the config's default)
     bearer_token: str = ""  # typed, without "Bearer "; empty with ``bearer_ref`` = keep the stored header
@@ -86,10 +85,7 @@ class ServerForm:
     oauth_idp_secret_ref: str | None = None
     oauth_id_token: str = ""
     oauth_id_token_ref: str | None = None
-    # Server-to-client features (mcp/client_hooks.py); written only when not the default, so an
-    # untouched entry keeps the file as it was.
-    log_level: str = "info"
-    sampling: str = "ask"
+    # extra root folders the server may ask for (mcp/client_hooks.py); written only when given
     roots: list[str] = field(default_factory=list)
 
     @classmethod
@@ -108,13 +104,13 @@ class ServerForm:
             headers.remove(bearer)
             auth, bearer_ref, token = "bearer", bearer.ref, bearer.value.removeprefix(BEARER)
         return cls(name=name, transport=config.transport, command=config.command,
-                   args_text=shlex.join(config.args), cwd=config.cwd or "", url=config.url,
+                   args_text=shlex.join(config.args), url=config.url,
                    auth=auth, bearer_token=token, bearer_ref=bearer_ref,
                    env=pairs(config.env), headers=headers, scopes={s.value for s in config.scopes},
-                   approval=config.approval.value, timeout=config.timeout, enabled=config.enabled,
+                   approval=config.approval.value, enabled=config.enabled,
                    enabled_tools=sorted(config.enabled_tools) if config.enabled_tools is not None else None,
-                   inherit_env=config.inherit_env, original_name=name, log_level=config.log_level,
-                   sampling=config.sampling, roots=list(config.roots), **_oauth_fields(raw.get("oauth")))
+                   options={o.key: getattr(config, o.attr) for o in OPTIONS}, original_name=name,
+                   roots=list(config.roots), **_oauth_fields(raw.get("oauth")))
 
     # -- checking --------------------------------------------------------------------
     def args(self) -> list[str]:
@@ -228,10 +224,7 @@ class ServerForm:
             env = self._values(self.env, "env", secrets)
             if env:
                 entry["env"] = env
-            if self.cwd.strip():
-                entry["cwd"] = self.cwd.strip()
-            if self.inherit_env:
-                entry["inheritEnv"] = True
+            self._options_into(entry, "start")
         else:
             entry["url"] = self.url.strip()
             headers = self._values(self.all_headers(), "headers", secrets)
@@ -240,16 +233,14 @@ class ServerForm:
             oauth = self._oauth(secrets) if self.auth == "oauth" else False
             if oauth is not None:
                 entry["oauth"] = oauth
+            self._options_into(entry, "start")
         entry["enabled"] = self.enabled
         entry["scopes"] = sorted(self.scopes)
         entry["approval"] = self.approval
-        entry["timeout"] = self.timeout
+        self._options_into(entry, "rules")
         if self.enabled_tools is not None:
             entry["enabledTools"] = list(self.enabled_tools)
-        if self.log_level != "info":
-            entry["logLevel"] = self.log_level
-        if self.sampling != "ask":
-            entry["sampling"] = self.sampling
+        self._options_into(entry, "requests")
         roots = [r.strip() for r in self.roots if r.strip()]
         if roots:
             entry["roots"] = roots
@@ -258,6 +249,15 @@ class ServerForm:
             # in the URL, a credential-shaped env value) go to the keychain too.
             entry, _ = protect_entry(entry, server=self.name.strip(), secrets=secrets)
         return entry
+
+    def _options_into(self, entry: dict[str, Any], place: OptionPlace) -> None:
+        """Write the declared options shown at ``place`` that this transport has (a default left out
+        unless the option is always written)."""
+        for option in OPTIONS:
+            if option.place == place and option.applies_to(self.transport):
+                value = option.stored(self.options.get(option.key, option.default))
+                if value is not None:
+                    entry[option.key] = value
 
     def all_headers(self) -> list[Pair]:
         """The headers typed, with the bearer token's Authorization header when that is the sign-in."""
@@ -378,9 +378,10 @@ def suggests_secret(key: str) -> bool:
     return looks_secret(key)
 
 
-# the form field that shows an entry key's problem (keys not listed: the entry as a whole)
-_FIELD_OF_KEY = {"name": "name", "url": "url", "command": "command", "args": "args", "cwd": "cwd", "env": "env",
-                 "headers": "headers"}
+# the form field that shows an entry key's problem (a declared option is its own field; other keys:
+# the entry as a whole)
+_FIELD_OF_KEY = {"name": "name", "url": "url", "command": "command", "args": "args", "env": "env",
+                 "headers": "headers", **{o.key: o.key for o in OPTIONS}}
 
 
 def _field_of(error: ConfigError) -> str:
