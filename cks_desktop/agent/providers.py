@@ -18,6 +18,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cks_desktop.callbacks import Callbacks
@@ -64,7 +65,7 @@ class ProviderHolder:
 
     @property
     def model(self) -> str:
-        return str(self.settings.provider(self.name).get("model") or "") if self.name else ""
+        return self.settings.provider_entry(self.name).model if self.name else ""
 
     @property
     def configured(self) -> bool:
@@ -81,7 +82,7 @@ class ProviderHolder:
             raise ValueError(f"unknown provider {name!r}")
         self.settings.default_provider = name
         if model is not None and model.strip():
-            self.settings.provider(name)["model"] = model.strip()
+            self.settings.set_provider_entry(name, replace(self.settings.provider_entry(name), model=model.strip()))
         self.settings.save()
         self.invalidate()
 

@@ -25,6 +25,7 @@ from cks_desktop.llm.errors import SETTINGS_PAGE
 from cks_desktop.sdk_import import import_sdk
 from cks_desktop.llm.profiles import OLLAMA, PROFILES, profile_for
 from cks_desktop.llm.provider import Provider, ProviderConfig, ProviderError
+from cks_desktop.settings.sections import ProviderEntry
 
 if TYPE_CHECKING:
     from cks_desktop.secrets import SecretStore
@@ -86,25 +87,25 @@ def provider_config(name: str, settings: Settings | None, secrets: SecretStore |
                     max_retries: int | None = None, options: dict[str, Any] | None = None) -> ProviderConfig:
     """The resolved configuration (raises ``ProviderError(kind="missing_key")``)."""
     profile = profile_for(name)  # unknown names fail here, with the list of known ones
-    section: dict[str, Any] = settings.provider(name) if settings is not None else {}
-    url = (base_url or section.get("base_url") or "").strip()
+    entry = settings.provider_entry(name) if settings is not None else ProviderEntry()
+    url = (base_url or entry.base_url or "").strip()
     key = resolve_api_key(name, secrets, explicit=api_key)
     if not key and key_required(name, url):
         raise missing_key_error(name)
     merged: dict[str, Any] = {}
     # Ollama's num_ctx, say; ``context_window`` (the window the person knows best) and
     # ``images`` (whether the model takes images: llm/vision.py) for all.
-    for option in (*profile.setting_options, "context_window", "images"):
-        if section.get(option):
-            merged[option] = section[option]
+    merged.update(entry.options((*profile.setting_options, "context_window", "images")))
     merged.update(options or {})
-    retries = max_retries if max_retries is not None else section.get("max_retries", DEFAULT_MAX_RETRIES)
+    retries = max_retries if max_retries is not None else entry.max_retries
+    if retries is None:
+        retries = DEFAULT_MAX_RETRIES
     return ProviderConfig(
         name=name,
-        model=(model or section.get("model") or profile.default_model).strip(),
+        model=(model or entry.model or profile.default_model).strip(),
         base_url=url,
         api_key=key,
-        timeout=timeout if timeout is not None else _number(section.get("timeout"), DEFAULT_TIMEOUT),
+        timeout=timeout if timeout is not None else _number(entry.timeout, DEFAULT_TIMEOUT),
         max_retries=int(retries) if isinstance(retries, int) and retries >= 0 else DEFAULT_MAX_RETRIES,
         options=merged or None,
     )

@@ -35,7 +35,7 @@ import logging
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -326,7 +326,20 @@ class Settings:
         schema.write(checked, raw)
 
     # -- typed accessors ------------------------------------------------------
+    def provider_entry(self, name: str) -> ProviderEntry:
+        """One provider's typed entry (``providers.<name>``), its defaults where the file says nothing."""
+        return self.section(Providers).entry(name)
+
+    def set_provider_entry(self, name: str, entry: ProviderEntry) -> None:
+        """Replace one provider's entry (checked first: ``SettingsError`` names a bad key, nothing set)."""
+        if name not in PROVIDERS:
+            raise SettingsError(f"There is no provider named {name!r}.")
+        changed: dict[str, Any] = {name: entry}
+        self.set_section(replace(self.section(Providers), **changed))
+
     def provider(self, name: str) -> dict[str, Any]:
+        """The raw entry of one provider, for tests that write a file as a person or an older
+        version would; the app reads and writes ``provider_entry``."""
         section = self.data["providers"].setdefault(name, {})
         if isinstance(section, dict):
             return section

@@ -198,8 +198,14 @@ def nested(kind: type[Any]) -> Check:
     """A sub-table typed by another dataclass (a provider's entry); read key by key."""
 
     def check(value: Any) -> Any:
-        if isinstance(value, kind):
-            return validated(value)
+        if isinstance(value, kind):  # checked field by field, a bad one named by its whole key
+            out: dict[str, Any] = {}
+            for f in fields(kind):
+                try:
+                    out[f.name] = _check_of(f)(getattr(value, f.name))
+                except Invalid as exc:
+                    raise Invalid(exc.what, f".{f.name}{exc.where}") from None
+            return replace(value, **out)
         raw = table(value)
         out, notes = _read(kind, raw, "", kind())
         if notes:  # a strict check names the first; a lenient read (_read) recurses instead

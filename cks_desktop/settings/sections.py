@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cks_desktop.settings.schema import (
+    Invalid,
     choice,
     fields_of,
     flag,
@@ -56,15 +57,46 @@ BACKENDS = ("file", "postgresql")
 
 
 # -- providers -----------------------------------------------------------------------------------------
+_YES = ("yes", "true", "on", "1")
+_NO = ("no", "false", "off", "0")
+
+
+def yes_no(value: Any) -> str:
+    """``"yes"`` or ``"no"`` from a flag or the words people write for one."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    word = str(value).strip().lower() if isinstance(value, str) else ""
+    if word in _YES:
+        return "yes"
+    if word in _NO:
+        return "no"
+    raise Invalid(f"must be yes or no (got {value!r})")
+
 @dataclass(frozen=True)
 class ProviderEntry:
-    """One provider's choices (``providers.<name>``); the API key is in the keychain, never here."""
+    """One provider's choices (``providers.<name>``); the API key is in the keychain, never here.
+
+    Besides the model, address, time-out and retries: the context window the person knows
+    (``context_window``; Ollama's own ``num_ctx``), whether the model takes images (``images``:
+    yes/no, unset = the known models), and the options only some providers read, each named in
+    its profile's ``setting_options`` (``llm/profiles.py``): OpenAI's ``api`` and reasoning
+    fields, Ollama's ``think_level``."""
 
     model: str = setting("", text)
     base_url: str = setting("", text)
     num_ctx: int | None = setting(None, optional(whole(256, 10_000_000)))  # Ollama's context window
     timeout: float | None = setting(None, optional(number(0, 3600, above_low=True)))
     max_retries: int | None = setting(None, optional(whole(0, 20)))
+    context_window: int | None = setting(None, optional(whole(256, 100_000_000)))
+    images: str | None = setting(None, optional(yes_no))
+    api: str | None = setting(None, optional(text))  # another wire API (OpenAI's "responses")
+    think_level: str | None = setting(None, optional(text))  # Ollama: a level for ``think``
+    reasoning_request: dict[str, Any] | None = setting(None, optional(table))  # merged into the body
+    reasoning_echo: str | None = setting(None, optional(text))  # when reasoning is sent back
+
+    def options(self, names: "tuple[str, ...]") -> dict[str, Any]:
+        """The entry's options of those ``names`` that are set (a provider's ``setting_options``)."""
+        return {name: getattr(self, name) for name in names if getattr(self, name, None)}
 
 
 @section

@@ -458,7 +458,7 @@ class MainWindow(QMainWindow):
     def _ollama_url(self) -> str:
         from cks_desktop.llm.profiles import OLLAMA
 
-        return str(self.services.settings.provider(OLLAMA.name).get("base_url") or OLLAMA.default_base_url)
+        return self.services.settings.provider_entry(OLLAMA.name).base_url or OLLAMA.default_base_url
 
     # -- background start (after the window is painted) ---------------------------
     async def start_background(self) -> None:

@@ -14,7 +14,10 @@ import pytest
 from cks_desktop.settings import Agent, Documents, Extraction, Settings, SettingsError, Sharing, Storage, Ui
 
 ROOT = Path(__file__).resolve().parents[2]
-RAW_READ = re.compile(r"settings\.data\b|\.data\[\"(providers|agent|documents|extraction|mcp_serve|storage|ui)\"\]")
+# the file's dict, or a provider's raw entry (``Settings.provider``, kept for tests that write a file
+# as a person would): the app reads ``section(...)`` and ``provider_entry(name)``
+RAW_READ = re.compile(r"settings\.data\b|\.data\[\"(providers|agent|documents|extraction|mcp_serve|storage|ui)\"\]"
+                      r"|settings\.provider\(")
 
 
 def test_no_module_outside_the_settings_package_reads_the_files_dict() -> None:
@@ -79,3 +82,18 @@ def test_older_shapes_are_migrated_and_unknown_keys_survive(tmp_path: Path) -> N
     assert "agent.prices" not in saved and "caps" not in saved["extraction"]
     assert saved["storage"]["from_a_newer_version"] is True and saved["something_new"] == {"x": 1}
     assert saved["ui"]["theme"] == "dark"
+
+
+def test_a_provider_entry_is_typed_checked_and_written_key_by_key(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    settings = Settings.load(path)
+    settings.provider("openai").update({"images": True, "api": "responses", "context_window": 64_000,
+                                       "future_key": "kept"})
+    entry = settings.provider_entry("openai")
+    assert (entry.images, entry.api, entry.context_window) == ("yes", "responses", 64_000)
+    with pytest.raises(SettingsError, match="providers.openai.max_retries"):
+        settings.set_provider_entry("openai", replace(entry, max_retries=99))
+    settings.set_provider_entry("openai", replace(entry, model="gpt-test", images=None))
+    settings.save()
+    saved = json.loads(path.read_text())["providers"]["openai"]
+    assert saved["model"] == "gpt-test" and "images" not in saved and saved["future_key"] == "kept"

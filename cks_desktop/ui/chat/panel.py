@@ -299,7 +299,7 @@ class ChatPanel(QWidget):
         if controller is None or profile is None:
             return None
         try:
-            section = dict(controller.assistant.settings.provider(name))
+            section = controller.assistant.settings.provider_entry(name).options(("images",))
         except Exception:  # an unreadable settings section: the turn decides
             return None
         if known_images(profile, model, section) is not False:

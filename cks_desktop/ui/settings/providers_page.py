@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.llm.profiles import PROVIDER_NAMES, profile_for
@@ -61,7 +62,7 @@ class ProviderForm(QWidget):
         self.profile = profile = profile_for(name)
         self.secrets = secrets
         self.tasks = tasks
-        section = settings.provider(name)
+        entry = settings.provider_entry(name)
         self.setObjectName(f"providerForm_{name}")
         form = QFormLayout(self)
 
@@ -69,7 +70,7 @@ class ProviderForm(QWidget):
         self.model_box = QComboBox()
         self.model_box.setObjectName(f"{name}Model")
         self.model_box.setEditable(True)
-        self.model_box.setEditText(str(section.get("model") or ""))
+        self.model_box.setEditText(entry.model)
         self.fetch_button = QPushButton("Fetch models")
         self.fetch_button.setObjectName(f"{name}FetchModels")
         self.fetch_button.setAutoDefault(False)
@@ -78,7 +79,7 @@ class ProviderForm(QWidget):
         self.fetch_button.setVisible(profile.can_list_models)
         form.addRow("Model:", model_row)
 
-        self.url_edit = QLineEdit(str(section.get("base_url") or ""))
+        self.url_edit = QLineEdit(entry.base_url)
         self.url_edit.setObjectName(f"{name}BaseUrl")
         self.url_edit.setPlaceholderText(url_hint(profile))
         form.addRow("Base URL:", self.url_edit)
@@ -110,7 +111,7 @@ class ProviderForm(QWidget):
             self.num_ctx = QSpinBox()
             self.num_ctx.setRange(2048, 1_048_576)
             self.num_ctx.setSingleStep(2048)
-            self.num_ctx.setValue(int(section.get("num_ctx") or 16384))
+            self.num_ctx.setValue(entry.num_ctx or 16384)
             self.num_ctx.setToolTip("Context window in tokens; Ollama's small default cuts off tool definitions.")
             form.addRow("Context (num_ctx):", self.num_ctx)
 
@@ -121,8 +122,7 @@ class ProviderForm(QWidget):
         for label, value in (("Automatic (known models)", ""), ("The model takes images", "yes"),
                              ("The model takes no images", "no")):
             self.images_box.addItem(label, value)
-        chosen = str(section.get("images") or "").strip().lower()
-        self.images_box.setCurrentIndex(max(0, self.images_box.findData(chosen if chosen in ("yes", "no") else "")))
+        self.images_box.setCurrentIndex(max(0, self.images_box.findData(entry.images or "")))
         self.images_box.setToolTip(
             "Whether images (a tool's screenshots, pictures you paste) are sent to the model as images; automatic "
             "asks the server (Ollama) or the table of known vision models" if profile.images_from_server else
@@ -139,7 +139,7 @@ class ProviderForm(QWidget):
             self.api_box.addItem("Chat Completions (every compatible server)", "")
             for value, label, _adapter in profile.alternate_apis:
                 self.api_box.addItem(label, value)
-            self.api_box.setCurrentIndex(max(0, self.api_box.findData(str(section.get("api") or ""))))
+            self.api_box.setCurrentIndex(max(0, self.api_box.findData(entry.api or "")))
             self.api_box.setToolTip("Which of the provider's APIs the app talks to; OpenAI shows what its reasoning "
                                     "models thought only through the Responses API")
             self.api_box.currentIndexChanged.connect(lambda _i: self.changed.emit())
@@ -209,19 +209,12 @@ class ProviderForm(QWidget):
 
     # -- save --------------------------------------------------------------------------
     def save(self, settings: Settings) -> None:
-        section = settings.provider(self.name)
-        section["model"] = self.model_box.currentText().strip()
-        section["base_url"] = self.url_edit.text().strip()
-        if self.num_ctx is not None:
-            section["num_ctx"] = self.num_ctx.value()
-        if self.images_box.currentData():
-            section["images"] = self.images_box.currentData()
-        else:
-            section.pop("images", None)
-        if self.api_box is not None and self.api_box.currentData():
-            section["api"] = self.api_box.currentData()
-        elif self.api_box is not None:
-            section.pop("api", None)
+        entry = settings.provider_entry(self.name)
+        entry = replace(entry, model=self.model_box.currentText().strip(), base_url=self.url_edit.text().strip(),
+                        num_ctx=self.num_ctx.value() if self.num_ctx is not None else entry.num_ctx,
+                        images=self.images_box.currentData() or None,
+                        api=(self.api_box.currentData() or None) if self.api_box is not None else entry.api)
+        settings.set_provider_entry(self.name, entry)  # checked: a bad value is one sentence, nothing set
         if self._forget:
             self.secrets.delete(secret_ref(self.name))
             self._forget = False
