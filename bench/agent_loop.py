@@ -247,7 +247,7 @@ async def main(rounds: int, providers: list[str]) -> int:
 
 
 async def main_with_context(rounds: int, providers: list[str], context: bool) -> int:
-    """The provider table, then (issue 16) the context-management table of the same run."""
+    """The provider table, then the context-management table of the same run."""
     status = await main(rounds, providers)
     if context:
         from bench import context as context_bench  # imports this module: loaded only when asked

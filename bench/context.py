@@ -1,4 +1,4 @@
-"""Benchmark of context management per model turn at 10, 100 and 1,000 messages (issue 16).
+"""Benchmark of context management per model turn at 10, 100 and 1,000 messages.
 
 In one run, interleaved, with the in-process scripted provider (no HTTP, no SDK, so the
 loop's own cost is all there is):

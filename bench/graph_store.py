@@ -22,7 +22,7 @@ root), or ``--pg-admin postgresql://admin@host/postgres`` to use a server that
 may create databases. Its raw baseline is ``COPY`` (the fastest way in); the
 server does most of the work in its own process, so WALL time is the judge
 there (CPU time of this process is printed for information). Query target on
-PostgreSQL: each under 20 ms (issue 18); SQLite keeps its 10 ms.
+PostgreSQL: each under 20 ms; SQLite keeps its 10 ms.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Benchmark of the graph view (a script, not a test): issue 6's targets, each beside its floor.
+"""Benchmark of the graph view (a script, not a test): its targets, each beside its floor.
 
 A floor is the bare batched drawing (or layout, or placement) of the SAME
 geometry, measured in the same run on the same machine, so a figure can be

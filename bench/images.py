@@ -1,4 +1,4 @@
-"""Benchmark: what a request with the person's images costs the event loop (issue 16, section 3).
+"""Benchmark: what a request with the person's images costs the event loop.
 
 Ten images of about 1 MB each (real PNG headers, incompressible pixels) in one user message, sent
 to a model that takes images, with the real adapters' ``request()`` (what the SDK is handed):

@@ -1,4 +1,4 @@
-"""Benchmark of provenance (issue 17 §3): what sources cost in the batch path and the reads.
+"""Benchmark of provenance: what sources cost in the batch path and the reads.
 
 - N objects alone vs N objects + N ``add_evidence`` ops (exact quotes into a 1 MB document),
   each as one batch through ``GraphStore.apply``: the cost evidence adds to a write;

@@ -317,7 +317,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                 dialogs[0].reject()
             await asyncio.wait_for(adding, 10)
 
-        if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # issue 17: provenance
+        if shots.wanted("sources-viewer") or shots.wanted("documents-panel"):  # provenance
             from cks_desktop.documents.readers import read_bytes
             from cks_desktop.documents.store import DocumentStore
 
@@ -444,7 +444,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
 
 
 async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -> None:
-    """Issue 16's pieces: thinking, images, usage, the budget notice, prices, sharing, OAuth."""
+    """Thinking, images, usage, the budget notice, prices, sharing, OAuth."""
     from cks_desktop.agent.session_settings import SessionSettingsStore
     from cks_desktop.ui.chat.message_widget import MessageWidget
     from cks_desktop.ui.chat.model import MessageItem
@@ -605,7 +605,7 @@ async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -
 
 
 async def extraction_scenes(window: Any, services: Any, fake: Any, shots: Shooter, home: Path) -> None:
-    """Issue 17: Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
+    """Extract knowledge on a document, answered by the reading model of tests/fakes/extraction_reader.py."""
     if not any(shots.wanted(s) for s in ("extraction-estimate", "extraction-progress", "extraction-waiting",
                                          "extraction-review", "graph-search")):
         return

@@ -1,4 +1,4 @@
-"""Issue 11 through the real `cks-desktop chat`: a real stdio MCP server (the toy
+"""Scopes and grants through the real `cks-desktop chat`: a real stdio MCP server (the toy
 server) and a fake provider speaking the real wire protocol.
 
 - item 1: text injected by an MCP tool's result makes the model delete the graph

@@ -1,5 +1,5 @@
 """MCP servers' handshake instructions in the system prompt: quoted as data, marked with the
-server's name, capped, and only for servers whose tools the run offers (issue 11 item 4)."""
+server's name, capped, and only for servers whose tools the run offers."""
 
 from __future__ import annotations
 

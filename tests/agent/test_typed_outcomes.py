@@ -183,7 +183,7 @@ def test_the_iteration_limit_is_a_typed_notice_not_its_words(conn: sqlite3.Conne
 
 
 def test_notices_written_by_older_builds_still_read(conn: sqlite3.Connection, transcript: TranscriptStore) -> None:
-    """Before issue 12 every notice was stored as 1; such a file keeps offering Continue."""
+    """Older versions stored every notice as 1; such a file keeps offering Continue."""
     for seq, (role, text, notice) in enumerate([("user", "go", 0),
                                                 ("assistant", "Reached the iteration limit (8 model turns). "
                                                               "Send another message to continue.", 1)], start=1):

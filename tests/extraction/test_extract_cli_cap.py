@@ -1,4 +1,4 @@
-"""`cks-desktop documents extract` in real subprocesses (issue 17 §2 cost): the cap set in Settings →
+"""`cks-desktop documents extract` in real subprocesses: the cap set in Settings →
 Chat & agent → "Extracting documents" is the CLI's default --max-calls/--max-cost, and --estimate
 works without a usable provider (the parts and calls are printed, the cost said to be unknown)."""
 

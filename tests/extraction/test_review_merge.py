@@ -1,4 +1,4 @@
-"""The review panel's "Merge these" (issue 17 §2 review: "untick, edit, merge or split"): two or more
+"""The review panel's "Merge these" (the review's "untick, edit, merge or split"): two or more
 selected object rows of one type fold into one — names become aliases, sources and relations move —
 and the plan then writes one object through the real store."""
 

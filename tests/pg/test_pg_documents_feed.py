@@ -1,4 +1,4 @@
-"""The PostgreSQL change feed carries documents (issue 18 with issue 17's documents feed):
+"""The PostgreSQL change feed carries documents, as the SQLite feed does:
 another member's ``documents add|remove`` (a real ``python -m cks_desktop --database …``
 process) reaches an open store's listeners as ONE ``SessionEvent("documents")``, the same
 event the SQLite feed emits; this store's own adds are not emitted again."""

@@ -1,4 +1,4 @@
-"""The change feed carries documents (issue 17 §1 with the feed of issue 12): another process's
+"""The change feed carries documents: another process's
 `documents add|remove` (a real `python -m cks_desktop` on the same data folder) arrives as ONE
 ``SessionEvent("documents")``; this process's own adds are not emitted again."""
 

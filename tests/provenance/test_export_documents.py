@@ -1,4 +1,4 @@
-"""Exports that carry sources also say which documents they cite (issue 17 §1/§3):
+"""Exports that carry sources also say which documents they cite:
 `storage export` (salvage) writes the documents' text with the graph, so a salvaged file
 imports elsewhere with every source; the MCP graph resource names the cited documents by id,
 name and size with a URI each (a large document is never inlined), and that URI reads its text."""

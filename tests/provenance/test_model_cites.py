@@ -1,4 +1,4 @@
-"""The model sees provenance (issue 17 §3 "visible to the model"): a real `chat` run against the
+"""The model sees provenance: a real `chat` run against the
 fake provider (real wire protocol) is offered `get_sources`, its system prompt says (in our own
 words, no document text) that facts carry sources it can cite, and a `get_sources` call sends the
 quote, document name and page back to the model."""

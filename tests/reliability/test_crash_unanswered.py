@@ -1,4 +1,4 @@
-"""Issue 11 item 17 (second half): a prompt left unanswered by a crash is never merged into the next one.
+"""A prompt left unanswered by a crash is never merged into the next one.
 
 The real ``cks-desktop chat`` runs in a subprocess against a fake provider
 server that stalls; once the request arrived (the prompt is saved by then),

@@ -1,4 +1,4 @@
-"""Issue 14's second "done means", in one real window: the reference server
+"""Every MCP feature of a reference server, in one real window: the reference server
 ``@modelcontextprotocol/server-everything`` (from npm, a real node subprocess) configured in a real
 ``MainWindow``, the chat's model a fake Anthropic server speaking the real wire protocol.
 

@@ -109,7 +109,7 @@ def test_editor_keeps_an_enterprise_identity_assertion_entry(qtbot, services) ->
 @pytest.mark.slow
 @pytest.mark.asyncio
 async def test_editor_creates_an_enterprise_server_that_signs_in(qtbot, home, memory_keyring, tmp_path) -> None:
-    """Issue 14 / SEP-990 from the editor: the five identity-provider fields, each problem one sentence,
+    """Enterprise-managed sign-in (SEP-990) from the editor: the five identity-provider fields, each problem one sentence,
     the secrets only in the keychain; the saved entry then signs in to the real OAuth server."""
     from cks_desktop.mcp.connection import Status
     from cks_desktop.mcp.manager import McpManager

@@ -1,5 +1,5 @@
-"""Settings → Providers → OpenAI-compatible → API: Chat Completions or the Responses API (issue 16:
-OpenAI's reasoning summaries exist only in the Responses API). The choice is saved as the
+"""Settings → Providers → OpenAI-compatible → API: Chat Completions or the Responses API
+(OpenAI's reasoning summaries exist only in the Responses API). The choice is saved as the
 provider's ``api`` setting, and the factory then builds the Responses adapter from it."""
 
 from __future__ import annotations

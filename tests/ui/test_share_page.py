@@ -201,7 +201,7 @@ async def test_this_app_asks_too_opens_the_windows_approval_dialog(qtbot: Any, h
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # resources/subscribe (2025 era)
 async def test_done_means_two_hosts_at_once_and_the_window_see_each_others_writes(
         qtbot: Any, home: Path, tmp_path: Path) -> None:
-    """Issue 15's "done means": Claude Desktop's stdio form (`mcp serve`, another process) and a
+    """Two hosts at once: Claude Desktop's stdio form (`mcp serve`, another process) and a
     URL host (the window's own server) on the same shared session at once; an object either adds
     reaches the other's subscribed resource as resources/updated and shows live in the open window."""
     from tests.mcp.serve_helpers import stdio, wait_for

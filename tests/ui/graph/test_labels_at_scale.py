@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ui.graph.conftest import sample_ops
-from tests.ui.graph.test_polish import overlaps
+from tests.ui.graph.test_fit_labels_and_empty_graph import overlaps
 from tests.ui.graph.test_view import CountingRunner
 
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QRectF
 
 from tests.ui.graph.conftest import until
-from tests.ui.graph.test_polish import small_graph
+from tests.ui.graph.test_fit_labels_and_empty_graph import small_graph
 from tests.ui.graph.test_view import open_view, screen_pos
 
 MARGIN = 12.0  # a node's radius and its ring: the centre must be this far inside the edge

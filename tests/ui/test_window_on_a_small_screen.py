@@ -1,4 +1,4 @@
-"""What the screenshots of issue 13 (section 6) showed wrong, held by tests: a real window on a
+"""What screenshots of the real window once showed wrong (clipped labels, hidden sources), held by tests: a real window on a
 throwaway data folder. Each test names the picture that showed the fault."""
 
 from __future__ import annotations

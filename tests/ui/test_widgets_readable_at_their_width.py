@@ -1,4 +1,4 @@
-"""What looking at this round's screenshots found (notes/look.md), held in place by real widgets.
+"""Widgets that keep their words readable at their usual width, held in place by real widgets.
 
 The composer at the chat's usual width keeps its pickers and Send readable; an image chip shows
 its picture, not a greyed square; the person's image sits under their bubble, above its actions;

@@ -1,4 +1,4 @@
-"""Issue 13's graph polish: a Fit that fills the canvas, labels that never overlap and are drawn
+"""The graph view at a glance: a Fit that fills the canvas, labels that never overlap and are drawn
 once, and the empty graph as a card of working actions. Real store, real registry, real view."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the second look at this round's screenshots found (notes/look.md, "Left"), held in place.
+"""The thinking time of an answer, and panels that keep their words at the dock's width, held in place.
 
 A stream cut off while the model still thought says how long the person waited, and its empty
 answer leaves no gap; the Documents panel keeps the Name readable at the chat dock's width; the
