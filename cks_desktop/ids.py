@@ -17,14 +17,6 @@ _last_ms = -1
 _last_rand = 0
 
 
-def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
-
-
 # Consecutive ids share their millisecond and the high 14 characters of their random
 # part, so those texts are cached and only the last two characters are looked up
 # (same output as encoding everything; bulk imports create ids by the hundred thousand).
@@ -36,7 +28,7 @@ _cached_hi_text = ""
 
 
 def _encode_pairs(value: int, pairs: int) -> str:
-    """Same as ``_encode(value, 2 * pairs)``, ten bits per step."""
+    """``value`` in ``2 * pairs`` base-32 digits, most significant first, ten bits (two digits) per step."""
     return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(10 * pairs - 10, -1, -10)])
 
 

@@ -144,10 +144,3 @@ class Runs:
             conn.execute(f"UPDATE extraction_runs SET {', '.join(sets)} WHERE id = ? AND session_id = ?",
                          (*params, run_id, self.session_id))
 
-    def of_document(self, document_id: str) -> list[dict[str, Any]]:
-        with self.store.connection_lock() as conn:
-            rows = conn.execute("SELECT id, state, chunks_total, chunks_done, detail, created_at, updated_at "
-                                "FROM extraction_runs WHERE session_id = ? AND document_id = ? ORDER BY created_at",
-                                (self.session_id, document_id)).fetchall()
-        return [{"id": r[0], "state": r[1], "chunks_total": r[2], "chunks_done": r[3], "detail": json.loads(r[4]),
-                 "created_at": r[5], "updated_at": r[6]} for r in rows]

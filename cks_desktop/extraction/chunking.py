@@ -80,14 +80,6 @@ class _Unit:
     heading: bool = False
 
 
-@dataclass
-class ChunkPlan:
-    target_chars: int
-    max_chars: int
-    overlap_chars: int
-    chunks: list[Chunk] = field(default_factory=list)
-
-
 def page_of(page_starts: Sequence[int], offset: int) -> int | None:
     """The 1-based page holding ``offset``; None when the document has no pages."""
     if not page_starts:

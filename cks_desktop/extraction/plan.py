@@ -322,16 +322,6 @@ def resolve_mentions(results: list[ChunkResult], resolver: Resolver) -> tuple[li
     return claims, skipped
 
 
-def build_plan(session_id: str, document_id: str, document_name: str, results: list[ChunkResult],
-               resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str],
-               verdicts: dict[int, str] | None = None) -> Plan:
-    """Resolve every chunk's mentions and lay out what would be written (verdicts: the model's)."""
-    claims, skipped = resolve_mentions(results, resolver)
-    if verdicts is not None:
-        resolver.settle(verdicts)
-    return lay_out(session_id, document_id, document_name, claims, skipped, resolver, vocab, existing_edges)
-
-
 # Relation types whose direction the types of their ends say ("" : any type). A claim the other way
 # round between ends of those types is turned (the model swapped them); types not listed take the
 # direction most of their claims (this document's and the session's) have.

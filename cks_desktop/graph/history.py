@@ -91,13 +91,8 @@ class PartSink:
         return out
 
 
-def encode_ops(text: str) -> str | bytes:
-    """An op list's JSON as stored: itself, or compressed when large."""
-    return encode_parts((text,))
-
-
 def decode_ops(value: str | bytes) -> list[dict[str, Any]]:
-    """The op list stored by ``encode_ops`` (or by a version before it: plain JSON text)."""
+    """The op list stored by ``encode_parts`` (or by a version before it: plain JSON text)."""
     if isinstance(value, bytes) and value.startswith(ZLIB_MAGIC):
         value = zlib.decompress(value[len(ZLIB_MAGIC):])
     ops: list[dict[str, Any]] = json.loads(value)

@@ -706,11 +706,6 @@ def parse_servers(raw: Any) -> tuple[dict[str, ServerConfig], dict[str, str]]:
     return configs, problems
 
 
-def unknown_keys(raw: dict[str, Any]) -> list[str]:
-    """Keys this version does not use (kept on rewrite; shown so typos are visible)."""
-    return sorted(k for k in raw if k not in _KNOWN_KEYS)
-
-
 # -- editing the settings file -------------------------------------------------
 def find_name(settings: "Settings", name: str) -> str | None:
     """The existing server name equal to ``name`` ignoring case, if any."""
