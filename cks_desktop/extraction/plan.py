@@ -1,8 +1,8 @@
 """From the model's per-chunk answers to a reviewable plan, and from a plan to ONE batch of ops.
 
 ``collect_chunk`` turns one chunk's answer into mentions and relation claims, grounding every quote
-(``grounding``) and mapping every type (``vocabulary``); ``build_plan`` runs them through the
-``Resolver`` and produces a ``Plan``: plain JSON-able items, each with its source passage, its risk
+(``grounding``) and mapping every type (``vocabulary``); ``resolution.resolve_mentions`` runs them through the
+``Resolver`` and ``lay_out`` produces a ``Plan``: plain JSON-able items, each with its source passage, its risk
 and why, and ``include`` (what the review panel's tick boxes and the review file edit).
 ``plan_ops`` makes the store batch: ``add_object`` for new things (ids minted by the store, the
 model's refs never reach it), ``update_object`` on existing ones for what a merge adds (aliases,
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -366,9 +366,29 @@ def turned(kind: str, a: Entity, b: Entity, votes: dict[str, Counter[tuple[str, 
     return counts is not None and counts[(tb, ta)] > counts[(ta, tb)]
 
 
+def sourced_here(claim: RelationClaim, a: Entity, b: Entity,
+                 sourced_edges: Mapping[tuple[int, int], Collection[tuple[str, str, str]]]) -> tuple[Entity, Entity] | None:
+    """The ends, in the graph's order, of the relation between ``a`` and ``b`` of the claim's type
+    that this document already sources at the claim's own quote (None: there is none). One passage
+    cannot state a relation both ways, so a claim there is that relation, however the model or the
+    majority of the session's claims (``turned``) would order its ends this time."""
+    start, end = claim.evidence.start, claim.evidence.end
+    if a.existing_id is None or b.existing_id is None or start is None or end is None:
+        return None
+    here = sourced_edges.get((start, end), ())
+    for x, y in ((a, b), (b, a)):
+        if (x.existing_id, claim.type, y.existing_id) in here:
+            return x, y
+    return None
+
+
 def lay_out(session_id: str, document_id: str, document_name: str, claims: list[RelationClaim], skipped: list[str],
-            resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str]) -> Plan:
-    """The plan of resolved entities and relation claims (after the model's verdicts, if any)."""
+            resolver: Resolver, vocab: Vocabulary, existing_edges: dict[tuple[str, str, str], str], *,
+            sourced_edges: Mapping[tuple[int, int], Collection[tuple[str, str, str]]] | None = None) -> Plan:
+    """The plan of resolved entities and relation claims (after the model's verdicts, if any).
+    ``sourced_edges``: the relations this document already sources, by span (``runner.load_context``):
+    a claim at one of them is that relation, in its direction (``sourced_here``), so extracting the
+    document again adds no relation the other way round."""
     plan = Plan(session_id, document_id, document_name, skipped=list(skipped))
     keys: dict[int, str] = {}
     for ent in resolver.live():
@@ -383,7 +403,10 @@ def lay_out(session_id: str, document_id: str, document_name: str, claims: list[
         a, b = resolver.find(claim.source), resolver.find(claim.target)
         if a.index == b.index:
             continue  # both ends turned out to be one thing: no self-link
-        if turned(claim.type, a, b, votes):
+        again = sourced_here(claim, a, b, sourced_edges) if sourced_edges else None
+        if again is not None:
+            a, b = again  # the relation this very quote already sources: its direction, not a new edge
+        elif turned(claim.type, a, b, votes):
             a, b = b, a  # the model swapped the ends: the types say which way the relation runs
         triple = (a.index, claim.type, b.index)
         ev = _ev_json(claim.evidence)

@@ -399,11 +399,19 @@ class Resolver:
     def _repair_type(self, m: Mention) -> None:
         """A type the name itself contradicts, where the session knows the name under one other type:
         "Northern Rail Company" said to be a Place is the company; "Karin Lind" said to be an
-        Organization is the person. A name that could be either ("Veloria": city, ship) is left."""
+        Organization is the person. A name that could be either ("Veloria": city, ship) is left.
+        An "organization" the passage calls by a form of address ("Mrs Okonkwo", "Herr Schmidt") is a
+        person, also where the session does not know the name yet (but not where it knows it as
+        an organization: that object, not a second one)."""
         key = loose_key(m.name)
         hits = self._live(self._loose.get(key, ()))
         types = {e.type for e in hits}
-        if not hits or any(t.casefold() == m.type.casefold() for t in types) or len(types) != 1:
+        if any(t.casefold() == m.type.casefold() for t in types):
+            return
+        if m.type.casefold() == "organization" and addressed_as_person([m.name, *m.aliases]):
+            m.type = next((e.type for e in self.entities if e.type.casefold() == PERSON), "Person")
+            return
+        if not hits or len(types) != 1:
             return
         other = next(iter(types))
         words = set(loose_words(m.name))
@@ -683,6 +691,24 @@ class Resolver:
 
     def live(self) -> list[Entity]:
         return [e for e in self.entities if e.merged_into is None]
+
+
+# Forms of address only a person is called by (no rank or office: "Captain Cook" may be a ship,
+# "Director General" an office, "Dr" a brand).
+_ADDRESS = frozenset({"mr", "mrs", "ms", "miss", "herr", "frau", "fraulein", "monsieur", "madame", "mme", "mlle",
+                      "signor", "signora"})
+
+
+def addressed_as_person(names: list[str]) -> bool:
+    """One of the names is a form of address and a surname or two ("Mrs Okonkwo", "Herr J. Schmidt"),
+    and none has a word of a firm's name ("Mr Smith & Sons")."""
+    addressed = False
+    for name in names:
+        words = re.findall(r"\w+", fts_normalise(name))
+        if set(words) & _ORG_CUES:
+            return False
+        addressed = addressed or (2 <= len(words) <= 3 and words[0] in _ADDRESS)
+    return addressed
 
 
 def _plain_form(name: str, type_: str) -> str:

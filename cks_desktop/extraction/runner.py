@@ -127,6 +127,7 @@ class Context:
     distinct: list[tuple[str, str]]
     lookup: Callable[[str], list[Existing]] | None = None  # a big session: searched, not loaded
     sourced: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # this document's object sources
+    sourced_edges: dict[tuple[int, int], set[tuple[str, str, str]]] = field(default_factory=dict)  # its relations'
 
     @property
     def by_id(self) -> dict[str, Existing]:
@@ -145,7 +146,9 @@ def load_context(store: "GraphStore", session_id: str, preload_limit: int = PREL
     """The session as resolution needs it: every object up to ``preload_limit``; a bigger session is
     searched per name through the graph's full-text index instead (``Context.lookup``). With
     ``document_id``: where that document already sources objects (span → object ids), so extracting
-    it again finds each mention's object by its own source first (``Resolver.add``)."""
+    it again finds each mention's object by its own source first (``Resolver.add``), and relations
+    (span → (source, type, target)), so a claim at a quote that already sources a relation between
+    the same two things is that relation, whichever way the claim runs (``plan.lay_out``)."""
     lookup = None
     props: dict[str, dict[str, Any]] = {}
     if store.counts(session_id).get("objects", 0) > preload_limit:
@@ -161,14 +164,20 @@ def load_context(store: "GraphStore", session_id: str, preload_limit: int = PREL
     rtypes = [str(t["name"]) for t in stats.get("relation_types") or []]
     distinct = ExtractionCache(store, session_id).distinct_pairs()
     sourced: dict[tuple[int, int], list[str]] = {}
+    sourced_edges: dict[tuple[int, int], set[tuple[str, str, str]]] = {}
     if document_id is not None:
         with store.connection_lock() as conn:
-            rows = conn.execute("SELECT span_start, span_end, target_id FROM evidence WHERE session_id = ? AND "
-                                "document_id = ? AND target_kind = 'object' AND span_start IS NOT NULL",
+            rows = conn.execute("SELECT target_kind, span_start, span_end, target_id FROM evidence WHERE "
+                                "session_id = ? AND document_id = ? AND span_start IS NOT NULL",
                                 (session_id, document_id)).fetchall()
-        for start, end, target in rows:
-            sourced.setdefault((int(start), int(end)), []).append(str(target))
-    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct, lookup, sourced)
+        triples = {rid: triple for triple, rid in edges.items()}
+        for kind, start, end, target in rows:
+            span = (int(start), int(end))
+            if kind == "object":
+                sourced.setdefault(span, []).append(str(target))
+            elif kind == "relation" and str(target) in triples:
+                sourced_edges.setdefault(span, set()).add(triples[str(target)])
+    return Context(existing, props, edges, Vocabulary.of(otypes), rtypes, distinct, lookup, sourced, sourced_edges)
 
 
 def _fts_lookup(store: "GraphStore", session_id: str,
@@ -467,7 +476,8 @@ class Extraction:
         if clock is not None:
             clock.lap("duplicate question (besides the model)", minus=self.progress.model_seconds - model_before)
         plan = lay_out(self.session_id, self.document.id, self.document.name, claims,
-                       [*skipped, *self.progress.failed_chunks], resolver, ctx.vocab, ctx.edges)
+                       [*skipped, *self.progress.failed_chunks], resolver, ctx.vocab, ctx.edges,
+                       sourced_edges=ctx.sourced_edges)
         if clock is not None:
             clock.lap("plan")
         return plan

@@ -80,3 +80,22 @@ def test_the_name_matcher_sees_swapped_split_and_transliterated_names() -> None:
     assert name_similarity("macgo wan darcie", "darcie macgowan") >= 0.8  # split, and swapped
     assert name_similarity("Søren Håkonsen", "SOEREN HAAKONSEN") == 1.0
     assert name_similarity("eliza keany", "eriaz keacny") < 0.8 and name_similarity("thomas glass", "bailey glass") < 0.8
+
+
+def test_an_organization_called_by_a_form_of_address_is_a_person() -> None:
+    """A model that types "Marguerite Okonkwo" (also "Mrs Okonkwo") as an organisation: the form of
+    address says person, so the surname alone later in the document is her, not a second object."""
+    resolver = Resolver([])
+    her = resolver.add(Mention(0, "o1", "Marguerite Okonkwo", "Organization", aliases=["Mrs Okonkwo"]))
+    assert her.type == "Person"
+    assert resolver.add(_m("Mrs Okonkwo", chunk=1)).index == her.index and not resolver.pairs
+    firm = resolver.add(Mention(2, "o1", "Mr Smith & Sons", "Organization"))
+    ship = resolver.add(Mention(2, "o2", "Captain Cook", "Organization"))
+    assert (firm.type, ship.type) == ("Organization", "Organization")  # a firm's word, a rank: left as said
+
+
+def test_a_session_that_knows_the_name_as_an_organization_keeps_that_object() -> None:
+    """The form of address does not split a name the session already holds as an organisation."""
+    resolver = Resolver([Existing("o_1", "Marguerite Okonkwo", "Organization")])
+    again = resolver.add(Mention(0, "o1", "Marguerite Okonkwo", "Organization", aliases=["Mrs Okonkwo"]))
+    assert again.existing_id == "o_1"
