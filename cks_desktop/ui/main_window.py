@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
     settingsDialogOpened = Signal(object)
     sessionScopesOpened = Signal(object)
     settingsReloaded = Signal(object)  # the top-level keys another process changed in settings.json
+    askKept = Signal(str)  # the session whose chat now holds an answer of the Ask window
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()
@@ -389,8 +390,11 @@ class MainWindow(QMainWindow):
         services = self.services
 
         async def ask(q: str) -> Any:
+            session = self.current_session
             async with services.providers.use() as provider:
-                return await services.cases.ask.answer(provider, self.current_session, q)
+                answer = await services.cases.ask.answer(provider, session, q)
+            self.tasks.spawn(self._keep_ask(session, q, answer), name="keep-ask")
+            return answer
 
         async def run_themes(session: str, estimate: Any, progress: Any) -> Any:
             async with services.providers.use() as provider:
@@ -400,6 +404,23 @@ class MainWindow(QMainWindow):
                           run=run_themes, configured=lambda: services.providers.configured)
         return AskWindow(ask, lambda c: self.open_document(self.current_session, c.document_id, c.start, c.end),
                          self.tasks.spawn, self, themes=door)
+
+    async def _keep_ask(self, session_id: str, question: str, answer: Any) -> None:
+        """Save an Ask answer into the session's chat (``ChatUseCase.keep_ask``), after the turn the
+        chat may be running, so the exchange never lands inside another; the chat shows it at once."""
+        from cks_desktop.runtime.chat import ChatEditRefused
+
+        controller = self.controllers.get(session_id)
+        while controller is not None and controller.task is not None and not controller.task.done():
+            await asyncio.wait([controller.task])
+        try:  # on the loop, as the chat's own edits: no turn can start between the check and the write
+            self.services.cases.chat.keep_ask(session_id, question, answer)
+        except ChatEditRefused as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return
+        if controller is not None and controller.loaded:
+            controller.load()
+        self.askKept.emit(session_id)
 
     def main_themes(self) -> Any:
         """Show the Ask window and find the current session's main themes (asks first); the task."""
