@@ -187,6 +187,18 @@ class AskWindow(QWidget):
         self._show_lists()
         self.answered.emit()
 
+    def clear(self) -> None:
+        """Show nothing (another session is open: what is shown belongs to the last one); not
+        while a question or a themes run is under way (its answer follows)."""
+        if not self.ask_button.isEnabled():
+            return
+        self.answer = self.themes = None
+        self.view.clear()
+        self._fill_sources([])
+        self._fill_unsupported(UNSUPPORTED_ANSWER, [])
+        self.status.setText("")
+        self._show_lists()
+
     # -- the main themes ---------------------------------------------------------
     def find_themes(self) -> Any:
         """Count the model calls, ask to go on, find the main themes; the spawned task (None when

@@ -343,6 +343,9 @@ class MainWindow(QMainWindow):
         self.graph_view.set_session(session_id)
         self.documents_panel.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
+        ask = self._ask_window_if_made()
+        if ask is not None:
+            ask.clear()  # its answer or themes were the last session's
         if session_id:
             self._set_ui(last_session=session_id)
         if self.sidebar.current_id != session_id and session_id:
@@ -379,13 +382,19 @@ class MainWindow(QMainWindow):
             self.ask_documents(question or "")
         return True
 
+    def _ask_window_if_made(self) -> Any:
+        from cks_desktop.ui.ask_view import AskWindow
+
+        found = self.findChild(AskWindow, "askWindow")
+        return found if isinstance(found, AskWindow) else None
+
     def ask_window(self) -> Any:
         """The Ask window (ui/ask_view.py) of this main window, made on first use."""
         from cks_desktop.ui.ask_view import AskWindow
         from cks_desktop.ui.themes_view import ThemesDoor
 
-        found = self.findChild(AskWindow, "askWindow")
-        if isinstance(found, AskWindow):
+        found = self._ask_window_if_made()
+        if found is not None:
             return found
         services = self.services
 

@@ -86,6 +86,9 @@ async def test_themes_typed_in_the_chat_ask_first_then_cite_passages_that_open(q
             await wait(task)
             assert len(fake.generation_requests) == 4 and len(model.summaries) == 2
 
+            window.sidebar.create_session()  # another session: the last one's themes are not shown over it
+            assert ask.themes is None and not ask.view.toPlainText() and ask.sources.isHidden()
+
 
 @pytest.mark.asyncio
 async def test_esc_asks_nothing_and_an_empty_graph_is_one_sentence(qtbot, home: Path) -> None:
