@@ -15,6 +15,7 @@ before it is put into the view's markup, and every other string is shown as plai
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from collections.abc import Awaitable, Callable, Coroutine
@@ -84,6 +85,7 @@ class AskWindow(QWidget):
         self.answer: "Answer | None" = None
         self.themes: "Themes | None" = None
         self._cited: list[tuple[int, Any]] = []  # (number shown, citation) of what the view shows
+        self._themes_task: Any = None  # the running themes task, while its model calls run (Stop cancels it)
         self.question = QLineEdit()
         self.question.setObjectName("askQuestion")
         self.question.setMaxLength(MAX_FIELD_CHARS)  # Qt's default, 32,767, would cut a pasted text unseen
@@ -137,7 +139,7 @@ class AskWindow(QWidget):
         layout.addWidget(self.unsupported_label)
         layout.addWidget(self.unsupported, 1)
         self.ask_button.clicked.connect(self.submit)
-        self.themes_button.clicked.connect(self.find_themes)
+        self.themes_button.clicked.connect(self._themes_clicked)
         self.question.returnPressed.connect(self.submit)
         self._show_lists()
         self.resize(720, 560)
@@ -203,11 +205,34 @@ class AskWindow(QWidget):
     def find_themes(self) -> Any:
         """Count the model calls, ask to go on, find the main themes; the spawned task (None when
         the window has no themes door or is busy)."""
-        if self._themes is None or not self.themes_button.isEnabled():
+        if self._themes is None or not self.themes_button.isEnabled() or self._themes_task is not None:
             return None
         self._set_busy(True)
         self.status.setText("Counting the graph's communities…")
         return self._spawn(self._run_themes(self._themes))
+
+    def _themes_clicked(self) -> None:
+        if self._themes_task is not None:
+            self.stop_themes()
+        else:
+            self.find_themes()
+
+    def stop_themes(self) -> bool:
+        """Stop a running themes run (its button reads Stop meanwhile); what was summarised stays."""
+        task, self._themes_task = self._themes_task, None
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def _show_stop(self, running: bool) -> None:
+        """While the model calls run, the Main themes button is their Stop."""
+        self.themes_button.setText("Stop" if running else "Main themes")
+        self.themes_button.setToolTip("Stop finding the themes; the summaries written so far are kept" if running
+                                      else "The main themes of the whole graph, each citing its passages "
+                                           "(says first how many model calls it takes)")
+        theme.bind_icon(self.themes_button, "stop" if running else "lightbulb")
+        self.themes_button.setEnabled(running)
 
     async def _run_themes(self, door: ThemesDoor) -> None:
         from cks_desktop.llm.provider import ProviderError
@@ -221,10 +246,15 @@ class AskWindow(QWidget):
             self.status.setText(f"{exc.message} The summaries written so far are kept.")
         except (ValueError, OSError) as exc:
             self.status.setText(f"The themes could not be found: {exc}")
+        except asyncio.CancelledError:
+            self.status.setText("Stopped; the summaries written so far are kept.")
+            raise
         else:
             if found is not None:
                 self.show_themes(found)
         finally:
+            self._themes_task = None
+            self._show_stop(False)
             self.progress.hide()
             self._set_busy(False)
             self.themesFinished.emit()
@@ -252,6 +282,8 @@ class AskWindow(QWidget):
         self.progress.setRange(0, max(estimate.calls, 1))
         self.progress.setValue(0)
         self.progress.show()
+        self._themes_task = asyncio.current_task()
+        self._show_stop(True)
         return await door.run(session, estimate, self._calls_done)
 
     def _calls_done(self, made: int, stated: int) -> None:

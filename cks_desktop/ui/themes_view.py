@@ -3,7 +3,8 @@
 *Main themes* (the Ask window's button, ``/themes`` in the chat input, Chat → *Main themes of the
 graph…*) first counts the communities and says how many model calls a run takes
 (``runtime/themes.py``'s estimate), asks to go on (Esc is Cancel), then runs the themes use case on
-the window's tasks, a bar counting the calls made out of those stated. Each theme is shown with its
+the window's tasks, a bar counting the calls made out of those stated, the button reading Stop
+meanwhile (the summaries written before a Stop are kept). Each theme is shown with its
 summary and its numbered citations: each number is a link, and a row under *Sources*, that opens the
 document viewer at the passage, as an answer's citations do. A theme naming no community it was
 given is listed under *Not supported*, never with sources.

@@ -123,3 +123,48 @@ async def test_no_provider_is_one_sentence_before_anything_is_asked(qtbot, home:
         assert ask.themes_button.isVisible()
         await wait(ask.find_themes())
         assert ask.status.text() == NO_PROVIDER and ask.themes_button.isEnabled()
+
+
+class _StallingCombine(Summariser):
+    """Summarises as its parent, but the combining answer never finishes: the run waits on it."""
+
+    def __call__(self, body):  # type: ignore[no-untyped-def]
+        from dataclasses import replace
+
+        turn = super().__call__(body)
+        return replace(turn, stall_after_text=True) if turn is not None and self.combines else turn
+
+
+@pytest.mark.asyncio
+async def test_stop_ends_a_run_and_keeps_the_summaries_written(qtbot, home: Path) -> None:
+    model = _StallingCombine()
+    with make_fake("openai") as fake:
+        fake.side_turn = model
+        async with open_window(home, fake=fake, provider="openai") as window:
+            sid = _themes_session(window)
+            ask = window.ask_window()
+            ask.show()
+            summarised = signal_future(ask.progress.valueChanged, lambda v: v == 2)
+            task = ask.find_themes()
+            [box] = await wait(signal_future(ask.themesQuestionOpened))
+            qtbot.mouseClick(_button(box, "confirmAcceptButton"), Qt.MouseButton.LeftButton)
+            await wait(summarised, timeout=60)
+            await wait(_combining(model), timeout=30)  # the combining call is under way, its answer never ends
+            assert ask.themes_button.text() == "Stop" and ask.themes_button.isEnabled()
+            assert not ask.ask_button.isEnabled()
+            finished = signal_future(ask.themesFinished)
+            qtbot.mouseClick(ask.themes_button, Qt.MouseButton.LeftButton)
+            await wait(finished)
+            assert task.cancelled() and ask.themes is None
+            assert ask.status.text() == "Stopped; the summaries written so far are kept."
+            assert ask.themes_button.text() == "Main themes" and ask.ask_button.isEnabled() and ask.progress.isHidden()
+            again = await window.services.cases.themes.estimate(sid)
+            assert (again.summary_calls, again.reduce_calls) == (0, 1)  # the next run asks only to combine
+
+
+async def _combining(model: Summariser) -> None:
+    """Until the combining request has reached the model (bounded by the caller's wait)."""
+    import asyncio
+
+    while not model.combines:
+        await asyncio.sleep(0.01)
