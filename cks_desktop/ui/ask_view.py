@@ -25,6 +25,7 @@ from PySide6.QtCore import QEvent, QUrl, Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QPushButton,
                                QTextBrowser, QVBoxLayout, QWidget)
 
+from cks_desktop.plural import counted
 from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.themes_view import EMPTY_GRAPH, NO_PROVIDER, ThemesDoor, numbered, themes_html, where
@@ -104,7 +105,7 @@ class AskWindow(QWidget):
         self.progress = QProgressBar()
         self.progress.setObjectName("askProgress")
         self.progress.setAccessibleName("Model calls made")
-        self.progress.setFormat("%v of %m model calls")
+        self.progress.setTextVisible(False)  # the count is in the status line, legible on any fill
         self.progress.hide()
         self.view = QTextBrowser()
         self.view.setObjectName("askAnswer")
@@ -278,15 +279,14 @@ class AskWindow(QWidget):
         if not go:
             self.status.setText("")
             return None
-        self.status.setText("Finding the main themes…")
-        self.progress.setRange(0, max(estimate.calls, 1))
-        self.progress.setValue(0)
+        self._calls_done(0, estimate.calls)
         self.progress.show()
         self._themes_task = asyncio.current_task()
         self._show_stop(True)
         return await door.run(session, estimate, self._calls_done)
 
     def _calls_done(self, made: int, stated: int) -> None:
+        self.status.setText(f"Finding the main themes: {made:,} of {counted(stated, 'model call')} made…")
         self.progress.setRange(0, max(stated, 1))
         self.progress.setValue(made)
 

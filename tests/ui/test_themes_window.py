@@ -151,6 +151,7 @@ async def test_stop_ends_a_run_and_keeps_the_summaries_written(qtbot, home: Path
             await wait(summarised, timeout=60)
             await wait(_combining(model), timeout=30)  # the combining call is under way, its answer never ends
             assert ask.themes_button.text() == "Stop" and ask.themes_button.isEnabled()
+            assert ask.status.text() == "Finding the main themes: 2 of 3 model calls made…"
             assert not ask.ask_button.isEnabled()
             finished = signal_future(ask.themesFinished)
             qtbot.mouseClick(ask.themes_button, Qt.MouseButton.LeftButton)
