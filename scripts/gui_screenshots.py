@@ -15,6 +15,10 @@ what a person sees without any API key. Files are named ``<scene>-<light|dark>-<
 - ``documents-panel``: View → Documents, the session's documents;
 - ``ask-answer``: ``/ask`` in the chat: the answer with a checked citation and an unsupported one;
 - ``ask-viewer``: that citation clicked, the document viewer at the quote;
+- ``ask-kept``: that answer kept in the chat, marked "from Ask the documents";
+- ``themes-question``: Main themes in the Ask window: the model calls it takes, asked before it runs;
+- ``themes-running``: the run under way: the bar counting its model calls, Main themes reading Stop;
+- ``themes``: the main themes found, each with its summary and numbered, clickable citations;
 - ``session-settings``: Chat → Session settings… (instructions, model parameters);
 - ``import-preview``: File → Import graph…'s preview, with conflicts;
 - ``settings-mcp``: Settings → MCP servers with a ready and a failed server;
@@ -70,7 +74,8 @@ SCHEMES = ("light", "dark")
 SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer", "documents-panel",
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
-          "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "graph-search", "graph-communities", "toast",
+          "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "ask-kept",
+          "themes-question", "themes-running", "themes", "graph-search", "graph-communities", "toast",
           "team-database", "file-dialog", "mcp-bearer", "mcp-command", "mcp-command-end")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
            "I should also look at their notes for a sketch of the radium apparatus before I answer.")
@@ -342,7 +347,7 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             await shots.shoot("documents-panel")
             window.documents_dock.hide()
 
-        if shots.wanted("ask-answer") or shots.wanted("ask-viewer"):
+        if shots.wanted("ask-answer") or shots.wanted("ask-viewer") or shots.wanted("ask-kept"):
             from cks_desktop.documents.readers import read_bytes
             from cks_desktop.documents.store import DocumentStore
             from cks_desktop.ui.ask_view import AskWindow
@@ -358,8 +363,11 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
             panel.composer.submit()
             ask = window.findChild(AskWindow, "askWindow")
             answered: asyncio.Future = asyncio.get_running_loop().create_future()
+            kept: asyncio.Future = asyncio.get_running_loop().create_future()
             ask.answered.connect(lambda: answered.done() or answered.set_result(True))
+            window.askKept.connect(lambda _sid: kept.done() or kept.set_result(True))
             await asyncio.wait_for(answered, 60)
+            await asyncio.wait_for(kept, 10)
             fake.side_turn = None
             await shots.shoot("ask-answer", ask)
             if shots.wanted("ask-viewer"):
@@ -374,6 +382,16 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                 await shots.shoot("ask-viewer", viewer)
                 viewer.hide()
             ask.hide()
+
+            def chat_end() -> None:  # the kept answer, with its sources, at the end of the chat
+                view.flush()
+                view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+
+            await shots.shoot("ask-kept", before_grab=chat_end)
+
+        if shots.wanted("themes-question") or shots.wanted("themes-running") or shots.wanted("themes"):
+            await themes_scenes(window, services, fake, shots)
+            window.sidebar.select(curie.id)
 
         if shots.wanted("graph-search"):  # one field: objects, passages and chat messages
             from cks_desktop.documents.readers import read_bytes
@@ -441,6 +459,57 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
         await window.shutdown()
         window.deleteLater()
         return shots.saved
+
+
+async def themes_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -> None:
+    """Main themes in the Ask window, on a graph of two communities with their evidence: the
+    question saying the model calls, then the themes with their citations."""
+    from tests.fakes.summariser import Summariser
+    from tests.retrieval.test_themes import _world
+
+    from dataclasses import replace
+
+    class Stalling(Summariser):  # the combining answer never ends: the run shows its bar and Stop
+        def __call__(self, body: Any) -> Any:
+            turn = super().__call__(body)
+            return replace(turn, stall_after_text=True) if turn is not None and self.combines else turn
+
+    sid = _world(services.store)
+    services.store.rename_session(sid, "Voyages and music")
+    window.sessions.refresh()
+    window.sidebar.select(sid)
+    ask = window.ask_window()
+    loop = asyncio.get_running_loop()
+
+    async def ask_and_accept(scene: str | None) -> None:
+        asked: asyncio.Future = loop.create_future()
+        ask.themesQuestionOpened.connect(lambda box: asked.done() or asked.set_result(box))
+        window.main_themes()
+        box = await asyncio.wait_for(asked, 30)
+        if scene is not None:
+            await shots.shoot(scene, box)
+        box.findChild(type(box.defaultButton()), "confirmAcceptButton").click()
+
+    stalling = Stalling()
+    fake.side_turn = stalling
+    await ask_and_accept("themes-question")
+    for _ in range(300):
+        if stalling.combines:
+            break
+        await settle(0.05)
+    await shots.shoot("themes-running", ask)
+    finished: asyncio.Future = loop.create_future()
+    ask.themesFinished.connect(lambda: finished.done() or finished.set_result(True))
+    ask.stop_themes()
+    await asyncio.wait_for(finished, 10)
+    fake.side_turn = Summariser()
+    shown: asyncio.Future = loop.create_future()
+    ask.themesShown.connect(lambda: shown.done() or shown.set_result(True))
+    await ask_and_accept(None)  # the question again, now with the summaries cached: not shot
+    await asyncio.wait_for(shown, 60)
+    fake.side_turn = None
+    await shots.shoot("themes", ask)
+    ask.hide()
 
 
 async def new_ui_scenes(window: Any, services: Any, fake: Any, shots: Shooter) -> None:

@@ -46,6 +46,7 @@ FORMATS: tuple[ExportFormat, ...] = ("markdown", "json")
 FORMAT_NAME = "cks-desktop-chat"
 FORMAT_VERSION = 1
 SUFFIXES: dict[ExportFormat, str] = {"markdown": ".md", "json": ".json"}
+_MARK_TAGS = {Mark.STOPPED: " (stopped)", Mark.ASK: " (from Ask the documents)"}  # after "### Assistant"
 
 
 def format_for(path: str | Path) -> ExportFormat:
@@ -185,8 +186,8 @@ def to_markdown(session: Any, history: list[SavedMessage], images: ImageLookup |
                 if row.notice is not None:
                     lines += [f"> **Note:** {message.text}", ""]
                 else:
-                    stopped = " (stopped)" if row.mark is Mark.STOPPED else ""
-                    lines += [f"### Assistant{stopped}", "", message.text, ""]
+                    tag = _MARK_TAGS.get(row.mark, "") if row.mark is not None else ""
+                    lines += [f"### Assistant{tag}", "", message.text, ""]
             elif row.mark is Mark.STOPPED:
                 lines += ["*The answer was stopped.*", ""]
             records = {c.call_id: c for c in row.calls}

@@ -41,6 +41,10 @@ row is never part of the conversation: ``load`` (what a request continues from) 
 out, and ``history`` counts a prompt followed only by error rows as unanswered. Retry drops
 the trailing error rows (``delete_trailing_errors``), Regenerate the whole answer of the last
 exchange (``delete_answer``), so the transcript always reads as one consistent chat.
+``Mark.ASK`` marks both messages of an exchange the Ask window answered from the documents
+(``runtime/chat.py``'s ``keep_ask``): the question as ``/ask QUESTION`` and the answer with its
+sources. It is part of the conversation (a later chat turn reads it), but the chat offers neither
+Edit nor Regenerate on it: the chat's model did not write it.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ class Mark(str, enum.Enum):
 
     STOPPED = "stopped"  # an answer cut short by Stop; what arrived is kept
     ERROR = "error"  # the sentence of a failure (provider, internal); never sent to a model
+    ASK = "ask"  # an exchange the Ask window answered from the documents (both of its messages)
 
     def __str__(self) -> str:
         return self.value
@@ -78,7 +83,7 @@ _LEGACY_NOTICE = 1  # what older builds stored for any notice
 _NOTICE_CODES: dict[Notice, int] = {Notice.ITERATION_LIMIT: 2, Notice.REPEATED_FAILURE: 3, Notice.SUMMARY: 6,
                                    Notice.BUDGET: 7}
 _NOTICES_BY_CODE = {code: kind for kind, code in _NOTICE_CODES.items()}
-_MARK_CODES: dict[Mark, int] = {Mark.STOPPED: 4, Mark.ERROR: 5}
+_MARK_CODES: dict[Mark, int] = {Mark.STOPPED: 4, Mark.ERROR: 5, Mark.ASK: 8}
 _MARKS_BY_CODE = {code: mark for mark, code in _MARK_CODES.items()}
 _LEGACY_LIMIT_PREFIX = "Reached the iteration limit"  # the start of every limit notice ever written
 
@@ -183,7 +188,7 @@ class TranscriptStore:
         """Append messages (and the records of their tool calls) in one transaction; return their seqs.
 
         ``mark`` applies to the assistant messages among ``messages`` (a stopped answer's tool
-        results are not marked)."""
+        results are not marked); ``Mark.ASK`` to the person's message too."""
         by_call = {c.call_id: c for c in calls}
         seqs: list[int] = []
         at = _now()
@@ -199,7 +204,7 @@ class TranscriptStore:
                     "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (session_id, seq, message.role, parts,
-                     _notice_code(notice, mark if message.role == "assistant" else None), at))
+                     _notice_code(notice, mark if message.role == "assistant" or mark is Mark.ASK else None), at))
                 seqs.append(seq)
                 for position, part in enumerate(message.tool_calls):
                     record = by_call.get(part.id)

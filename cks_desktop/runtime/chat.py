@@ -5,6 +5,11 @@ A chat *turn* runs through the Assistant (``agent/assistant.py``), which both fr
 share; these are the other things a person does to a chat. Each edit is one transaction of the
 transcript and returns what it did in one sentence, or raises ``ChatEditRefused`` with one sentence
 why nothing changed — the same words in the window and in the terminal.
+
+``keep_ask`` saves an answer of the Ask window into the chat as one exchange marked ``Mark.ASK``:
+the person's ``/ask QUESTION`` and the answer's text followed by its checked sources and the
+citations that failed their check, as Markdown (shown with HTML off, like every answer), so the
+chat shows it again after a restart and a later turn can build on it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from cks_desktop.plural import counted
 
 if TYPE_CHECKING:
     from cks_desktop.agent.transcript import TranscriptStore
+    from cks_desktop.llm.messages import Message
+    from cks_desktop.runtime.answer import Answer
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +85,37 @@ class ChatUseCase:
             raise ChatEditRefused(NOTHING_TO_RETRY)
         self.drop_trailing_errors(session_id)
 
+    def keep_ask(self, session_id: str, question: str, answer: "Answer") -> ChatEdit:
+        """Save an Ask answer as one exchange of the chat, marked as from Ask (see the module docstring)."""
+        from cks_desktop.agent.transcript import Mark
+
+        pair = ask_messages(question, answer)
+        _edit(lambda: len(self.transcripts.append(session_id, pair, mark=Mark.ASK)),
+              "The answer could not be kept in the chat")
+        return ChatEdit(0, "The answer is kept in the chat.")
+
     def saved_prompts(self, session_id: str) -> int:
         """How many of the person's messages the chat has saved."""
         return sum(1 for m in self.transcripts.load(session_id) if m.role == "user")
+
+
+def ask_messages(question: str, answer: "Answer") -> list["Message"]:
+    """The person's ``/ask QUESTION`` and the answer with its sources and unsupported citations."""
+    from cks_desktop.llm.messages import Message, Text
+
+    lines = [answer.text.strip()]
+    if answer.citations:
+        lines += ["", "**Sources**", ""]
+        for c in answer.citations:
+            page = f"page {c.page}, " if c.page is not None else ""
+            quote = f" — “{c.quote}”" if c.quote else ""
+            lines.append(f"- [{c.n}] {c.document} ({page}characters {c.start:,}–{c.end:,}){quote}")
+    if answer.unsupported:
+        lines += ["", "**Not supported** — the model cited what its passages do not say", ""]
+        for u in answer.unsupported:
+            quote = f" “{u.quote}”" if u.quote else ""
+            lines.append(f"- [{u.n}]{quote}: {u.to_json()['reason']}")
+    return [Message.user(f"/ask {question.strip()}"), Message("assistant", [Text("\n".join(lines))])]
 
 
 def _edit(action: Callable[[], int], failing: str) -> int:

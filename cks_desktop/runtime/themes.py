@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cks_desktop.plural import counted
@@ -61,6 +62,9 @@ SUMMARY_SYSTEM = ("You summarise one community of a knowledge graph: a group of 
 THEMES_SYSTEM = (f"You find the main themes of a collection of documents from summaries of its communities. Give at "
                  f"most {MAX_THEMES} themes, most important first; each has a short title, a summary of one to three "
                  "sentences, and the numbers of the communities it draws on (only numbers given). " + _UNTRUSTED)
+
+
+CallsDone = Callable[[int, int], None]  # (model calls made, model calls stated): after each call
 
 
 class ThemesError(Exception):
@@ -185,8 +189,8 @@ class ThemesUseCase:
         plan = estimate or await self.estimate(session_id)
         return await self._summarise(session_id, provider, plan)
 
-    async def _summarise(self, session_id: str, provider: "Provider | None",
-                         plan: Estimate) -> list[tuple[Community, Summary]]:
+    async def _summarise(self, session_id: str, provider: "Provider | None", plan: Estimate,
+                         done: Callable[[], None] = lambda: None) -> list[tuple[Community, Summary]]:
         from cks_desktop.llm.messages import Message
         from cks_desktop.llm.structured import respond_json
 
@@ -204,12 +208,14 @@ class ThemesUseCase:
                                   f"{provider.config.name}:{provider.config.model}")
                 await asyncio.to_thread(cache.put, session_id, community.content_hash, summary)
                 plan.cached[community.content_hash] = summary
+                done()
             out.append((community, summary))
         return out
 
     async def run(self, session_id: str, provider: "Provider | None", *, max_calls: int | None = None,
-                  estimate: Estimate | None = None) -> Themes:
-        """The main themes, each citing its passages (see the module docstring)."""
+                  estimate: Estimate | None = None, progress: CallsDone | None = None) -> Themes:
+        """The main themes, each citing its passages (see the module docstring); ``progress`` hears
+        (calls made, calls stated) after each model call, so a window can show how far it is."""
         from cks_desktop.llm.messages import Message
         from cks_desktop.llm.structured import respond_json
 
@@ -223,7 +229,15 @@ class ThemesUseCase:
         if provider is None:
             raise ThemesError("No provider is chosen: pass --provider or choose one in Settings → Providers.")
         result = Themes(calls=plan.summary_calls)
-        result.communities = await self._summarise(session_id, provider, plan)
+        stated, made = plan.calls, 0
+
+        def one_call() -> None:
+            nonlocal made
+            made += 1
+            if progress is not None:
+                progress(made, stated)
+
+        result.communities = await self._summarise(session_id, provider, plan, one_call)
         items: list[dict[str, Any]] = [{"n": c.number, "title": s.title, "summary": s.summary}
                                        for c, s in result.communities]
         budget = plan.reduce_calls
@@ -236,6 +250,7 @@ class ThemesUseCase:
             result.calls += 1
             value = await respond_json(provider, [Message.user(_data({"communities": payload}))], _THEMES_SCHEMA,
                                        system=THEMES_SYSTEM)
+            one_call()
             return [t for t in value["themes"] if isinstance(t, dict)][:MAX_THEMES]
 
         while True:

@@ -62,8 +62,10 @@ async def run_dialog(dialog: QDialog, on_open: "Callable[[QDialog], object] | No
 
 
 async def confirm(parent: QWidget | None, title: str, text: str, *, accept_text: str,
-                  informative: str = "", destructive: bool = False) -> bool:
-    """Ask a yes/no question; the safe answer (Cancel) has the focus."""
+                  informative: str = "", destructive: bool = False,
+                  on_open: "Callable[[QDialog], object] | None" = None) -> bool:
+    """Ask a yes/no question; the safe answer (Cancel) has the focus; ``on_open`` hears the box once
+    it is open (tests and screenshots wait on it)."""
     from cks_desktop.ui.labels import plain_message_box  # titles and names are data: plain text
 
     box = plain_message_box(parent, icon=QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question,
@@ -77,7 +79,7 @@ async def confirm(parent: QWidget | None, title: str, text: str, *, accept_text:
     box.setDefaultButton(cancel)
     box.setEscapeButton(cancel)
     try:
-        await run_dialog(box)
+        await run_dialog(box, on_open)
         return box.clickedButton() is accept
     finally:
         box.deleteLater()

@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
     settingsDialogOpened = Signal(object)
     sessionScopesOpened = Signal(object)
     settingsReloaded = Signal(object)  # the top-level keys another process changed in settings.json
+    askKept = Signal(str)  # the session whose chat now holds an answer of the Ask window
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()
@@ -238,6 +239,10 @@ class MainWindow(QMainWindow):
                                        "askDocumentsAction")
         self.ask_action.setToolTip("Answer a question from this session's documents, every citation checked "
                                    "(or type /ask QUESTION in the chat)")
+        self.themes_action = self._action(chat_menu, "&Main themes of the graph…", lambda: self.main_themes(), None,
+                                          "mainThemesAction")
+        self.themes_action.setToolTip("The main themes of this session's graph, each citing its passages; says "
+                                      "first how many model calls it takes (or type /themes in the chat)")
         chat_menu.addSeparator()
         self.clear_chat_action = self._action(chat_menu, "&Clear chat…", self.chat_panel.request_clear, None,
                                               "clearChatAction")
@@ -338,6 +343,9 @@ class MainWindow(QMainWindow):
         self.graph_view.set_session(session_id)
         self.documents_panel.set_session(session_id)
         self.chat_panel.set_controller(self.controller_for(session_id) if session_id else None)
+        ask = self._ask_window_if_made()
+        if ask is not None:
+            ask.clear()  # its answer or themes were the last session's
         if session_id:
             self._set_ui(last_session=session_id)
         if self.sidebar.current_id != session_id and session_id:
@@ -358,32 +366,85 @@ class MainWindow(QMainWindow):
         self.tasks.spawn(viewer.open_document(session_id, document_id, start, end), name="open-document")
 
     def _ask_hook(self, text: str) -> bool:
-        """``/ask QUESTION`` in the chat input: the question goes to the Ask window, not to the chat."""
+        """``/ask QUESTION`` in the chat input: the question goes to the Ask window, not to the chat;
+        ``/themes``: the Ask window finds the graph's main themes."""
         from cks_desktop.ui.ask_view import ask_question
+        from cks_desktop.ui.themes_view import is_themes_command
 
         question = ask_question(text)
-        if question is None or not self.current_session:
+        themes = is_themes_command(text)
+        if (question is None and not themes) or not self.current_session:
             return False
         self.chat_panel.composer.input.clear()
-        self.ask_documents(question)
+        if themes:
+            self.main_themes()
+        else:
+            self.ask_documents(question or "")
         return True
+
+    def _ask_window_if_made(self) -> Any:
+        from cks_desktop.ui.ask_view import AskWindow
+
+        found = self.findChild(AskWindow, "askWindow")
+        return found if isinstance(found, AskWindow) else None
+
+    def ask_window(self) -> Any:
+        """The Ask window (ui/ask_view.py) of this main window, made on first use."""
+        from cks_desktop.ui.ask_view import AskWindow
+        from cks_desktop.ui.themes_view import ThemesDoor
+
+        found = self._ask_window_if_made()
+        if found is not None:
+            return found
+        services = self.services
+
+        async def ask(q: str) -> Any:
+            session = self.current_session
+            async with services.providers.use() as provider:
+                answer = await services.cases.ask.answer(provider, session, q)
+            self.tasks.spawn(self._keep_ask(session, q, answer), name="keep-ask")
+            return answer
+
+        async def run_themes(session: str, estimate: Any, progress: Any) -> Any:
+            async with services.providers.use() as provider:
+                return await services.cases.themes.run(session, provider, estimate=estimate, progress=progress)
+
+        door = ThemesDoor(session=lambda: self.current_session, estimate=services.cases.themes.estimate,
+                          run=run_themes, configured=lambda: services.providers.configured)
+        return AskWindow(ask, lambda c: self.open_document(self.current_session, c.document_id, c.start, c.end),
+                         self.tasks.spawn, self, themes=door)
+
+    async def _keep_ask(self, session_id: str, question: str, answer: Any) -> None:
+        """Save an Ask answer into the session's chat (``ChatUseCase.keep_ask``), after the turn the
+        chat may be running, so the exchange never lands inside another; the chat shows it at once."""
+        from cks_desktop.runtime.chat import ChatEditRefused
+
+        controller = self.controllers.get(session_id)
+        while controller is not None and controller.task is not None and not controller.task.done():
+            await asyncio.wait([controller.task])
+        try:  # on the loop, as the chat's own edits: no turn can start between the check and the write
+            self.services.cases.chat.keep_ask(session_id, question, answer)
+        except ChatEditRefused as exc:
+            self.statusBar().showMessage(str(exc), 10000)
+            return
+        if controller is not None and controller.loaded:
+            controller.load()
+        self.askKept.emit(session_id)
+
+    def main_themes(self) -> Any:
+        """Show the Ask window and find the current session's main themes (asks first); the task."""
+        if not self.current_session:
+            return None
+        found = self.ask_window()
+        found.show()
+        found.raise_()
+        return found.find_themes()
 
     def ask_documents(self, question: str = "") -> None:
         """Show the Ask window (ui/ask_view.py) for the current session, answering ``question`` if given."""
-        from cks_desktop.ui.ask_view import AskWindow
-
         if not self.current_session:
             return
-        found = self.findChild(AskWindow, "askWindow")
-        if not isinstance(found, AskWindow):
-            services = self.services
-
-            async def ask(q: str) -> Any:
-                async with services.providers.use() as provider:
-                    return await services.cases.ask.answer(provider, self.current_session, q)
-
-            found = AskWindow(ask, lambda c: self.open_document(self.current_session, c.document_id, c.start, c.end),
-                              self.tasks.spawn, self)
+        found = self.ask_window()
         if question:
             found.ask(question)
         else:

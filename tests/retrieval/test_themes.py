@@ -97,8 +97,10 @@ async def test_themes_cite_passages_within_the_stated_calls_and_a_second_run_ask
     themes = ThemesUseCase(store)
     estimate = await themes.estimate(sid)
     assert (estimate.summary_calls, estimate.reduce_calls) == (2, 1)
-    found = await themes.run(sid, provider, max_calls=estimate.calls)
+    heard: list[tuple[int, int]] = []
+    found = await themes.run(sid, provider, max_calls=estimate.calls, progress=lambda *a: heard.append(a))
     assert found.calls == len(server.generation_requests) == estimate.calls == 3
+    assert heard == [(1, 3), (2, 3), (3, 3)]  # after each call, out of the calls stated
     assert sorted(map(sorted, model.summaries)) == [["Aurora", "Hull", "Mara Lind", "Riga"],
                                                     ["Dom of Lübeck", "Ilse Berg", "Winter Cantata", "the choir"]]
     assert len(found.themes) == 2 and not found.unsupported

@@ -78,3 +78,37 @@ def cks(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CKS_DESKTOP_HOME"}
     return subprocess.run([sys.executable, "-m", "cks_desktop", "--data-dir", str(data), *args],
                           capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_an_ask_answer_is_kept_as_one_marked_exchange_after_reopening(
+        open_graph: Callable[[], GraphStore], tmp_path: Path) -> None:
+    from cks_desktop.retrieval.citations import Citation, Unsupported
+    from cks_desktop.runtime.answer import Answer
+
+    store = open_graph()
+    sid = _chat(store, 1)
+    answer = Answer("Ada Lovelace designed it [1]. It was painted blue [2: unsupported].",
+                    citations=[Citation(1, "report.txt", "d1", 3, 1200, 1236, "Ada Lovelace designed the bridge")],
+                    unsupported=[Unsupported(2, "painted blue", "quote_not_found")])
+    edit = UseCases(store, Settings.load(tmp_path / "settings.json")).chat.keep_ask(sid, " Who designed it? ", answer)
+    assert edit.sentence == "The answer is kept in the chat."
+    store.close()
+
+    store = open_graph()  # as after a restart
+    try:
+        rows = TranscriptStore.for_store(store).history(sid)
+        assert [(r.message.role, r.mark, r.turn) for r in rows[2:]] == [("user", Mark.ASK, 2), ("assistant", Mark.ASK, 2)]
+        assert rows[2].message.text == "/ask Who designed it?" and not rows[2].unanswered
+        text = rows[3].message.text
+        assert text.startswith("Ada Lovelace designed it [1]. It was painted blue [2: unsupported].")
+        assert ("- [1] report.txt (page 3, characters 1,200–1,236) — “Ada Lovelace designed the bridge”"
+                in text)
+        assert "**Not supported**" in text and "- [2] “painted blue”: the quoted words are not in this passage" in text
+        assert len(TranscriptStore.for_store(store).load(sid)) == 4  # part of the conversation a turn continues
+        from cks_desktop.agent.chat_export import to_markdown
+
+        exported = to_markdown(store.get_session(sid), rows)
+        assert "## You · exchange 2\n\n/ask Who designed it?" in exported
+        assert "### Assistant (from Ask the documents)\n\nAda Lovelace designed it [1]." in exported
+    finally:
+        store.close()

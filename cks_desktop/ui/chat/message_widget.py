@@ -38,6 +38,8 @@ AVATAR_PX = 20
 BUBBLE_PADDING = (12, 8)  # horizontal, vertical
 
 
+ASK_MARK = "from Ask the documents"
+ASK_TIP = "Answered in the Ask window from this session's documents, every citation checked"
 UNANSWERED_TEXT = "No answer: the app stopped or the request failed before the assistant replied."
 
 
@@ -82,7 +84,12 @@ class MessageWidget(QFrame):
         head.addWidget(self.badge)
         title = plain_label(ROLE_TITLES.get(role, role), name="chatRoleName")
         head.addWidget(title)
-        if role == "assistant":
+        if role == "assistant" and self.item.from_ask:  # not the chat's turn: the Ask window's answer
+            ask_mark = plain_label(ASK_MARK, name="chatAskMark")
+            ask_mark.setToolTip(ASK_TIP)
+            theme.set_role(ask_mark, "chip", "accent")
+            head.addWidget(ask_mark)
+        elif role == "assistant":
             self.model_label = plain_label(model_name, name="chatModelName")
             self.model_label.setVisible(bool(model_name))
             head.addWidget(self.model_label)

@@ -79,6 +79,9 @@ class MessageItem:
     # Another model turn of an answer that already has its "Assistant" header above (after a
     # tool-call round): shown without a second header, so one answer reads as one.
     continues: bool = False
+    # An exchange the Ask window answered from the documents (the transcript's ``Mark.ASK``): the
+    # answer says so in its header, and neither message offers Edit or Regenerate.
+    from_ask: bool = False
 
 
 @dataclass

@@ -113,6 +113,8 @@ class ChatPresenter:
         (the assistant's text or the loop's notice) offers Regenerate."""
         items = self.model.items if items is None else items
         prompt = next((it for it in reversed(items) if isinstance(it, MessageItem) and it.role == "user"), None)
+        if prompt is not None and prompt.from_ask:
+            prompt = None  # the Ask window answered it, not the chat: nothing to edit or regenerate
         answer = None
         if prompt is not None:
             answer = next((it for it in reversed(items) if isinstance(it, MessageItem)
@@ -445,7 +447,7 @@ class ChatPresenter:
             self._turn = saved.turn
             if message.role == "user":
                 items.append(MessageItem("user", message.text, turn=saved.turn, unanswered=saved.unanswered,
-                                         images=tuple(message.images)))
+                                         images=tuple(message.images), from_ask=saved.mark is Mark.ASK))
                 last_notice_limit = False
             elif saved.mark is Mark.ERROR:  # the sentence of a failure, kept so it shows again
                 items.append(MessageItem("error", message.text, turn=saved.turn))
@@ -456,7 +458,8 @@ class ChatPresenter:
                     items.append(MessageItem(role, message.text,
                                              turn=saved.turn, summary=saved.notice is Notice.SUMMARY,
                                              reasoning=thought[0], reasoning_seconds=thought[1],
-                                             continues=role == "assistant" and _answer_started(items, saved.turn)))
+                                             continues=role == "assistant" and _answer_started(items, saved.turn),
+                                             from_ask=saved.mark is Mark.ASK))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice in (Notice.ITERATION_LIMIT, Notice.BUDGET)  # both offer Continue

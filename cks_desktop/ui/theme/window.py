@@ -18,6 +18,7 @@ ICONS = {
     "newSessionAction": "plus", "settingsAction": "gear", "quitAction": "sign-out",
     "findAction": "magnifying-glass", "sendAction": "paper-plane-right", "stopAction": "stop",
     "clearChatAction": "trash", "openLogsAction": "folder-open", "aboutAction": "info", "askDocumentsAction": "quotes",
+    "mainThemesAction": "lightbulb",
     "toggleChatAction": "chat-circle-text", "toggleSessionsAction": "list",
     # names other menus are likely to use (File → Import/Export, Edit → Undo/Redo)
     "undoAction": "arrow-counter-clockwise", "redoAction": "arrow-clockwise",
