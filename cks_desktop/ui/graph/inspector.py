@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
@@ -41,6 +41,7 @@ from cks_desktop.ui.text import plain_tooltip
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 NameOf = Callable[[str], tuple[str, str]]  # object id -> (name, type)
+EMPTY_TABLE_ROWS = 26  # px below the header of a table without properties
 ALIASES = "aliases"  # the property extraction keeps an object's other names in (extraction/plan.py)
 
 
@@ -203,6 +204,14 @@ class Inspector(QFrame):
                                    | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.props.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         self.props.setWordWrap(True)
+        # The table is as tall as its rows (``_fit_properties``): the sheet scrolls, never the table.
+        self.props.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A column's new width reaches the table after ``sectionResized`` returns: fit on the next turn.
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self._fit_properties)
+        self.props.horizontalHeader().sectionResized.connect(lambda *_: self._fit_timer.start())
         self.props.setItemDelegateForColumn(1, PlainValueDelegate(self.props))  # lists as lines, not JSON
         self.props.itemChanged.connect(self._prop_changed)
         lay.addWidget(self.props)
@@ -394,9 +403,7 @@ class Inspector(QFrame):
                 v.setToolTip(plain_tooltip(plain_words(value_text(value))))
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
-            self.props.resizeRowsToContents()
-            rows = self.props.verticalHeader().length() if self.props.rowCount() else 26
-            self.props.setFixedHeight(min(260, self.props.horizontalHeader().height() + rows + 4))
+            self._fit_properties()
             self._fill_relations(self.out_list, self.outgoing, outgoing=True)
             self._fill_relations(self.in_list, self.incoming, outgoing=False)
             self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
@@ -418,6 +425,18 @@ class Inspector(QFrame):
             self.history_list.setFixedHeight(min(200, rows + 2 * self.history_list.frameWidth() + 4))
         finally:
             self._filling = False
+
+    def _fit_properties(self) -> None:
+        """Rows as tall as their wrapped values at the width they have now, the table as tall as
+        all of them: its frame, header and rows plus the grid's last line, so no row is cut and no
+        inner scroll bar shows. Runs again whenever a column's width changes (the sheet resized)."""
+        table = self.props
+        table.resizeRowsToContents()
+        rows = table.verticalHeader().length() if table.rowCount() else EMPTY_TABLE_ROWS
+        chrome = table.horizontalHeader().height() + 2 * table.frameWidth()
+        if table.horizontalScrollBar().maximum() > 0:  # a key wider than the sheet: its bar shows
+            chrome += table.horizontalScrollBar().sizeHint().height()
+        table.setFixedHeight(chrome + rows + 1)
 
     def _fill_aliases(self, aliases: list[str]) -> None:
         """The other names as chips, one each (data: plain text, long ones elided); the row hides without any."""

@@ -1,0 +1,99 @@
+"""The inspector reads like a document: the properties table is exactly as tall as its rows, each
+row as tall as its wrapped value at the width the cell has, so no line is cut and the table never
+scrolls inside the sheet (the sheet scrolls); narrowing the sheet fits them again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+
+import pytest
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem, QTableWidget
+
+from cks_desktop.graph.store import GraphStore
+from cks_desktop.ui import theme
+from cks_desktop.ui.graph.value_words import PlainValueDelegate
+from tests.ui.graph.test_view import open_view
+
+SUMMARY = ("Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity. "
+           "She was the first woman to win a Nobel Prize.\nShe remains the only person to win Nobel Prizes "
+           "in two different sciences, and her notebooks are still kept in lead-lined boxes.")
+PRIZES = ["Nobel Prize in Physics 1903 with Pierre Curie and Henri Becquerel",
+          "Nobel Prize in Chemistry 1911 for the discovery of radium and polonium"]
+
+
+@pytest.fixture
+def themed(qapp: QApplication) -> Iterator[theme.ThemeManager]:
+    manager = theme.install(qapp, "light")  # the theme's paddings must fit too
+    yield manager
+    theme.uninstall()
+
+
+async def until_true(predicate: Callable[[], bool], rounds: int = 300) -> None:
+    """Lets Qt run its posted layout requests until ``predicate`` holds (bounded, no fixed sleep)."""
+    for _ in range(rounds):
+        QApplication.processEvents()
+        if predicate():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the condition never held")
+
+
+def _needed(table: QTableWidget, row: int, column: int) -> int:
+    """The height the cell's text needs, measured independently of the delegate's own sum: the
+    style's text rectangle at the column's width, less the text margins, word-wrapped."""
+    index = table.model().index(row, column)
+    delegate = table.itemDelegateForIndex(index)
+    option = QStyleOptionViewItem()
+    option.initFrom(table)
+    delegate.initStyleOption(option, index)
+    width = table.columnWidth(column) - (1 if table.showGrid() else 0)
+    option.rect = QRect(0, 0, width, table.rowHeight(row))
+    style = table.style()
+    text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, table)
+    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, option, table) + 1
+    bounds = option.fontMetrics.boundingRect(QRect(0, 0, text.width() - 2 * margin, 100_000),
+                                             Qt.TextFlag.TextWordWrap, option.text.replace("\u2028", "\n"))
+    return bounds.height()
+
+
+def fits(table: QTableWidget) -> bool:
+    delegate = table.itemDelegateForColumn(1)
+    assert isinstance(delegate, PlainValueDelegate)
+    for row in range(table.rowCount()):
+        index = table.model().index(row, 1)
+        option = QStyleOptionViewItem()
+        option.initFrom(table)
+        option.widget = table
+        width = table.columnWidth(1) - (1 if table.showGrid() else 0)
+        if table.rowHeight(row) < delegate.needed_height(option, index, width):
+            return False
+        if table.rowHeight(row) < _needed(table, row, 1):
+            return False
+    chrome = table.horizontalHeader().height() + 2 * table.frameWidth()
+    return (not table.verticalScrollBar().isVisible() and table.verticalScrollBar().maximum() == 0
+            and table.height() >= chrome + table.verticalHeader().length())
+
+
+@pytest.mark.asyncio
+async def test_every_wrapped_line_of_a_property_shows(themed, store: GraphStore, registry, session) -> None:
+    store.apply(session, [{"op": "add_object", "type": "Person", "name": "Marie Curie",
+                           "properties": {"born": 1867, "summary": SUMMARY, "observations": PRIZES}}], "model")
+    async with open_view(store, registry, session) as view:
+        oid = store.resolve(session, "Marie Curie").id
+        view.state.select(oid)
+        await view.inspect(oid)
+        table = view.inspector.props
+        await until_true(lambda: table.isVisible() and table.width() > 200 and fits(table))
+        line = table.fontMetrics().height()
+        rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+        wide = table.rowHeight(rows["summary"])
+        assert wide >= 3 * line  # the summary wraps over several lines, all of them in the row
+        assert table.height() == (table.horizontalHeader().height() + 2 * table.frameWidth()
+                                  + table.verticalHeader().length() + 1)
+
+        before = table.columnWidth(1)
+        view.resize(560, 700)  # the sheet narrows to its least width: the value column with it
+        await until_true(lambda: table.columnWidth(1) < before - 40 and fits(table))
+        assert table.rowHeight(rows["summary"]) > wide  # more lines at the narrower width, every one shown
