@@ -6,8 +6,9 @@ The cell keeps the value's JSON (what Edit shows and what is parsed back), but a
 changes; text that is not a JSON list or object is shown as it is.
 
 The cell's height is measured at the width its text really gets (``needed_height``): the column's
-width less the grid line, the style's text rectangle and its text margins on both sides. Measured
-at a wider width, a wrapped value's last line would fall below the row and be cut.
+width less the grid line, the style's text rectangle and its text margins on both sides, plus a
+little room above and below. Measured at a wider width, a wrapped value's last line would fall
+below the row and be cut.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtGui import QFont, QTextLayout, QTextOption
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView
 
 BULLET = "• "
+CELL_PADDING = 8  # px above and below a wrapped value together: its lines do not touch the grid
 
 
 def _scalar(value: Any) -> str:
@@ -85,8 +87,8 @@ class PlainValueDelegate(QStyledItemDelegate):
         opt.rect = QRect(0, 0, max(1, cell_width), line)
         text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
         margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, opt, widget) + 1
-        chrome = opt.rect.height() - text_rect.height()  # padding above and below
-        return text_height(opt.text, opt.font, text_rect.width() - 2 * margin) + max(0, chrome)
+        chrome = max(0, opt.rect.height() - text_rect.height()) + CELL_PADDING  # room above and below
+        return text_height(opt.text, opt.font, text_rect.width() - 2 * margin) + chrome
 
 
 def text_height(text: str, font: QFont, width: int) -> int:
