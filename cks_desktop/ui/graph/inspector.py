@@ -37,6 +37,7 @@ from cks_desktop.ui.graph.value_words import PlainValueDelegate, plain_words
 from cks_desktop.ui.labels import plain_input_dialog, plain_label
 from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView, read_sources
 from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.theme import set_role
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
@@ -81,6 +82,16 @@ def _section(text: str) -> QLabel:
     label.setFont(font)
     label.setContentsMargins(0, 8, 0, 0)
     return label
+
+
+def _quiet(label: QLabel, quiet: bool) -> None:
+    """A section heading that says there is nothing under it reads quieter: muted, not bold."""
+    role = "muted" if quiet else ""
+    if label.property("cksRole") != role:
+        set_role(label, role)  # first: re-polishing gives the label its earlier font back
+    font = label.font()
+    font.setBold(not quiet)
+    label.setFont(font)
 
 
 class Inspector(QFrame):
@@ -404,10 +415,8 @@ class Inspector(QFrame):
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
             self._fit_properties()
-            self._fill_relations(self.out_list, self.outgoing, outgoing=True)
-            self._fill_relations(self.in_list, self.incoming, outgoing=False)
-            self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
-            self.in_label.setText(f"Incoming relations ({len(self.incoming)})")
+            self._fill_relations(self.out_label, self.out_list, self.outgoing, outgoing=True)
+            self._fill_relations(self.in_label, self.in_list, self.incoming, outgoing=False)
             self.sources.show_sources(self.sources_data)
             self.sources_label.setText(f"Sources ({self.sources.count()})")
             self.history_list.clear()
@@ -452,8 +461,13 @@ class Inspector(QFrame):
             self._aliases_flow.addWidget(chip)
         self._aliases_form.setRowVisible(self.aliases_box, bool(aliases))
 
-    def _fill_relations(self, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
+    def _fill_relations(self, label: QLabel, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
+        """The relations under their heading; none at all is one quiet line instead of an empty box."""
         lst.clear()
+        word = "Outgoing" if outgoing else "Incoming"
+        _quiet(label, not relations)
+        label.setText(f"{word} relations ({len(relations)})" if relations else f"No {word.lower()} relations")
+        lst.setVisible(bool(relations))
         for rel in relations:
             other = rel.target_id if outgoing else rel.source_id
             name, type_ = self.name_of(other)
@@ -464,8 +478,6 @@ class Inspector(QFrame):
             item.setToolTip(plain_tooltip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}"
                                           if rel.properties else rel.id))
             lst.addItem(item)
-        if not relations:
-            lst.addItem(QListWidgetItem("None"))
         lst.doItemsLayout()
         rows = sum(lst.sizeHintForRow(k) for k in range(lst.count()))
         lst.setFixedHeight(min(220, rows + 2 * lst.frameWidth() + 4))

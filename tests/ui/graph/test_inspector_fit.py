@@ -69,7 +69,7 @@ def fits(table: QTableWidget) -> bool:
         width = table.columnWidth(1) - (1 if table.showGrid() else 0)
         if table.rowHeight(row) < delegate.needed_height(option, index, width):
             return False
-        if table.rowHeight(row) < _needed(table, row, 1):
+        if table.rowHeight(row) < _needed(table, row, 1) + 2:  # and its lines do not touch the grid
             return False
     chrome = table.horizontalHeader().height() + 2 * table.frameWidth()
     return (not table.verticalScrollBar().isVisible() and table.verticalScrollBar().maximum() == 0
@@ -97,3 +97,36 @@ async def test_every_wrapped_line_of_a_property_shows(themed, store: GraphStore,
         view.resize(560, 700)  # the sheet narrows to its least width: the value column with it
         await until_true(lambda: table.columnWidth(1) < before - 40 and fits(table))
         assert table.rowHeight(rows["summary"]) > wide  # more lines at the narrower width, every one shown
+
+
+@pytest.mark.asyncio
+async def test_no_relations_is_one_quiet_line_not_an_empty_box(themed, store: GraphStore, registry, session) -> None:
+    store.apply(session, [{"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m"},
+                          {"op": "add_object", "type": "City", "name": "Paris", "label": "$p"},
+                          {"op": "add_object", "type": "Note", "name": "Loose note"},
+                          {"op": "add_relation", "source": "$m", "target": "$p", "type": "worked_in"}], "model")
+    async with open_view(store, registry, session) as view:
+        ins = view.inspector
+
+        async def show(name: str) -> None:
+            oid = store.resolve(session, name).id
+            view.state.select(oid)
+            await view.inspect(oid)
+            await until_true(lambda: ins.isVisible())
+
+        await show("Marie Curie")  # relations out, none in
+        assert ins.out_list.isVisible() and ins.out_label.text() == "Outgoing relations (1)"
+        assert ins.out_label.font().bold() and ins.out_label.property("cksRole") == ""
+        assert not ins.in_list.isVisible() and ins.in_label.text() == "No incoming relations"
+        assert ins.in_label.isVisible() and not ins.in_label.font().bold()
+        assert ins.in_label.property("cksRole") == "muted"  # quiet: the theme's muted colour
+
+        await show("Paris")  # the other way round
+        assert ins.in_list.isVisible() and ins.in_label.text() == "Incoming relations (1)"
+        assert ins.in_label.font().bold()
+        assert not ins.out_list.isVisible() and ins.out_label.text() == "No outgoing relations"
+
+        await show("Loose note")
+        assert not ins.out_list.isVisible() and not ins.in_list.isVisible()
+        assert (ins.out_label.text(), ins.in_label.text()) == ("No outgoing relations", "No incoming relations")
+        assert ins.out_list.count() == ins.in_list.count() == 0  # no "None" row pretending to be a relation
