@@ -30,14 +30,15 @@ def themed(qapp: QApplication) -> Iterator[theme.ThemeManager]:
     theme.uninstall()
 
 
-async def until_true(predicate: Callable[[], bool], rounds: int = 300) -> None:
-    """Lets Qt run its posted layout requests until ``predicate`` holds (bounded, no fixed sleep)."""
-    for _ in range(rounds):
-        QApplication.processEvents()
-        if predicate():
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the condition never held")
+async def until_true(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Waits (bounded) until ``predicate`` holds, re-checking as the loop runs Qt's posted layout
+    requests (never ``processEvents`` inside a coroutine: STACK.md's qasync rule 2)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("the condition never held")
+        await asyncio.sleep(0.005)
 
 
 def _needed(table: QTableWidget, row: int, column: int) -> int:
@@ -130,3 +131,33 @@ async def test_no_relations_is_one_quiet_line_not_an_empty_box(themed, store: Gr
         assert not ins.out_list.isVisible() and not ins.in_list.isVisible()
         assert (ins.out_label.text(), ins.in_label.text()) == ("No outgoing relations", "No incoming relations")
         assert ins.out_list.count() == ins.in_list.count() == 0  # no "None" row pretending to be a relation
+
+
+@pytest.mark.asyncio
+async def test_the_sheet_never_hides_a_fitted_graph_even_when_it_takes_most_of_the_canvas(store, registry) -> None:
+    from tests.ui.graph.test_polish import frame_now, small_graph
+
+    sid = small_graph(store, 6)
+    async with open_view(store, registry, sid) as view:
+        view.resize(540, 600)  # a 1024 px window's graph: the sheet is wider than half of it
+        canvas = view.canvas
+        await until_true(lambda: canvas.width() <= 540)
+        canvas.fit()
+        hub = view.model.node_id(0)
+        view.state.select(hub)
+        await view.inspect(hub)
+        await until_true(lambda: view.inspector.isVisible() and view.stage.covered_right() > canvas.width() / 2)
+
+        def seen_whole() -> bool:
+            frame_now(view)
+            clear = canvas.width() - view.stage.covered_right()
+            vp, model = canvas.viewport, view.model
+            nodes = all(0 < vp.to_screen(model.xs[i], model.ys[i])[0] < clear for i in model.nodes())
+            front = canvas.frames.front
+            assert front is not None
+            labels = canvas.renderer.placed_labels  # frame coordinates: the widget's origin is (mx, my)
+            return nodes and bool(labels) and all(r.right() - front.mx <= clear + 2 for r in labels)
+
+        assert seen_whole()  # every node and every drawn name beside the sheet, none under it
+        view.resize(600, 600)  # the graph's room changes: the fitted picture fits it again
+        await until_true(lambda: canvas.width() > 560 and seen_whole())
