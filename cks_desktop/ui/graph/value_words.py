@@ -5,24 +5,18 @@ The cell keeps the value's JSON (what Edit shows and what is parsed back), but a
 ``{"city": "Paris", "year": 1891}`` as ``city: Paris`` and ``year: 1891``. Only the display
 changes; text that is not a JSON list or object is shown as it is.
 
-The cell's height is measured at the width its text really gets (``needed_height``): the column's
-width less the grid line, the style's text rectangle and its text margins on both sides, plus a
-little room above and below. Measured at a wider width, a wrapped value's last line would fall
-below the row and be cut.
+The cell's height is measured at the width its text really gets (``wrapped_items``): measured at
+a wider width, a wrapped value's last line would fall below the row and be cut.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize
-from PySide6.QtGui import QFont, QTextLayout, QTextOption
-from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTableView
+from cks_desktop.ui.wrapped_items import WrappedTextDelegate
 
 BULLET = "• "
-CELL_PADDING = 8  # px above and below a wrapped value together: its lines do not touch the grid
 
 
 def _scalar(value: Any) -> str:
@@ -59,48 +53,10 @@ def plain_words(text: str) -> str:
     return text
 
 
-class PlainValueDelegate(QStyledItemDelegate):
+class PlainValueDelegate(WrappedTextDelegate):
     """Draws a value cell in plain words (``plain_words``); its editor still holds the JSON."""
 
     def displayText(self, value: Any, locale: Any) -> str:  # noqa: N802 (Qt naming)
         if not isinstance(value, str):
             return super().displayText(value, locale)
         return plain_words(value).replace("\n", "\u2028")  # Qt breaks a drawn cell's line only here
-
-    def sizeHint(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt naming)
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
-        size = super().sizeHint(option, index)
-        view = option.widget
-        if not isinstance(view, QTableView) or not view.wordWrap():
-            return size
-        width = view.columnWidth(index.column()) - (1 if view.showGrid() else 0)
-        return QSize(size.width(), max(size.height(), self.needed_height(option, index, width)))
-
-    def needed_height(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex,
-                      cell_width: int) -> int:
-        """The height a cell ``cell_width`` px wide needs to show every wrapped line of its text."""
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        widget = opt.widget
-        style = widget.style() if widget is not None else QApplication.style()
-        line = opt.fontMetrics.height()
-        opt.rect = QRect(0, 0, max(1, cell_width), line)
-        text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, widget)
-        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, opt, widget) + 1
-        chrome = max(0, opt.rect.height() - text_rect.height()) + CELL_PADDING  # room above and below
-        return text_height(opt.text, opt.font, text_rect.width() - 2 * margin) + chrome
-
-
-def text_height(text: str, font: QFont, width: int) -> int:
-    """The height of ``text`` word-wrapped at ``width`` px, laid out as a view item draws it."""
-    layout = QTextLayout(text, font)
-    option = QTextOption()
-    option.setWrapMode(QTextOption.WrapMode.WordWrap)  # as QCommonStyle draws a wrapped item
-    layout.setTextOption(option)
-    height = 0.0
-    layout.beginLayout()
-    while (line := layout.createLine()).isValid():
-        line.setLineWidth(max(1, width))
-        height += line.height()
-    layout.endLayout()
-    return math.ceil(height)  # a partial pixel row is still a row
