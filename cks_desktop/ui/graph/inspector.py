@@ -19,8 +19,8 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, SignalInstance
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, SignalInstance
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
     QListWidget, QListWidgetItem, QMenu, QPushButton, QScrollArea, QSizePolicy, QTableWidget, QTableWidgetItem,
@@ -38,10 +38,12 @@ from cks_desktop.ui.labels import plain_input_dialog, plain_label
 from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView, read_sources
 from cks_desktop.ui.text import plain_tooltip
 from cks_desktop.ui.theme import set_role
+from cks_desktop.ui.wrapped_items import WrappedTextDelegate
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 NameOf = Callable[[str], tuple[str, str]]  # object id -> (name, type)
+RELATIONS_MAX, HISTORY_MAX = 220, 200  # px: a longer list scrolls inside the sheet
 EMPTY_TABLE_ROWS = 26  # px below the header of a table without properties
 ALIASES = "aliases"  # the property extraction keeps an object's other names in (extraction/plan.py)
 
@@ -82,6 +84,16 @@ def _section(text: str) -> QLabel:
     label.setFont(font)
     label.setContentsMargins(0, 8, 0, 0)
     return label
+
+
+def _fit_list(lst: QListWidget, most: int) -> None:
+    """``lst`` as tall as its rows (each wrapped at the width the list has now), up to ``most`` px."""
+    lst.doItemsLayout()
+    rows = 0
+    if lst.count():
+        last = lst.visualItemRect(lst.item(lst.count() - 1))
+        rows = last.bottom() + 1 + lst.verticalScrollBar().value() + lst.spacing()
+    lst.setFixedHeight(min(most, rows + 2 * lst.frameWidth() + 2))
 
 
 def _quiet(label: QLabel, quiet: bool) -> None:
@@ -221,7 +233,7 @@ class Inspector(QFrame):
         self._fit_timer = QTimer(self)
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
-        self._fit_timer.timeout.connect(self._fit_properties)
+        self._fit_timer.timeout.connect(self._fit_all)
         self.props.horizontalHeader().sectionResized.connect(lambda *_: self._fit_timer.start())
         self.props.setItemDelegateForColumn(1, PlainValueDelegate(self.props))  # lists as lines, not JSON
         self.props.itemChanged.connect(self._prop_changed)
@@ -264,6 +276,8 @@ class Inspector(QFrame):
         self.history_list = QListWidget()
         self.history_list.setObjectName("inspectorHistory")
         self.history_list.setWordWrap(True)
+        self.history_list.setItemDelegate(WrappedTextDelegate(self.history_list))
+        self.history_list.installEventFilter(self)
         self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         lay.addWidget(self.history_list)
         bottom = QHBoxLayout()
@@ -285,6 +299,8 @@ class Inspector(QFrame):
         lst = QListWidget()
         lst.setObjectName(name)
         lst.setWordWrap(True)
+        lst.setItemDelegate(WrappedTextDelegate(lst))  # a wrapped relation's rows measured as drawn
+        lst.installEventFilter(self)
         lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         lst.setTextElideMode(Qt.TextElideMode.ElideRight)
         lst.setToolTip("Double-click to go to the other object; right-click to change or remove")
@@ -429,11 +445,22 @@ class Inspector(QFrame):
                 self.history_list.addItem(item)
             if not self.history:
                 self.history_list.addItem("No recorded changes.")
-            self.history_list.doItemsLayout()
-            rows = sum(self.history_list.sizeHintForRow(k) for k in range(self.history_list.count()))
-            self.history_list.setFixedHeight(min(200, rows + 2 * self.history_list.frameWidth() + 4))
+            _fit_list(self.history_list, HISTORY_MAX)
         finally:
             self._filling = False
+
+    def _fit_all(self) -> None:
+        """The sheet's width changed: every table and list wraps its rows anew and takes their height."""
+        self._fit_properties()
+        _fit_list(self.out_list, RELATIONS_MAX)
+        _fit_list(self.in_list, RELATIONS_MAX)
+        _fit_list(self.history_list, HISTORY_MAX)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt naming)
+        if event.type() == QEvent.Type.Resize and isinstance(event, QResizeEvent) \
+                and event.size().width() != event.oldSize().width():
+            self._fit_timer.start()  # a list's width changed: its rows wrap anew (on the next turn)
+        return False
 
     def _fit_properties(self) -> None:
         """Rows as tall as their wrapped values at the width they have now, the table as tall as
@@ -478,9 +505,7 @@ class Inspector(QFrame):
             item.setToolTip(plain_tooltip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}"
                                           if rel.properties else rel.id))
             lst.addItem(item)
-        lst.doItemsLayout()
-        rows = sum(lst.sizeHintForRow(k) for k in range(lst.count()))
-        lst.setFixedHeight(min(220, rows + 2 * lst.frameWidth() + 4))
+        _fit_list(lst, RELATIONS_MAX)
 
     # -- edits --------------------------------------------------------------------
     def _report(self, result: EditResult) -> None:

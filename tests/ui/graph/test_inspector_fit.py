@@ -161,3 +161,40 @@ async def test_the_sheet_never_hides_a_fitted_graph_even_when_it_takes_most_of_t
         assert seen_whole()  # every node and every drawn name beside the sheet, none under it
         view.resize(600, 600)  # the graph's room changes: the fitted picture fits it again
         await until_true(lambda: canvas.width() > 560 and seen_whole())
+
+
+def _list_fits(lst) -> bool:
+    """Every row of ``lst`` as tall as its wrapped text at the width it has, and all rows inside the list."""
+    fm, style = lst.fontMetrics(), lst.style()
+    for i in range(lst.count()):
+        rect = lst.visualItemRect(lst.item(i))
+        option = QStyleOptionViewItem()
+        option.initFrom(lst)
+        option.rect = QRect(rect)
+        text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, lst)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, option, lst) + 1
+        needed = fm.boundingRect(QRect(0, 0, text.width() - 2 * margin, 10_000), Qt.TextFlag.TextWordWrap,
+                                 lst.item(i).text())
+        if needed.height() > rect.height() or not lst.viewport().rect().contains(rect):
+            return False
+    return lst.verticalScrollBar().maximum() == 0
+
+
+@pytest.mark.asyncio
+async def test_long_relations_wrap_whole_in_a_narrow_sheet(themed, store: GraphStore, registry, session) -> None:
+    store.apply(session, [
+        {"op": "add_object", "type": "Person", "name": "Marie Curie", "label": "$m"},
+        {"op": "add_object", "type": "Institution", "label": "$s",
+         "name": "Faculté des sciences de Paris, Sorbonne, laboratory of physics and chemistry"},
+        {"op": "add_relation", "source": "$m", "target": "$s", "type": "taught_physics_and_chemistry_at"},
+        {"op": "add_relation", "source": "$s", "target": "$m", "type": "employed_as_first_woman_professor"}], "model")
+    async with open_view(store, registry, session) as view:
+        view.resize(560, 700)
+        oid = store.resolve(session, "Marie Curie").id
+        view.state.select(oid)
+        await view.inspect(oid)
+        ins = view.inspector
+        await until_true(lambda: ins.out_list.isVisible() and ins.in_list.isVisible()
+                         and _list_fits(ins.out_list) and _list_fits(ins.in_list))
+        line = ins.out_list.fontMetrics().height()
+        assert ins.out_list.visualItemRect(ins.out_list.item(0)).height() >= 2 * line  # it did wrap
