@@ -9,6 +9,12 @@ shown is always what was written.
 Property values: text that parses as a JSON number, boolean, null, list or
 object is stored as that; anything else is stored as text (so typing 42
 stores a number, "42" with quotes stores text).
+
+It reads like a document: the properties table and the relation and history
+lists are as tall as their rows, each row as tall as its wrapped text at the
+width it has (``wrapped_items.py``), and they fit again whenever the sheet's
+width changes, so only the sheet scrolls and no last line is cut. A relation
+list with nothing in it is one quiet line ("No incoming relations").
 """
 
 from __future__ import annotations
