@@ -32,7 +32,7 @@ from cks_desktop.ui.graph.buffers import SceneBuffers
 from cks_desktop.ui.graph.frames import SYNC_EDGES, FrameCache
 from cks_desktop.ui.graph.render import FrameRenderer, Style, node_diameter
 from cks_desktop.ui.graph.spatial import SpatialGrid
-from cks_desktop.ui.graph.viewport import FIT_MAX_SCALE, Viewport
+from cks_desktop.ui.graph.viewport import FIT_MAX_SCALE, Viewport, clear_width
 from cks_desktop.ui.graph.viewstate import ViewState
 
 DRAG_THRESHOLD = 4
@@ -58,6 +58,7 @@ class GraphCanvas(QWidget):
         self.viewport = Viewport()
         self.covered_right = 0  # px of the right edge under the inspector sheet (set by ``stage.py``)
         self.covered_top_left: tuple[int, int, int, int] | None = None  # the legend card's x, y, w, h (stage.py)
+        self.fitted = False  # the view is what Fit made it (no pan or zoom since): kept fitted on a resize
         self.buffers = SceneBuffers()
         self.grid = SpatialGrid(GRID_CELL)
         self.renderer = FrameRenderer(model, self.buffers, self.grid)
@@ -134,7 +135,7 @@ class GraphCanvas(QWidget):
         inside each edge) and the world rectangles the legend card covers: where a new object may go."""
         vp = self.viewport
         x0, y0 = vp.to_world(margin_px, margin_px)
-        x1, y1 = vp.to_world(vp.width - min(self.covered_right, vp.width // 2) - margin_px, vp.height - margin_px)
+        x1, y1 = vp.to_world(clear_width(vp.width, self.covered_right) - margin_px, vp.height - margin_px)
         blocked = []
         if self.covered_top_left is not None:
             lx, ly, lw, lh = self.covered_top_left
@@ -186,8 +187,8 @@ class GraphCanvas(QWidget):
         """Fit into the part of the canvas not covered by the inspector sheet (``covered_right``)."""
         bounds = self.model.bounds(indices) if indices is not None else self.graph_bounds()
         vp = self.viewport
-        covered = min(self.covered_right, vp.width // 2)
         full = vp.width
+        covered = full - clear_width(full, self.covered_right)
         vp.width = full - covered
         try:
             vp.fit(bounds, max_scale=max_scale)
@@ -195,6 +196,7 @@ class GraphCanvas(QWidget):
             vp.width = full
         vp.cx += covered / 2 / vp.scale  # the fitted picture's centre: the middle of the clear part
         self.view_moved()
+        self.fitted = True  # until the person moves the view: a resize or the sheet fits it again
 
     def center_on_indices(self, indices: list[int]) -> None:
         """Bring these nodes into view: centre them; zoom out only if they do not fit."""
@@ -208,10 +210,11 @@ class GraphCanvas(QWidget):
         elif len(indices) == 1 and vp.scale < 0.6:
             vp.scale = 0.9  # one object: close enough to read its neighbourhood
         vp.center_on((x0 + x1) / 2, (y0 + y1) / 2)
-        vp.cx += min(self.covered_right, vp.width // 2) / 2 / vp.scale  # clear of the inspector sheet
+        vp.cx += (vp.width - clear_width(vp.width, self.covered_right)) / 2 / vp.scale  # clear of the sheet
         self.view_moved()
 
     def view_moved(self) -> None:
+        self.fitted = False
         self.update()
         self.viewportChanged.emit()
 
@@ -242,13 +245,18 @@ class GraphCanvas(QWidget):
 
     def _key(self) -> tuple:
         vp = self.viewport
-        return (self.buffers.version, id(self.style_), vp.scale, vp.width, vp.height, self.devicePixelRatioF())
+        return (self.buffers.version, id(self.style_), vp.scale, vp.width, vp.height, self.devicePixelRatioF(),
+                self.covered_right)  # labels keep clear of the sheet: it moving redraws them
 
     def _render_frame(self) -> None:
         """Draw the base frame for the current view completely, now (benchmarks, grabs, exports)."""
         self.ensure_style()
         self.frames.render_now(self.viewport, self.devicePixelRatioF(), self._key(), self.style_,
-                               self.graph_bounds())
+                               self.graph_bounds(), self._clear())
+
+    def _clear(self) -> float:
+        """The width of the canvas a label may be drawn in whole: not under the inspector sheet."""
+        return clear_width(self.viewport.width, self.covered_right)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         self.ensure_style()
@@ -264,7 +272,8 @@ class GraphCanvas(QWidget):
                 if zooming:
                     self._settle.start(SETTLE_MS)  # the real frame once the wheel rests
                 else:
-                    self.frames.start(vp, self.devicePixelRatioF(), key, self.style_, self.graph_bounds())
+                    self.frames.start(vp, self.devicePixelRatioF(), key, self.style_, self.graph_bounds(),
+                                      self._clear())
         mask = self.state.visible_mask(self.model)
         self.overlay.base_edge_labels = self.renderer.placed_edge_labels  # each edge label drawn once
         self.overlay.paint(p, self.viewport, self.style_, time.monotonic(), hover=self._hover, mask=mask,

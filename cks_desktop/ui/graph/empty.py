@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.graph.viewport import clear_width
 from cks_desktop.ui.labels import plain_label
 
 TITLE = "This session's graph is empty"
@@ -63,7 +64,7 @@ class EmptyState(QFrame):
 
     def place(self, width: int, height: int, covered_right: int) -> None:
         """Centre the card in the part of the canvas (``width`` × ``height``) not under the sheet."""
-        free = max(1, width - min(covered_right, width // 2))
+        free = max(1, int(clear_width(width, covered_right)))
         self._stack_if_narrow(free - 24)
         hint = self.sizeHint()
         w = min(hint.width(), max(1, free - 24))

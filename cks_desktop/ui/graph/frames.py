@@ -46,6 +46,13 @@ class Frame:
     my: int
 
 
+def _seen(frame: Frame, vp: Viewport, clear: float | None) -> QRectF:
+    """The part of ``frame`` (a margin larger than the widget) a person sees: the widget's
+    rectangle, less the right part under the inspector sheet."""
+    width = vp.width if clear is None else max(1.0, min(vp.width, clear))
+    return QRectF(frame.mx, frame.my, width, vp.height)
+
+
 @dataclass
 class _Job:
     frame: Frame
@@ -74,25 +81,28 @@ class FrameCache:
         return Frame(pixmap, key, vp.cx, vp.cy, vp.scale, mx, my), Viewport(w, h, vp.scale, vp.cx, vp.cy)
 
     def render_now(self, vp: Viewport, dpr: float, key: tuple, style: Style,
-                   bounds: tuple[float, float, float, float] | None) -> None:
-        """Finish any frame in progress, then draw a frame for ``vp`` completely."""
+                   bounds: tuple[float, float, float, float] | None, clear: float | None = None) -> None:
+        """Finish any frame in progress, then draw a frame for ``vp`` completely.
+
+        ``clear``: how much of the widget's width (from its left) is seen, the rest being under the
+        inspector sheet; labels near the sheet are placed on the seen side of their node."""
         self.finish()
         frame, big = self._new_frame(vp, dpr, key)
         started = time.perf_counter()
         painter = QPainter(frame.pixmap)
-        self.renderer.paint(painter, big, style, bounds=bounds, inside=QRectF(frame.mx, frame.my, vp.width, vp.height))
+        self.renderer.paint(painter, big, style, bounds=bounds, inside=_seen(frame, vp, clear))
         painter.end()
         self.last_render_ms = (time.perf_counter() - started) * 1000
         self.front = frame
 
     def start(self, vp: Viewport, dpr: float, key: tuple, style: Style,
-              bounds: tuple[float, float, float, float] | None) -> None:
+              bounds: tuple[float, float, float, float] | None, clear: float | None = None) -> None:
         """Begin drawing a frame for ``vp`` in pieces (no-op if one is already on its way)."""
         if self._job is not None:
             return
         frame, big = self._new_frame(vp, dpr, key)
         painter = QPainter(frame.pixmap)
-        inside = QRectF(frame.mx, frame.my, vp.width, vp.height)
+        inside = _seen(frame, vp, clear)
         self._job = _Job(frame, painter, self.renderer.steps(painter, big, style, bounds=bounds, inside=inside))
         self._started = time.perf_counter()
         QTimer.singleShot(0, self._advance)

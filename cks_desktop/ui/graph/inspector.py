@@ -9,6 +9,12 @@ shown is always what was written.
 Property values: text that parses as a JSON number, boolean, null, list or
 object is stored as that; anything else is stored as text (so typing 42
 stores a number, "42" with quotes stores text).
+
+It reads like a document: the properties table and the relation and history
+lists are as tall as their rows, each row as tall as its wrapped text at the
+width it has (``wrapped_items.py``), and they fit again whenever the sheet's
+width changes, so only the sheet scrolls and no last line is cut. A relation
+list with nothing in it is one quiet line ("No incoming relations").
 """
 
 from __future__ import annotations
@@ -19,8 +25,8 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, SignalInstance
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
     QListWidget, QListWidgetItem, QMenu, QPushButton, QScrollArea, QSizePolicy, QTableWidget, QTableWidgetItem,
@@ -37,10 +43,14 @@ from cks_desktop.ui.graph.value_words import PlainValueDelegate, plain_words
 from cks_desktop.ui.labels import plain_input_dialog, plain_label
 from cks_desktop.ui.provenance.sources_view import ObjectSources, SourcesView, read_sources
 from cks_desktop.ui.text import plain_tooltip
+from cks_desktop.ui.theme import set_role
+from cks_desktop.ui.wrapped_items import WrappedTextDelegate
 
 ROLE_ID = Qt.ItemDataRole.UserRole + 1
 Spawn = Callable[[Coroutine[Any, Any, Any]], Any]
 NameOf = Callable[[str], tuple[str, str]]  # object id -> (name, type)
+RELATIONS_MAX, HISTORY_MAX = 220, 200  # px: a longer list scrolls inside the sheet
+EMPTY_TABLE_ROWS = 26  # px below the header of a table without properties
 ALIASES = "aliases"  # the property extraction keeps an object's other names in (extraction/plan.py)
 
 
@@ -80,6 +90,26 @@ def _section(text: str) -> QLabel:
     label.setFont(font)
     label.setContentsMargins(0, 8, 0, 0)
     return label
+
+
+def _fit_list(lst: QListWidget, most: int) -> None:
+    """``lst`` as tall as its rows (each wrapped at the width the list has now), up to ``most`` px."""
+    lst.doItemsLayout()
+    rows = 0
+    if lst.count():
+        last = lst.visualItemRect(lst.item(lst.count() - 1))
+        rows = last.bottom() + 1 + lst.verticalScrollBar().value() + lst.spacing()
+    lst.setFixedHeight(min(most, rows + 2 * lst.frameWidth() + 2))
+
+
+def _quiet(label: QLabel, quiet: bool) -> None:
+    """A section heading that says there is nothing under it reads quieter: muted, not bold."""
+    role = "muted" if quiet else ""
+    if label.property("cksRole") != role:
+        set_role(label, role)  # first: re-polishing gives the label its earlier font back
+    font = label.font()
+    font.setBold(not quiet)
+    label.setFont(font)
 
 
 class Inspector(QFrame):
@@ -203,6 +233,14 @@ class Inspector(QFrame):
                                    | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.props.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum)
         self.props.setWordWrap(True)
+        # The table is as tall as its rows (``_fit_properties``): the sheet scrolls, never the table.
+        self.props.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # A column's new width reaches the table after ``sectionResized`` returns: fit on the next turn.
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self._fit_all)
+        self.props.horizontalHeader().sectionResized.connect(lambda *_: self._fit_timer.start())
         self.props.setItemDelegateForColumn(1, PlainValueDelegate(self.props))  # lists as lines, not JSON
         self.props.itemChanged.connect(self._prop_changed)
         lay.addWidget(self.props)
@@ -244,6 +282,8 @@ class Inspector(QFrame):
         self.history_list = QListWidget()
         self.history_list.setObjectName("inspectorHistory")
         self.history_list.setWordWrap(True)
+        self.history_list.setItemDelegate(WrappedTextDelegate(self.history_list))
+        self.history_list.installEventFilter(self)
         self.history_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         lay.addWidget(self.history_list)
         bottom = QHBoxLayout()
@@ -265,6 +305,8 @@ class Inspector(QFrame):
         lst = QListWidget()
         lst.setObjectName(name)
         lst.setWordWrap(True)
+        lst.setItemDelegate(WrappedTextDelegate(lst))  # a wrapped relation's rows measured as drawn
+        lst.installEventFilter(self)
         lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         lst.setTextElideMode(Qt.TextElideMode.ElideRight)
         lst.setToolTip("Double-click to go to the other object; right-click to change or remove")
@@ -394,13 +436,9 @@ class Inspector(QFrame):
                 v.setToolTip(plain_tooltip(plain_words(value_text(value))))
                 self.props.setItem(row, 0, k)
                 self.props.setItem(row, 1, v)
-            self.props.resizeRowsToContents()
-            rows = self.props.verticalHeader().length() if self.props.rowCount() else 26
-            self.props.setFixedHeight(min(260, self.props.horizontalHeader().height() + rows + 4))
-            self._fill_relations(self.out_list, self.outgoing, outgoing=True)
-            self._fill_relations(self.in_list, self.incoming, outgoing=False)
-            self.out_label.setText(f"Outgoing relations ({len(self.outgoing)})")
-            self.in_label.setText(f"Incoming relations ({len(self.incoming)})")
+            self._fit_properties()
+            self._fill_relations(self.out_label, self.out_list, self.outgoing, outgoing=True)
+            self._fill_relations(self.in_label, self.in_list, self.incoming, outgoing=False)
             self.sources.show_sources(self.sources_data)
             self.sources_label.setText(f"Sources ({self.sources.count()})")
             self.history_list.clear()
@@ -413,11 +451,34 @@ class Inspector(QFrame):
                 self.history_list.addItem(item)
             if not self.history:
                 self.history_list.addItem("No recorded changes.")
-            self.history_list.doItemsLayout()
-            rows = sum(self.history_list.sizeHintForRow(k) for k in range(self.history_list.count()))
-            self.history_list.setFixedHeight(min(200, rows + 2 * self.history_list.frameWidth() + 4))
+            _fit_list(self.history_list, HISTORY_MAX)
         finally:
             self._filling = False
+
+    def _fit_all(self) -> None:
+        """The sheet's width changed: every table and list wraps its rows anew and takes their height."""
+        self._fit_properties()
+        _fit_list(self.out_list, RELATIONS_MAX)
+        _fit_list(self.in_list, RELATIONS_MAX)
+        _fit_list(self.history_list, HISTORY_MAX)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt naming)
+        if event.type() == QEvent.Type.Resize and isinstance(event, QResizeEvent) \
+                and event.size().width() != event.oldSize().width():
+            self._fit_timer.start()  # a list's width changed: its rows wrap anew (on the next turn)
+        return False
+
+    def _fit_properties(self) -> None:
+        """Rows as tall as their wrapped values at the width they have now, the table as tall as
+        all of them: its frame, header and rows plus the grid's last line, so no row is cut and no
+        inner scroll bar shows. Runs again whenever a column's width changes (the sheet resized)."""
+        table = self.props
+        table.resizeRowsToContents()
+        rows = table.verticalHeader().length() if table.rowCount() else EMPTY_TABLE_ROWS
+        chrome = table.horizontalHeader().height() + 2 * table.frameWidth()
+        if table.horizontalScrollBar().maximum() > 0:  # a key wider than the sheet: its bar shows
+            chrome += table.horizontalScrollBar().sizeHint().height()
+        table.setFixedHeight(chrome + rows + 1)
 
     def _fill_aliases(self, aliases: list[str]) -> None:
         """The other names as chips, one each (data: plain text, long ones elided); the row hides without any."""
@@ -433,8 +494,13 @@ class Inspector(QFrame):
             self._aliases_flow.addWidget(chip)
         self._aliases_form.setRowVisible(self.aliases_box, bool(aliases))
 
-    def _fill_relations(self, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
+    def _fill_relations(self, label: QLabel, lst: QListWidget, relations: list[Relation], *, outgoing: bool) -> None:
+        """The relations under their heading; none at all is one quiet line instead of an empty box."""
         lst.clear()
+        word = "Outgoing" if outgoing else "Incoming"
+        _quiet(label, not relations)
+        label.setText(f"{word} relations ({len(relations)})" if relations else f"No {word.lower()} relations")
+        lst.setVisible(bool(relations))
         for rel in relations:
             other = rel.target_id if outgoing else rel.source_id
             name, type_ = self.name_of(other)
@@ -445,11 +511,7 @@ class Inspector(QFrame):
             item.setToolTip(plain_tooltip(f"{rel.id}\n{json.dumps(rel.properties, ensure_ascii=False)}"
                                           if rel.properties else rel.id))
             lst.addItem(item)
-        if not relations:
-            lst.addItem(QListWidgetItem("None"))
-        lst.doItemsLayout()
-        rows = sum(lst.sizeHintForRow(k) for k in range(lst.count()))
-        lst.setFixedHeight(min(220, rows + 2 * lst.frameWidth() + 4))
+        _fit_list(lst, RELATIONS_MAX)
 
     # -- edits --------------------------------------------------------------------
     def _report(self, result: EditResult) -> None:

@@ -4,7 +4,11 @@ A list under the search field, filled by the ask use case's ``search`` (words an
 worker thread). The field keeps the focus: Up/Down move through the list, Enter opens the chosen
 result (the object in the graph, the document at the passage, the chat at the message), Esc
 closes the list. Every text in it is untrusted (documents, model output, tool results): plain
-text, one line, never rich text.
+text, never rich text, each result flattened to one paragraph of at most ``LINE_CHARS``.
+
+Nothing is elided by the list: it is as wide as its longest entry, up to the room the graph view
+has (``widest``, placed by the view), and an entry longer than that wraps onto more lines, each
+item as tall as its wrapped text at the width it has (``wrapped_items``).
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyleOptionViewItem, QWidget
+
+from cks_desktop.ui.wrapped_items import WrappedTextDelegate, text_rect_width
 
 Kind = Literal["object", "passage", "message"]
-LINE_CHARS = 110
+LINE_CHARS = 160  # about two wrapped lines in a 1024 px window's graph view
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,10 @@ class SearchResults(QListWidget):
         self.setObjectName("graphSearchResults")
         self.setAccessibleName("Search results")
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the field keeps the focus and the keys
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.setUniformItemSizes(True)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long lines end in "…"
+        self.setWordWrap(True)  # a long entry takes another line, never a "…" in the middle of it
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.setItemDelegate(WrappedTextDelegate(self))
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSpacing(2)
         self.itemActivated.connect(self._activated)
         self.itemClicked.connect(self._activated)
@@ -72,6 +79,25 @@ class SearchResults(QListWidget):
             self.setCurrentRow(0)
         self.setVisible(bool(self.count()))
         self.filled.emit()
+
+    def widest(self) -> int:
+        """The list's width that shows its longest entry on one line: the text, the item's padding
+        and text margins, the spacing and the frame."""
+        option = QStyleOptionViewItem()
+        option.initFrom(self)
+        option.widget = self
+        probe = 400
+        chrome = probe - text_rect_width(option, probe) + 2 * self.spacing() + 2 * self.frameWidth()
+        texts = [self.item(i).text() for i in range(self.count())]
+        return max((self.fontMetrics().horizontalAdvance(t) for t in texts), default=0) + chrome + 2
+
+    def content_height(self) -> int:
+        """The height that shows every item, at the width the list has now (items wrap to it)."""
+        if not self.count():
+            return 2 * self.frameWidth()
+        self.doItemsLayout()
+        last: QRect = self.visualItemRect(self.item(self.count() - 1))
+        return last.bottom() + 1 + self.verticalScrollBar().value() + self.spacing() + 2 * self.frameWidth()
 
     def step(self, step: int) -> None:
         rows = [i for i in range(self.count()) if self.item(i).flags() & Qt.ItemFlag.ItemIsEnabled]

@@ -7,6 +7,11 @@ than half the stage's height, collapsible to its title), the inspector a side sh
 edge (a share of the width between fixed bounds, always leaving canvas visible beside it), and the
 overview map (a child of the canvas) is capped to a quarter of the canvas and kept clear of the
 sheet. Closing the sheet (✕, Esc in the canvas) gives the whole canvas back.
+
+The canvas is told how much of it the sheet covers (``covered_right``): Fit, centring and label
+placement use only the part beside the sheet, and a picture that was fitted (no pan or zoom since)
+is fitted again when the stage is resized or the sheet opens or closes, so at 1024 px, where the
+sheet takes more than half the graph's room, no node or label is left under it.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class GraphStage(QWidget):
         legend.raise_()
         inspector.raise_()
         self.setMinimumSize(240, 200)
+        self._placed = (0, 0, 0)  # the canvas's width, height and covered part when last placed
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() in (QEvent.Type.Show, QEvent.Type.Hide, QEvent.Type.LayoutRequest):
@@ -81,5 +87,8 @@ class GraphStage(QWidget):
         self.legend.setGeometry(MARGIN, MARGIN, lw, lh)
         self.canvas.covered_top_left = (MARGIN, MARGIN, lw, lh) if self.legend.isVisibleTo(self) and lh else None
         self.canvas.covered_right = self.covered_right()  # Fit and centring keep clear of the sheet
+        placed, self._placed = self._placed, (w, h, self.canvas.covered_right)
+        if self.canvas.fitted and placed != self._placed:
+            self.canvas.fit()  # a fitted picture stays fitted to what is seen of it: nothing goes under the sheet
         self.minimap.right_inset = self.covered_right()
         self.minimap.place()

@@ -4,6 +4,9 @@ The cell keeps the value's JSON (what Edit shows and what is parsed back), but a
 ``["Nobel Prize in Physics 1903", "Nobel Prize in Chemistry 1911"]`` better as two lines, and
 ``{"city": "Paris", "year": 1891}`` as ``city: Paris`` and ``year: 1891``. Only the display
 changes; text that is not a JSON list or object is shown as it is.
+
+The cell's height is measured at the width its text really gets (``wrapped_items``): measured at
+a wider width, a wrapped value's last line would fall below the row and be cut.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtWidgets import QStyledItemDelegate
+from cks_desktop.ui.wrapped_items import WrappedTextDelegate
 
 BULLET = "• "
 
@@ -50,7 +53,7 @@ def plain_words(text: str) -> str:
     return text
 
 
-class PlainValueDelegate(QStyledItemDelegate):
+class PlainValueDelegate(WrappedTextDelegate):
     """Draws a value cell in plain words (``plain_words``); its editor still holds the JSON."""
 
     def displayText(self, value: Any, locale: Any) -> str:  # noqa: N802 (Qt naming)

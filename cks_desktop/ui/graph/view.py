@@ -22,8 +22,8 @@ from collections.abc import Coroutine, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, QPoint, QTimer, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolBar, QToolButton, QVBoxLayout, QWidget
 
 from cks_desktop.ui.bridge import EventBridge
@@ -656,15 +656,42 @@ class GraphView(ViewActions, QWidget):
         if name:
             self._indexing.emit(f"Indexing {name} for search: document {done + 1} of {total}…")
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        if self.results.isVisible():
+            self._place_results()  # the list's room changed: its width and its rows' wrapping follow
+
     def _place_results(self) -> None:
         field = self.search.field
         corner = field.mapTo(self, field.rect().bottomLeft())
-        width = min(max(420, field.width()), self.width() - 16)
+        # as wide as the longest entry, within the view; what is still longer wraps (search_results.py)
+        width = max(1, min(max(420, field.width(), self.results.widest()), self.width() - 16))
         x = max(8, min(corner.x(), self.width() - width - 8))
-        rows = max(1, self.results.count())
-        height = min(rows * (self.results.sizeHintForRow(0) + 4) + 12, max(120, self.height() // 2))
+        most = max(120, self.height() // 2)
+        self.results.setGeometry(x, corner.y() + 2, width, most)  # rows wrap to this width (no scroll bar)
+        height = min(self.results.content_height(), most)
         self.results.setGeometry(x, corner.y() + 2, width, height)
         self.results.raise_()
+        self._keep_match_clear_of_results()
+
+    def _keep_match_clear_of_results(self) -> None:
+        """The graph's current match, centred when the search ran, moves below the results list
+        when the list covers it (nothing moves when it is visible already)."""
+        pos = self.state.search_pos
+        matches = self.state.search_matches
+        i = self.model.index.get(matches[pos]) if 0 <= pos < len(matches) else None
+        if i is None or not self.results.isVisible():
+            return
+        vp = self.canvas.viewport
+        sx, sy = vp.to_screen(self.model.xs[i], self.model.ys[i])
+        under = self.results.geometry().translated(-self.canvas.mapTo(self, QPoint(0, 0)))  # canvas coordinates
+        if not under.adjusted(-24, -24, 24, 24).contains(QPoint(int(sx), int(sy))):
+            return
+        below = (under.bottom() + vp.height) / 2  # the middle of the canvas under the list
+        if below >= vp.height - 24:
+            return  # no room below it either: leave the view alone
+        vp.cy += (sy - below) / vp.scale
+        self.canvas.view_moved()
 
     def _open_result(self, result: Result) -> None:
         session = self.session_id
@@ -684,6 +711,7 @@ class GraphView(ViewActions, QWidget):
         self.search.set_result(self.state.search_query, len(self.state.search_matches), self.state.search_pos)
         if current is not None:
             self.center_on([current])
+            self._keep_match_clear_of_results()
         self.canvas.update()
         return current
 

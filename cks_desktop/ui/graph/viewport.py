@@ -17,6 +17,18 @@ MAX_SCALE = 8.0
 # canvas (discs stop growing at 44 px, only the lines get longer); 1.5 left a 6-object graph a
 # small island in the middle of the canvas.
 FIT_MAX_SCALE = MAX_SCALE
+MIN_CLEAR_PX = 120.0  # of the canvas a sheet over its right edge always counts as visible
+
+
+def clear_width(width: float, covered_right: float) -> float:
+    """How much of a canvas ``width`` px wide is not under the sheet over its right edge.
+
+    The whole uncovered part counts: capping the sheet at half the canvas (as once done) fitted
+    the picture partly under a sheet wider than that (at 1024 px the sheet takes more than half
+    the graph's room). Only an absurdly narrow rest is widened, so a fit never collapses."""
+    if covered_right <= 0:
+        return width
+    return max(min(width, MIN_CLEAR_PX), width - covered_right)
 
 
 @dataclass

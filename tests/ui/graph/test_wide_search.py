@@ -17,7 +17,7 @@ from cks_desktop.llm.messages import Message
 from cks_desktop.tools.registry import ToolRegistry
 from tests.retrieval.conftest import DISTRACTORS, add_text
 from tests.ui.graph.conftest import until
-from tests.ui.graph.test_view import open_view
+from tests.ui.graph.test_view import open_view, screen_pos
 
 PASSAGE = "The quince orchard behind the mill was planted by Oskar Lind in 1911."
 
@@ -107,3 +107,64 @@ async def test_indexing_for_the_search_is_shown_in_the_status_line(
         total = 1 + len(DISTRACTORS)
         assert said[0].startswith("Indexing ") and said[0].endswith(f"for search: document 1 of {total}…")
         assert len(said) == total
+
+
+LONG_PASSAGE = "The quince orchard behind the old water mill at Kellby was planted by Oskar Lind in the spring of 1911."
+
+
+@pytest.mark.asyncio
+async def test_each_result_shows_its_whole_text_in_a_narrow_graph_view(store: GraphStore, registry: ToolRegistry,
+                                                                        qapp) -> None:
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+
+    from cks_desktop.ui import theme
+
+    theme.install(qapp, "light")  # the theme pads each entry: the padding must fit too
+    sid = store.create_session("orchard").id
+    add_text(store, sid, "kellby-orchard-notes.txt", LONG_PASSAGE)
+    store.apply(sid, [{"op": "add_object", "type": "Person", "name": "Oskar Lind",
+                       "properties": {"description": "Miller who planted the quince orchard."}},
+                      {"op": "add_object", "type": "Place", "name": "Mill"}], "test")
+    try:
+        async with open_view(store, registry, sid) as view:
+            view.resize(540, 640)  # the graph's room in a 1024 px window
+            view.search.field.setText("quince orchard")
+            await until(view.results.filled, lambda: view.results.isVisible(), 30)
+            results = view.results
+            assert results.width() <= view.width() - 16
+            assert results.geometry().right() < view.width()
+            style, fm = results.style(), results.fontMetrics()
+            texts = []
+            for i in range(results.count()):
+                item = results.item(i)
+                rect = results.visualItemRect(item)
+                option = QStyleOptionViewItem()
+                option.initFrom(results)
+                option.rect = QRect(rect)
+                text = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, results)
+                margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, option, results) + 1
+                width = text.width() - 2 * margin
+                needed = fm.boundingRect(QRect(0, 0, width, 10_000), Qt.TextFlag.TextWordWrap, item.text())
+                assert needed.width() <= width and needed.height() <= rect.height(), (item.text(), needed, rect)
+                assert results.viewport().rect().contains(rect), (item.text(), rect)  # every row in view
+                texts.append(item.text())
+                if fm.horizontalAdvance(item.text()) <= width:
+                    assert needed.height() <= fm.height() + 1  # a short entry stays on one line
+            passage = next(t for t in texts if t.startswith("Passage"))
+            assert "…" not in passage and passage.endswith("Oskar Lind in the spring of 1911.")
+            assert fm.horizontalAdvance(passage) > results.viewport().width()  # it did need a second line
+            oskar = store.resolve(sid, "Oskar Lind").id
+            assert view.state.search_matches == [oskar]  # the graph's match, centred: not under the list
+            at = view.canvas.mapTo(view, screen_pos(view, oskar).toPoint())
+            assert not results.geometry().contains(at), (at, results.geometry())
+            vp = view.canvas.viewport  # a match the list covers (centred while the list was shorter)...
+            inside = view.canvas.mapFrom(view, results.geometry().center())
+            vp.cy += (screen_pos(view, oskar).y() - inside.y()) / vp.scale
+            vp.cx += (screen_pos(view, oskar).x() - inside.x()) / vp.scale
+            assert results.geometry().contains(view.canvas.mapTo(view, screen_pos(view, oskar).toPoint()))
+            view._place_results()  # ...moves below it when the list is placed
+            at = view.canvas.mapTo(view, screen_pos(view, oskar).toPoint())
+            assert not results.geometry().contains(at) and view.canvas.rect().contains(screen_pos(view, oskar).toPoint())
+    finally:
+        theme.uninstall()
