@@ -15,7 +15,8 @@ the rules are conservative, and every decision says which tier made it:
    (``graph/ranking.py``), in memory, because resolution asks it thousands of times per document
    and a SQLite query per name would dominate the run (see ``bench/documents.py``). A session too
    big to load whole (``runner.PRELOAD_LIMIT`` objects) is searched instead: the graph's full-text
-   index (``GraphStore.search_objects``) once per distinct name, its hits joining the indexes.
+   index (``GraphStore.search_objects``) once per distinct name, and the objects nearest the name in
+   the session's search index (its embeddings, where it exists), their hits joining the indexes.
 3. Automatic merges: a UNIQUE exact (or alias) match of the same type whose description does not
    contradict; or a very close fuzzy match (``FUZZY_AUTO`` of the characters, the only one that
    close) that is not a common short name (one word, or fewer than ``SHORT_NAME`` characters).

@@ -63,6 +63,7 @@ VOCABULARY_CHARS = 2 * prompt.MAX_TYPES_OFFERED * 16  # the offered object and r
 MAX_PAIRS = 200
 PRELOAD_LIMIT = 50_000  # objects: above this a session is searched per name instead of loaded whole
 LOOKUP_HITS = 10
+DENSE_FLOOR = 0.3  # cosine: a name against an object's indexed text (its name, type and properties)
 WRITE_STREAM_OVER = 5000  # ops: a bigger plan written with progress is streamed (graph/stream.py)
 WRITE_STEP = 2000  # ops planned and written at a time when streamed; progress after each
 MAX_SPLITS = 3  # a part whose answer is cut at the answer limit is halved, at most this deep
@@ -183,16 +184,61 @@ def load_context(store: "GraphStore", session_id: str, preload_limit: int = PREL
 def _fts_lookup(store: "GraphStore", session_id: str,
                 props: dict[str, dict[str, Any]]) -> Callable[[str], list[Existing]]:
     """Candidates for a name from the graph's full-text index (names weigh most, aliases are
-    property text); their properties go into ``props`` for the merge ops."""
+    property text) and, where the session's search index exists, from its embeddings of the
+    objects (``retrieval/items.py``: a typo, a transliteration or a short form shares no whole
+    word with the name it stands for). The candidates only join the resolver's indexes: every
+    rule of resolution still decides. Their properties go into ``props`` for the merge ops."""
+    nearest = _dense_lookup(store, session_id)
 
     def lookup(name: str) -> list[Existing]:
         out = []
+        seen: set[str] = set()
         for obj, _score in store.search_objects(session_id, name, limit=LOOKUP_HITS):
             props[obj.id] = dict(obj.properties)
             out.append(_existing(obj))
+            seen.add(obj.id)
+        for obj in nearest(name) if nearest is not None else []:
+            if obj.id not in seen:
+                props[obj.id] = dict(obj.properties)
+                out.append(_existing(obj))
+                seen.add(obj.id)
         return out
 
     return lookup
+
+
+def _dense_lookup(store: "GraphStore", session_id: str) -> Callable[[str], list[Any]] | None:
+    """The objects whose embedding is nearest a name (at least ``DENSE_FLOOR``, ``LOOKUP_HITS`` at
+    most), from the session's search index as it was last kept current; None where there is none
+    (never made, or a team database: its items are not kept there). An object gone since is skipped."""
+    from cks_desktop.graph.errors import NotFound, StoreError
+    from cks_desktop.retrieval import embedder, items, repair
+
+    try:
+        if store.backend != "sqlite" or not items.searchable(store):
+            return None
+    except (StoreError, repair.IndexDamaged):
+        return None
+
+    def nearest(name: str) -> list[Any]:
+        try:
+            vector = embedder.embed([name])[0]
+            with repair.reading(store) as conn:
+                found = items.dense_ranking(conn, id(store), session_id, vector, LOOKUP_HITS, DENSE_FLOOR)
+                refs = items.resolve(conn, session_id, found)
+        except (embedder.EmbedderError, StoreError, repair.IndexDamaged):
+            return []
+        out = []
+        for n in found:
+            kind, ref = refs.get(n, ("", ""))
+            if kind == "object":
+                try:
+                    out.append(store.get_object(session_id, ref))
+                except NotFound:
+                    continue
+        return out
+
+    return nearest
 
 
 def model_name(provider: "Provider | None") -> str:
