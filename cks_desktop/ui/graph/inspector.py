@@ -499,7 +499,7 @@ class Inspector(QFrame):
         lst.clear()
         word = "Outgoing" if outgoing else "Incoming"
         _quiet(label, not relations)
-        label.setText(f"{word} relations ({len(relations)})" if relations else f"No {word.lower()} relations")
+        label.setText(word + f" relations ({len(relations)})" if relations else "No " + word.lower() + " relations")
         lst.setVisible(bool(relations))
         for rel in relations:
             other = rel.target_id if outgoing else rel.source_id

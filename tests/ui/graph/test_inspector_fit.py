@@ -135,7 +135,7 @@ async def test_no_relations_is_one_quiet_line_not_an_empty_box(themed, store: Gr
 
 @pytest.mark.asyncio
 async def test_the_sheet_never_hides_a_fitted_graph_even_when_it_takes_most_of_the_canvas(store, registry) -> None:
-    from tests.ui.graph.test_polish import frame_now, small_graph
+    from tests.ui.graph.test_fit_labels_and_empty_graph import frame_now, small_graph
 
     sid = small_graph(store, 6)
     async with open_view(store, registry, sid) as view:
