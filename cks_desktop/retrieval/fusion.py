@@ -1,6 +1,7 @@
 """Fusion of ranked lists, overlap merging, and the character budget.
 
-Two fusions, chosen by ``METHOD`` (measured in ``bench/retrieval.py``):
+Two fusions, each voice of the retriever choosing one (``service.VOICES``, measured in
+``bench/retrieval.py``):
 - ``"rrf"``, reciprocal-rank fusion (Cormack et al. 2009): a passage scores
   ``sum(weight / (K + rank))`` over the lists it is in; ``K = 60`` as in the paper. It ignores how
   far ahead a list's best is, so a passage of middling rank in two lists beats one that stands out
@@ -18,12 +19,11 @@ from typing import Literal
 
 K = 60
 Method = Literal["rrf", "relative"]
-METHOD: Method = "rrf"
 
 
-def fuse(lists: Sequence[tuple[float, Sequence[tuple[int, float]]]], method: Method | None = None) -> dict[int, float]:
+def fuse(lists: Sequence[tuple[float, Sequence[tuple[int, float]]]], method: Method) -> dict[int, float]:
     """Passage n → fused score, from (weight, [(passage id, score: higher is better)], best first) lists."""
-    match method or METHOD:
+    match method:
         case "rrf":
             return rrf([(w, [n for n, _ in ranked]) for w, ranked in lists])
         case "relative":

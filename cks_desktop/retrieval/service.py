@@ -28,6 +28,13 @@ MAX_K = 50
 DEFAULT_BUDGET_CHARS = 4000
 CANDIDATES = 50
 WEIGHTS = {"lexical": 1.0, "dense": 0.5, "graph": 2.0}  # measured in bench/retrieval.py
+# The voices that rank the candidates in turns (``_ranked``): relative-score fusion with a graph that
+# barely votes (best for words: a table row, a comparison), then with the graph's weight 2 (a second
+# or third hop). Both chosen on the tuning half of bench/retrieval.py's questions.
+VOICES: list[tuple["fusion.Method", dict[str, float]]] = [
+    ("relative", {"lexical": 1.0, "dense": 0.25, "graph": 0.25}),
+    ("relative", {"lexical": 1.0, "dense": 0.25, "graph": 2.0}),
+]
 ITEM_DENSE_FLOOR = 0.35  # cosine below which an object, relation or message is no match by meaning
 
 
@@ -125,18 +132,42 @@ def _retrieve(store: "GraphStore", session_id: str, question: str, k: int, budge
         near = dense.top(dense.vectors(conn, id(store), session_id), query, CANDIDATES)
     expansion = graph.expand(store, lambda: repair.reading(store), session_id, text, query) if use_graph \
         else graph.Expansion()
-    lists: list[tuple[float, list[tuple[int, float]]]] = [
-        (WEIGHTS["lexical"], [(n, -s) for n, s in lex]),  # BM25: lower is better
-        (WEIGHTS["dense"], near)]
-    if expansion.passages:
-        lists.append((WEIGHTS["graph"], expansion.passages[:CANDIDATES]))
-    fused = fusion.fuse(lists)
-    best = sorted(fused.items(), key=lambda kv: -kv[1])[:CANDIDATES]
+    best = _ranked(lex, near, expansion.passages[:CANDIDATES])
     hits = _hits(store, session_id, best, k, budget_chars)
     found = Retrieval(passages=hits, objects=expansion.objects, relations=expansion.relations, documents=documents)
     if with_items:
         _add_items(store, session_id, text, query, k, found)
     return found
+
+
+def _ranked(lex: list[tuple[int, float]], near: list[tuple[int, float]],
+            walked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The candidate passages, best first, each with a score for the budget's order. Each voice
+    (``VOICES``: a fusion and its weights) ranks the lexical, dense and graph lists; the voices take
+    turns, each adding its best passage not yet taken, so a question the words answer (a table row,
+    a comparison) and one whose answer lies a hop off its names (the graph's voice) both keep their
+    best passages near the top. One voice: its ranking."""
+    rankings = []
+    for method, weights in VOICES:
+        lists: list[tuple[float, list[tuple[int, float]]]] = [
+            (weights["lexical"], [(n, -s) for n, s in lex]),  # BM25: lower is better
+            (weights["dense"], near)]
+        if walked:
+            lists.append((weights["graph"], walked))
+        fused = fusion.fuse(lists, method)
+        rankings.append(sorted(fused, key=lambda n: (-fused[n], n)))
+    out: list[int] = []
+    taken: set[int] = set()
+    position = [0] * len(rankings)
+    while len(out) < CANDIDATES and any(position[i] < len(r) for i, r in enumerate(rankings)):
+        for i, ranking in enumerate(rankings):
+            while position[i] < len(ranking) and ranking[position[i]] in taken:
+                position[i] += 1
+            if position[i] < len(ranking) and len(out) < CANDIDATES:
+                taken.add(ranking[position[i]])
+                out.append(ranking[position[i]])
+                position[i] += 1
+    return [(n, 1.0 / (rank + 1)) for rank, n in enumerate(out)]
 
 
 def _add_items(store: "GraphStore", session_id: str, text: str, query: "dense.Matrix", k: int,
