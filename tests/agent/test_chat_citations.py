@@ -148,3 +148,31 @@ def test_numbers_run_on_across_calls_and_a_cut_result_gives_nothing_to_cite() ->
     assert AnswerCitations.from_json(json.loads(json.dumps(verdict.to_json()))) == verdict
     assert check_answer("No citation here.", turn[1:]) is None
     assert check_answer("[1]", [Message("assistant", [Text("no retrieval")])]) is None
+
+
+def test_the_terminal_prints_the_unsupported_citations_in_one_line_after_the_answer(tmp_path: Path) -> None:
+    from cks_desktop.graph.store import GraphStore
+
+    from tests.agent.test_chat_cli import chat
+
+    root = tmp_path / "home"
+    root.mkdir()
+    with GraphStore.open(root / "cks.sqlite3") as store:
+        sid = store.create_session("Rail").id
+        add_text(store, sid, "report.txt", REPORT)
+        for i, text in enumerate(DISTRACTORS):
+            add_text(store, sid, f"other{i}.txt", text)
+    with make_fake("openai") as fake:
+        fake.side_turn = ChatReader("mixed")
+        proc = chat(root, fake, sid, QUESTION)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("→ retrieve_passages ") and lines[1] == "← ok"
+    assert lines[2].startswith("The company's chief engineer, Ada Lovelace") and len(lines) == 4
+    assert lines[3] == ("Not in the passages: [99] “painted red” (the model was given no passage with this number); "
+                        "[1] “The company's chief engineer, Ada Lovelace, designed the iron bridge at certainly” "
+                        "(the quoted words are not in this passage)")
+    with make_fake("openai") as fake:  # every citation checks out: nothing more is printed
+        fake.side_turn = ChatReader()
+        good = chat(root, fake, sid, QUESTION)
+    assert good.returncode == 0 and len(good.stdout.splitlines()) == 3, good.stdout
