@@ -27,6 +27,7 @@ from cks_desktop.ui.text import plain_tooltip
 
 OPEN, CLOSE = "\ue000", "\ue001"
 UNSUPPORTED_WORDS = "not in the passages"
+_NBSP = "\u00a0"  # a mark never breaks across lines
 SCHEME = "cite"
 _SENTINEL = QRegularExpression(f"{OPEN}(\\d+){CLOSE}")
 
@@ -44,7 +45,9 @@ class Shown:
 
     @property
     def label(self) -> str:
-        return f"[{self.n}]" if self.linked or self.cited is None else f"[{self.n}: {UNSUPPORTED_WORDS}]"
+        if self.linked or self.cited is None:
+            return f"[{self.n}]"
+        return f"[{self.n}:{_NBSP}{UNSUPPORTED_WORDS.replace(' ', _NBSP)}]"
 
 
 def marked_source(text: str, verdict: AnswerCitations) -> tuple[str, list[Shown]]:
@@ -100,7 +103,7 @@ def _format(cursor: QTextCursor, start: int, length: int, one: Shown, index: int
     if cited.source is not None:
         fmt.setAnchor(True)
         fmt.setAnchorHref(f"{SCHEME}:{token}:{index}")
-        fmt.setForeground(theme.color("accent"))
+        fmt.setForeground(theme.color("link"))
         fmt.setFontUnderline(True)
         fmt.setToolTip(plain_tooltip(source_tip(cited)))
     else:
