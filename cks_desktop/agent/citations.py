@@ -172,8 +172,10 @@ def given_in(messages: Sequence[Message]) -> int:
 def check_answer(text: str, turn: Sequence[Message]) -> AnswerCitations | None:
     """The verdict on ``text``'s citations against the passages of ``turn`` (the exchange's messages
     before the answer); None when the turn retrieved nothing or the answer cites nothing."""
+    if not MARKER.search(text):  # the common answer: no marker, nothing to read
+        return None
     passages = passages_in(turn)
-    if passages is None or not MARKER.search(text):
+    if passages is None:
         return None
     verdicts = check(text, passages).verdicts
     cited = tuple(Cited(n, quote, v, None) if isinstance(v, Citation) else Cited(n, quote, None, v.reason)

@@ -109,6 +109,11 @@ async def test_a_citation_of_a_passage_never_given_or_a_misquote_is_unsupported(
         "Not in the passages: [99] “painted red” (the model was given no passage with this number); "
         "[1] “The company's chief engineer, Ada Lovelace, designed the iron bridge at certainly” "
         "(the quoted words are not in this passage)")
+    from cks_desktop.agent.chat_export import export_chat
+
+    exported = export_chat(services.store, sid, "markdown")  # the export says what the chat marks
+    assert verdict.unsupported_line() + "\n" in exported
+    assert json.loads(export_chat(services.store, sid, "json"))["messages"][-1]["citations"] == verdict.to_json()
     marks = list(verdict.marks(turn.messages[-1].text))
     assert [(m.n, m.cited is not None and m.cited.checked) for m in marks] == [(1, True), (99, False), (1, False)]
 
