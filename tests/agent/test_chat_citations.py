@@ -181,3 +181,25 @@ def test_the_terminal_prints_the_unsupported_citations_in_one_line_after_the_ans
         fake.side_turn = ChatReader()
         good = chat(root, fake, sid, QUESTION)
     assert good.returncode == 0 and len(good.stdout.splitlines()) == 3, good.stdout
+
+
+@pytest.mark.asyncio
+async def test_a_continue_numbers_on_after_the_passages_its_exchange_already_had(
+        services: AppServices, fake: Any) -> None:
+    from tests.fakes.script import call_turn
+
+    sid, _doc = _session(services)
+    fake.queue(call_turn("retrieve_passages", {"question": "Who designed the bridge?", "k": 2}),
+               call_turn("retrieve_passages", {"question": "When did the line open?", "k": 2}),
+               text_turn('It opened in 1854 [3 "opened its first line in 1854"].'))
+    approver = StaticApprover(Decision.ALLOW)
+    first = await asyncio.wait_for(services.assistant.run(sid, "Tell me about the railway.", approver=approver,
+                                                          max_iterations=1), TIMEOUT)
+    assert first.reason == "limit"
+    turn = await asyncio.wait_for(services.assistant.run(sid, None, approver=approver), TIMEOUT)  # Continue
+    numbers = [[p["n"] for p in json.loads(r.content)["passages"]]
+               for m in turn.messages for r in m.tool_results]
+    assert numbers == [[1, 2], [3, 4]]
+    verdict = turn.citations
+    assert verdict is not None and not verdict.unsupported, verdict
+    assert verdict.sources[0].quote == "opened its first line in 1854"
