@@ -196,7 +196,7 @@ class MarkdownView(QTextBrowser):
         self.document().setIndentWidth(20)  # list levels (Qt's 40 px leaves a gap in a narrow chat)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
-        self.highlighted.connect(lambda url: self.setToolTip(plain_tooltip(url.toString())))
+        self.highlighted.connect(self._hover)
         self._text = ""
         self._markdown = True
         self._citations: "AnswerCitations | None" = None
@@ -251,6 +251,13 @@ class MarkdownView(QTextBrowser):
             return False
         self.citationActivated.emit(one.cited.source)
         return True
+
+    def _hover(self, url: QUrl) -> None:
+        """A link's address as the tool tip; a citation's own tip (its document and quote) instead of its address."""
+        if url.scheme() == citation_marks.SCHEME:
+            self.setToolTip("")  # the mark's format carries its tip (citation_marks.source_tip)
+        else:
+            self.setToolTip(plain_tooltip(url.toString()))
 
     def _open(self, url: QUrl) -> None:
         if url.scheme() == citation_marks.SCHEME:  # only the links this view made: the token says so
