@@ -75,6 +75,7 @@ SCENES = ("first-start", "approval", "chat", "graph-inspector", "sources-viewer"
           "session-settings", "import-preview", "settings-mcp", "thinking", "thinking-live", "budget-notice",
           "image-dialog", "thinking-stopped", "settings-agent", "settings-prices", "settings-share", "settings-storage", "mcp-oauth", "extraction-estimate",
           "extraction-progress", "extraction-waiting", "extraction-review", "ask-answer", "ask-viewer", "ask-kept",
+          "chat-citations",
           "themes-question", "themes-running", "themes", "graph-search", "graph-communities", "toast",
           "team-database", "file-dialog", "mcp-bearer", "mcp-command", "mcp-command-end")
 THOUGHT = ("The person sent a picture and asks what it shows. It is a single blue square, no text in it. "
@@ -150,6 +151,36 @@ def screen_grab() -> Any:
 
     screen = QGuiApplication.primaryScreen()
     return screen.grabWindow(0)
+
+
+RAIL_REPORT = ("The Northern Rail Company\n\nThe Northern Rail Company opened its first line in 1854.\n\n"
+               "The company's chief engineer, Ada Lovelace, designed the iron bridge at Kellby. "
+               "It crossed the river Tane on three stone piers.\n\n"
+               "Passengers paid two pennies a mile on the new line.\n")
+
+
+async def chat_citations_scene(window: Any, services: Any, fake: Any, shots: "Shooter", session_id: str) -> None:
+    """The chat's model retrieves, then cites one passage right and two wrong (a passage it was never
+    given, a misquote): the checked [1] is a link, the others read "[n: not in the passages]"."""
+    from cks_desktop.documents.readers import read_bytes
+    from cks_desktop.documents.store import DocumentStore
+    from tests.fakes.chat_reader import ChatReader
+
+    if not any(d.name == "rail-report.md" for d in DocumentStore(services.store).list_documents(session_id)):
+        DocumentStore(services.store).add(session_id, [read_bytes(RAIL_REPORT.encode(), "rail-report.md")])
+    panel = window.chat_panel
+    fake.side_turn = ChatReader("mixed")
+    panel.composer.input.setPlainText("Who designed the iron bridge at Kellby?")
+    panel.composer.submit()
+    await asyncio.wait_for(panel.controller.task, 60)
+    fake.side_turn = None
+    view = panel.view
+
+    def chat_end() -> None:
+        view.flush()
+        view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+
+    await shots.shoot("chat-citations", before_grab=chat_end)
 
 
 async def settle(seconds: float = 0.3) -> None:
@@ -388,6 +419,9 @@ async def run(out: Path, home: Path, only: set[str]) -> list[Path]:
                 view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
 
             await shots.shoot("ask-kept", before_grab=chat_end)
+
+        if shots.wanted("chat-citations"):  # an ordinary answer citing the passages it retrieved, checked
+            await chat_citations_scene(window, services, fake, shots, curie.id)
 
         if shots.wanted("themes-question") or shots.wanted("themes-running") or shots.wanted("themes"):
             await themes_scenes(window, services, fake, shots)

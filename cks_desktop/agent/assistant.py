@@ -49,6 +49,7 @@ from cks_desktop.tools.scopes import chat_grant
 from cks_desktop.tools.types import Caller, Scope, ToolCall
 
 if TYPE_CHECKING:
+    from cks_desktop.agent.citations import AnswerCitations
     from cks_desktop.graph.store import GraphStore
     from cks_desktop.mcp.manager import McpManager
     from cks_desktop.secrets import SecretStore
@@ -63,10 +64,14 @@ _revert_ids = itertools.count(1)
 
 @dataclass(frozen=True)
 class TurnResult:
-    """How a turn ended: the conversation the next turn continues from, and why it stopped."""
+    """How a turn ended: the conversation the next turn continues from, and why it stopped.
+
+    ``citations``: the verdict on the answer's citations of the passages the turn retrieved
+    (``agent/citations.py``); None when the answer cites none or the turn retrieved nothing."""
 
     messages: list[Message]
     reason: ev.FinishReason
+    citations: "AnswerCitations | None" = None
 
 
 class _Relay:
@@ -75,10 +80,13 @@ class _Relay:
     def __init__(self, listener: ev.EventListener | None) -> None:
         self._listener = listener
         self.reason: ev.FinishReason | None = None
+        self.citations: AnswerCitations | None = None
 
     def __call__(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.Finished):
             self.reason = event.reason
+        elif isinstance(event, ev.AssistantMessage) and event.citations is not None:
+            self.citations = event.citations
         if self._listener is None:
             return
         try:
@@ -153,7 +161,7 @@ class Assistant:
                                 f"({type(exc).__name__}); the details are in the log.", "internal"))
             relay(ev.Finished("error"))
             return TurnResult(self.saved_messages(session_id, fallback=messages), "error")
-        return TurnResult(messages, relay.reason or "stop")
+        return TurnResult(messages, relay.reason or "stop", relay.citations)
 
     async def stream(self, session_id: str, prompt: str | Message | None, *, approver: Approver,
                      history: Sequence[Message] | None = None, max_iterations: int | None = None,

@@ -12,7 +12,8 @@ the same bytes for the same transcript.
 - **Markdown** shows each exchange as the chat does: the person's messages, the answers
   (their own Markdown, verbatim), every tool call with its state and duration, its
   arguments as pretty JSON and its result in code blocks, notices as quotes, errors and
-  stopped answers marked, the model's thinking folded above its answer in a
+  stopped answers marked, an answer's citations that failed their check in one line after it
+  (``agent/citations.py``), the model's thinking folded above its answer in a
   ``<details>`` block ("Thought for 12 s"). Code fences are longer than any run of backticks inside, so a
   result containing ``` cannot end its block early.
 
@@ -188,6 +189,8 @@ def to_markdown(session: Any, history: list[SavedMessage], images: ImageLookup |
                 else:
                     tag = _MARK_TAGS.get(row.mark, "") if row.mark is not None else ""
                     lines += [f"### Assistant{tag}", "", message.text, ""]
+                    if row.citations is not None and row.citations.unsupported:  # as the chat marks them
+                        lines += [row.citations.unsupported_line(), ""]
             elif row.mark is Mark.STOPPED:
                 lines += ["*The answer was stopped.*", ""]
             records = {c.call_id: c for c in row.calls}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
+from cks_desktop.agent.citations import AnswerCitations
 from cks_desktop.llm.events import wait_text
 from cks_desktop.llm.messages import Message
 from cks_desktop.tools.approval import Decision
@@ -193,6 +194,9 @@ class AssistantMessage:
 
     message: Message
     notice: Notice | None = None  # written by the loop (cap, repeated failure), not by the model
+    # The finished answer's citations of the passages its turn retrieved, checked (agent/citations.py);
+    # None: not an answer that cites them (or a message before its tool calls).
+    citations: AnswerCitations | None = None
     type: Literal["assistant_message"] = "assistant_message"
 
 
@@ -279,6 +283,10 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             value = value.to_json()
         elif isinstance(value, enum.Enum):
             value = value.value
+        elif isinstance(value, AnswerCitations):
+            value = value.to_json()
+        elif value is None and name == "citations":  # printed only for an answer that cites passages
+            continue
         data[name] = value
     if isinstance(event, ToolCallFinished):  # derived from the result, printed as before
         data["state"] = event.state.value

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cks_desktop.agent import context as ctx
 from cks_desktop.agent import events as ev
 from cks_desktop.agent.budget import BudgetMeter
+from cks_desktop.agent.citations import AnswerCitations, check_answer, exchange, given_in
 from cks_desktop.agent.chat_inputs import ChatDeps, TurnOptions
 from cks_desktop.agent.images import ImageStore, part_of
 from cks_desktop.agent.prompt import build_system_prompt
@@ -167,7 +168,8 @@ class _Chat:
     images: ImageStore | None = None  # where the turn's images are kept (None: only in memory)
 
     def save(self, new: Sequence[Message], outcomes: Sequence[_CallOutcome] = (), *,
-             notice: ev.Notice | None = None, mark: "Mark | None" = None) -> Exception | None:
+             notice: ev.Notice | None = None, mark: "Mark | None" = None,
+             citations: AnswerCitations | None = None) -> Exception | None:
         """Append messages to the list and, in one transaction, to the transcript.
 
         Returns the save's failure (None when saved): the prompt's caller stops the turn when
@@ -180,7 +182,8 @@ class _Chat:
         records = [CallRecord(o.part.id, o.part.name, o.display_name, o.source, o.state, o.duration_ms,
                               o.result.change_id, sign_in=sign_in_of(o.result.structured)) for o in outcomes]
         try:
-            self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark)
+            self.transcript.append(self.session_id, list(new), calls=records, notice=notice, mark=mark,
+                                   citations=citations)
         except Exception as exc:  # disk full, locked file: the chat goes on, the person is told once
             if _expected_failure(exc):  # its sentence says all; no traceback in the log or the terminal
                 log.info("saving the transcript failed: %s", exc)
@@ -385,6 +388,7 @@ async def ai_chat(
         system_prompt = _system_prompt_for(deps, options, session_id, [wire_back[t.name] for t in tools])
     if not await _take_prompt(chat, deps, prompt):
         return chat.messages
+    run.passages_given = given_in(chat.messages)  # a Continue numbers on after the exchange's passages
     meter = BudgetMeter(options.budget) if options.budget is not None and not options.budget.empty else None
 
     while chat.iterations < max_iterations:
@@ -398,11 +402,13 @@ async def ai_chat(
                 return chat.messages
         assistant = turn.message(wire_back.get)
         calls = list(zip(turn.calls, assistant.tool_calls))
+        # The answer is complete: its citations of the turn's passages are checked (agent/citations.py).
+        verdict = None if calls else check_answer(assistant.text, exchange(chat.messages))
         if assistant.parts or calls:
-            emit(ev.AssistantMessage(assistant))
+            emit(ev.AssistantMessage(assistant, citations=verdict))
         if not calls:
             if assistant.parts:
-                chat.save([assistant])
+                chat.save([assistant], citations=verdict)
             chat.finish("stop")
             return chat.messages
         await _run_calls(chat, deps.registry, run, assistant, calls)

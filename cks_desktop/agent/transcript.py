@@ -33,6 +33,11 @@ in its stored tool result (the part's ``sign_in`` key; ``CallRecord.sign_in``), 
 reopened chat offers "Sign in" as it did live. The key is extra JSON in ``parts``: no schema
 change, and ``Message.from_json`` (an older build too) ignores it; it is never sent to a model.
 
+Citations: an ordinary answer whose turn called ``retrieve_passages`` keeps the verdict on its
+citations (``agent/citations.py``) as extra JSON on its last text part (``citations.STORE_KEY``),
+read back as ``SavedMessage.citations``: no schema change, ignored by ``Message.from_json`` and
+never sent to a model.
+
 Marks: the same column also marks a message that is not a notice.
 ``Mark.STOPPED`` is an answer that Stop cut short: it keeps what arrived and the chat shows
 it as "stopped", after a restart too. ``Mark.ERROR`` is a row holding the sentence of a
@@ -58,6 +63,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, TYPE_CHECKING
 
+from cks_desktop.agent import citations as cites
 from cks_desktop.agent.events import CallState, Notice
 from cks_desktop.graph.sqlite_util import bare_connection_access
 from cks_desktop.llm.messages import Message, ToolResultPart
@@ -143,6 +149,7 @@ class SavedMessage:
     turn: int = 0  # the exchange it belongs to (1 = the first user message and its answer)
     unanswered: bool = False  # a user message with no answer after it (crash, failure, Stop)
     mark: Mark | None = None  # a stopped answer, or an error row (not part of the conversation)
+    citations: "cites.AnswerCitations | None" = None  # the verdict on an answer's citations of its passages
 
     @property
     def is_error(self) -> bool:
@@ -152,7 +159,8 @@ class SavedMessage:
         return {"seq": self.seq, "created_at": self.created_at, "notice": self.notice is not None,
                 "notice_kind": self.notice.value if self.notice else None, "turn": self.turn,
                 "unanswered": self.unanswered, "mark": self.mark.value if self.mark else None,
-                **self.message.to_json(), "calls": [c.to_json() for c in self.calls]}
+                **self.message.to_json(), "calls": [c.to_json() for c in self.calls],
+                **({"citations": self.citations.to_json()} if self.citations is not None else {})}
 
 
 def _now() -> str:
@@ -184,11 +192,13 @@ class TranscriptStore:
 
     # -- writes -----------------------------------------------------------
     def append(self, session_id: str, messages: Sequence[Message], *, calls: Sequence[CallRecord] = (),
-               notice: Notice | None = None, mark: Mark | None = None) -> list[int]:
+               notice: Notice | None = None, mark: Mark | None = None,
+               citations: "cites.AnswerCitations | None" = None) -> list[int]:
         """Append messages (and the records of their tool calls) in one transaction; return their seqs.
 
         ``mark`` applies to the assistant messages among ``messages`` (a stopped answer's tool
-        results are not marked); ``Mark.ASK`` to the person's message too."""
+        results are not marked); ``Mark.ASK`` to the person's message too. ``citations``: the
+        verdict on the citations of the (last) assistant message among them."""
         by_call = {c.call_id: c for c in calls}
         seqs: list[int] = []
         at = _now()
@@ -198,8 +208,10 @@ class TranscriptStore:
             seq = int(row[0])
             for message in messages:
                 seq += 1
-                parts = json.dumps(_with_sign_in(message.to_json()["parts"], by_call), ensure_ascii=False,
-                                   default=str)
+                stored = _with_sign_in(message.to_json()["parts"], by_call)
+                if citations is not None and message.role == "assistant":
+                    _with_citations(stored, citations)
+                parts = json.dumps(stored, ensure_ascii=False, default=str)
                 cur = conn.execute(
                     "INSERT INTO chat_messages (session_id, seq, role, parts, notice, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -339,7 +351,8 @@ class TranscriptStore:
             message = Message.from_json({"role": role, "parts": raw})
             code = int(notice or 0)
             saved.append(SavedMessage(seq, message, at, _notice_of(code, message), calls.get(mid, []),
-                                      mark=_MARKS_BY_CODE.get(code)))
+                                      mark=_MARKS_BY_CODE.get(code),
+                                      citations=_citations_of(raw) if role == "assistant" else None))
             if role == "tool":
                 sign_ins.update((p["call_id"], p[SIGN_IN_KEY]) for p in raw
                                 if isinstance(p, dict) and isinstance(p.get(SIGN_IN_KEY), str) and "call_id" in p)
@@ -373,6 +386,21 @@ def _with_sign_in(parts: list[dict[str, Any]], by_call: dict[str, CallRecord]) -
         if record is not None and record.sign_in:
             part[SIGN_IN_KEY] = record.sign_in
     return parts
+
+
+def _with_citations(parts: list[dict[str, Any]], verdict: "cites.AnswerCitations") -> None:
+    """Keep ``verdict`` on the last text part of an answer's stored parts (none: not kept)."""
+    text = [p for p in parts if p.get("kind") == "text"]
+    if text:
+        text[-1][cites.STORE_KEY] = verdict.to_json()
+
+
+def _citations_of(raw: Any) -> "cites.AnswerCitations | None":
+    """The verdict kept on a stored answer's parts, if any."""
+    for part in reversed(raw if isinstance(raw, list) else []):
+        if isinstance(part, dict) and cites.STORE_KEY in part:
+            return cites.AnswerCitations.from_json(part[cites.STORE_KEY])
+    return None
 
 
 def _number(saved: list[SavedMessage]) -> list[SavedMessage]:

@@ -10,6 +10,12 @@ line instead, for scripts. Approvals work as in ``tools call``: ``--yes``
 allows every asking tool, otherwise such calls are declined and the model is
 told why (with the hint to use ``--yes``).
 
+Citations: an answer that cites the passages ``retrieve_passages`` gave it in the same turn
+(``[n]`` or ``[n "exact words"]``) has each citation checked, as ``ask`` checks its answers
+(``agent/citations.py``); the ones that fail are printed in one line after the answer
+(``Not in the passages: [99] “…” (the model was given no passage with this number); …``).
+``--json`` has the whole verdict on the answer's ``assistant_message`` event (``citations``).
+
 Managing the chat (the graph is never touched): ``--history`` prints it with
 each exchange's number (``you #2: …``; an exchange is one message of yours
 and its whole answer), ``--delete-turn N`` deletes exchange N whole (its tool
@@ -427,6 +433,8 @@ class TextPrinter:
             case ev.AssistantMessage():
                 if event.notice is not None:  # the model's own text already streamed as deltas
                     self._line(event.message.text)
+                elif event.citations is not None and event.citations.unsupported:  # after the answer
+                    self._line(event.citations.unsupported_line())
             case ev.ErrorEvent():
                 self._end_line()
                 if event.kind != "repeated_failure":  # that one is already shown as the notice

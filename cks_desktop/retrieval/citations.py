@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
-from cks_desktop.retrieval.service import Hit
+if TYPE_CHECKING:  # only named in annotations: the chat loop reads this module without numpy
+    from cks_desktop.retrieval.service import Hit
 
 Reason = Literal["not_given", "quote_not_found", "empty_quote"]
 
@@ -71,11 +73,16 @@ class Unsupported:
 
 @dataclass(frozen=True)
 class Checked:
-    """The answer's text with its markers rewritten, its checked citations and its failed ones."""
+    """The answer's text with its markers rewritten, its checked citations and its failed ones.
+
+    ``verdicts``: what each distinct marker of the answer, ``(n, quote as written)``, came to, in the
+    order the answer first wrote it (a number of ``[2, 3]`` has no quote), so a front end can show
+    each marker where it stands as checked or not."""
 
     text: str
     citations: list[Citation]
     unsupported: list[Unsupported]
+    verdicts: dict[tuple[int, str | None], Citation | Unsupported] = field(default_factory=dict)
 
 
 def normal(text: str) -> tuple[str, list[int]]:
@@ -114,43 +121,53 @@ def find_quote(passage: str, quote: str) -> tuple[int, int] | None:
     return where[at], where[at + len(needle) - 1] + 1
 
 
-def check(answer: str, passages: list[Hit]) -> Checked:
-    """Parse every citation of ``answer`` and check it against ``passages`` (numbered from 1)."""
+def check(answer: str, passages: Sequence[Hit] | Mapping[int, Hit]) -> Checked:
+    """Parse every citation of ``answer`` and check it against ``passages``: a list is numbered from
+    1; a mapping gives each passage its own number (the chat's tool numbers them across its calls)."""
+    given: Mapping[int, Hit] = passages if isinstance(passages, Mapping) else dict(enumerate(passages, 1))
     citations: list[Citation] = []
     unsupported: list[Unsupported] = []
     seen: dict[tuple[int, str | None], str] = {}
+    verdicts: dict[tuple[int, str | None], Citation | Unsupported] = {}
+
+    def failed(key: tuple[int, str | None], reason: Reason) -> str:
+        bad = Unsupported(key[0], key[1], reason)
+        unsupported.append(bad)
+        verdicts[key] = bad
+        seen[key] = f"[{key[0]}: unsupported]"
+        return seen[key]
 
     def one(n: int, quote: str | None) -> str:
         key = (n, quote)
         if key in seen:
             return seen[key]
-        if not 1 <= n <= len(passages):
-            unsupported.append(Unsupported(n, quote, "not_given"))
-            seen[key] = f"[{n}: unsupported]"
-            return seen[key]
-        hit = passages[n - 1]
+        hit = given.get(n)
+        if hit is None:
+            return failed(key, "not_given")
         if quote is None:
-            citations.append(Citation(n, hit.document, hit.document_id, hit.page, hit.start, hit.end, None))
+            cited = Citation(n, hit.document, hit.document_id, hit.page, hit.start, hit.end, None)
         elif not quote.strip():
-            unsupported.append(Unsupported(n, quote, "empty_quote"))
-            seen[key] = f"[{n}: unsupported]"
-            return seen[key]
+            return failed(key, "empty_quote")
         else:
             span = find_quote(hit.text, quote)
             if span is None:
-                unsupported.append(Unsupported(n, quote, "quote_not_found"))
-                seen[key] = f"[{n}: unsupported]"
-                return seen[key]
+                return failed(key, "quote_not_found")
             a, b = span
-            citations.append(Citation(n, hit.document, hit.document_id, hit.page, hit.start + a, hit.start + b,
-                                      hit.text[a:b]))
+            cited = Citation(n, hit.document, hit.document_id, hit.page, hit.start + a, hit.start + b, hit.text[a:b])
+        citations.append(cited)
+        verdicts[key] = cited
         seen[key] = f"[{n}]"
         return seen[key]
 
     def rewrite(m: re.Match[str]) -> str:
-        quote = m.group("quote")
-        nums = [int(x) for x in re.findall(r"\d+", m.group("nums"))]
-        return "".join(one(n, quote if len(nums) == 1 else None) for n in nums)
+        return "".join(one(n, quote) for n, quote in marker_keys(m))
 
     text = MARKER.sub(rewrite, answer)
-    return Checked(text, citations, unsupported)
+    return Checked(text, citations, unsupported, verdicts)
+
+
+def marker_keys(match: re.Match[str]) -> list[tuple[int, str | None]]:
+    """The ``(n, quote)`` of each number of one marker ``match`` of ``MARKER``, as ``check`` keys them."""
+    quote = match.group("quote")
+    nums = [int(x) for x in re.findall(r"\d+", match.group("nums"))]
+    return [(n, quote if len(nums) == 1 else None) for n in nums]

@@ -46,6 +46,10 @@ class Run:
     # editing those does not ask, as changing what a person or a document wrote does
     # (tools/builtin/effects.py, ``overwrite_count``).
     own_additions: set[str] = field(default_factory=set)
+    # How many passages ``retrieve_passages`` gave in this run: its next passage is number
+    # ``passages_given + 1``, so a model's ``[n]`` names one passage across all its calls
+    # (the chat checks those citations, agent/citations.py).
+    passages_given: int = 0
 
     def grants_for(self, source: str) -> frozenset[Scope]:
         """The scopes a tool of ``source`` may use in this run."""

@@ -300,6 +300,8 @@ class MainWindow(QMainWindow):
         self.documents_panel.openRequested.connect(self.open_document)
         self.chat_panel.composer.submit_hooks.append(self._ask_hook)
         self.chat_panel.objectsMentioned.connect(self._show_objects)
+        self.chat_panel.citationOpened.connect(
+            lambda session, c: self.open_document(session, c.document_id, c.start, c.end))
         self.chat_panel.runningChanged.connect(self._esc.setEnabled)
         self.chat_panel.runningChanged.connect(self.stop_action.setEnabled)
         self.chat_panel.runningChanged.connect(lambda running: self.clear_chat_action.setEnabled(not running))

@@ -3,6 +3,10 @@
 Read-only (scope graph.read, policy auto, offered to models and through ``mcp serve``), like
 ``search_objects``. It calls the core's one retrieval function (hybrid BM25 + local embeddings +
 graph expansion) on a worker thread, so the chat's event loop never waits on it.
+
+Each passage carries its number ``n``, counted on across the calls of one run (the second call's
+first passage follows the first call's last), so a citation ``[n "exact words"]`` names one passage
+of the whole turn; the chat checks every such citation of its answer (``agent/citations.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ async def retrieve_passages(args: dict[str, Any], ctx: ToolContext) -> dict[str,
     except RetrievalError as exc:  # a question it cannot search for: an error result the model can read
         raise ToolError(str(exc)) from None
     out = found.to_json()
+    first = ctx.run.passages_given + 1
+    out["passages"] = [{"n": n, **p} for n, p in enumerate(out["passages"], first)]
+    ctx.run.passages_given += len(out["passages"])
     notes = [*found.notes, *(["This session has no documents to search."] if not found.documents else [])]
     if notes:
         out["note"] = " ".join(notes)
@@ -43,9 +50,11 @@ def retrieve_tools() -> list[ToolSpec]:
         description="Finds the passages of this session's documents that answer a question (exact document, "
                     "page and character span; text is the document's own), plus the objects and relations "
                     "the question leads to in the graph or names, and earlier messages of this chat that "
-                    "match it. Returns {passages: [{document, document_id, page, start, end, text, score}], "
+                    "match it. Returns {passages: [{n, document, document_id, page, start, end, text, score}], "
                     "objects: [{id, type, name}], relations: [{id, type, source, target}], messages: [{id, "
-                    "seq, role, text, score}]}. Quote passages when you answer from them.",
+                    "seq, role, text, score}]}. Cite a passage you answer from right after the claim as "
+                    "[n \"exact words\"]: its number n, and words copied character for character from its "
+                    "text; every citation is checked.",
         scopes=S.READ, policy=Policy.AUTO, annotations=S.READ_ONLY)]
 
 

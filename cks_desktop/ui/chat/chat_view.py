@@ -45,6 +45,7 @@ class ChatView(QScrollArea):
     regenerateRequested = Signal(object)  # MessageItem (the last answer): Regenerate
     deleteRequested = Signal(object)  # any item: delete its whole exchange
     clearRequested = Signal()
+    citationActivated = Signal(object)  # a checked citation's source (an answer's [n] was clicked)
 
     def __init__(self, model: ChatModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,6 +145,7 @@ class ChatView(QScrollArea):
         widget.retryRequested.connect(self.retryRequested)
         widget.editRequested.connect(self.editRequested)
         widget.regenerateRequested.connect(self.regenerateRequested)
+        widget.citationActivated.connect(self.citationActivated)
         widget.menuRequested.connect(self.show_menu)
         return widget
 

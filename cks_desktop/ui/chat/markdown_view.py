@@ -13,11 +13,16 @@
   shaded header row — all as formats of the parsed document, in theme colours (re-applied by
   ``restyle`` after a theme switch). Fenced code blocks are not here: the message cuts them
   out (``segments.py``) and shows each as a ``code_block.CodeBlock`` with Copy.
+- An answer's checked citations (``set_markdown(text, citations)``) are links ``[n]`` that
+  emit ``citationActivated`` with the passage's span; unsupported ones are marked in the danger
+  colour and open nothing (``citation_marks.py``).
 """
 
 from __future__ import annotations
 
 import math
+import secrets
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (QBrush, QColor, QDesktopServices, QFont, QPalette, QResizeEvent, QTextCharFormat,
@@ -26,7 +31,11 @@ from PySide6.QtGui import (QBrush, QColor, QDesktopServices, QFont, QPalette, QR
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
 from cks_desktop.ui import theme
+from cks_desktop.ui.chat import citation_marks
 from cks_desktop.ui.text import plain_tooltip
+
+if TYPE_CHECKING:
+    from cks_desktop.agent.citations import AnswerCitations
 
 MARKDOWN_FEATURES = (QTextDocument.MarkdownFeature.MarkdownDialectGitHub
                      | QTextDocument.MarkdownFeature.MarkdownNoHTML)
@@ -167,6 +176,7 @@ class MarkdownView(QTextBrowser):
     """Shows one message; grows to its content height instead of scrolling."""
 
     linkActivated = Signal(QUrl)
+    citationActivated = Signal(object)  # the checked citation's source (document id, start, end)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -186,22 +196,31 @@ class MarkdownView(QTextBrowser):
         self.document().setIndentWidth(20)  # list levels (Qt's 40 px leaves a gap in a narrow chat)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.anchorClicked.connect(self._open)
-        self.highlighted.connect(lambda url: self.setToolTip(plain_tooltip(url.toString())))
+        self.highlighted.connect(self._hover)
         self._text = ""
         self._markdown = True
+        self._citations: "AnswerCitations | None" = None
+        self.marks: list[citation_marks.Shown] = []  # the citation marks shown, in order
+        self._token = secrets.token_hex(8)  # in the address of the links this view made itself
 
     # -- content ---------------------------------------------------------------
-    def set_markdown(self, text: str) -> None:
-        if self._markdown and text == self._text:
+    def set_markdown(self, text: str, citations: "AnswerCitations | None" = None) -> None:
+        if self._markdown and text == self._text and citations == self._citations:
             return
-        self._text, self._markdown = text, True
+        self._text, self._markdown, self._citations = text, True, citations
         self._render()
 
     def _render(self) -> None:
+        self.marks = []
         if not self._markdown:
             self.setPlainText(shown_part(self._text))
         elif is_huge(self._text):
             self.setPlainText(shown_part(self._text))
+        elif self._citations is not None:
+            source, self.marks = citation_marks.marked_source(self._text, self._citations)
+            set_safe_markdown(self.document(), source)
+            style_document(self.document())
+            citation_marks.apply_marks(self.document(), self.marks, self._token)
         else:
             set_safe_markdown(self.document(), self._text)
             style_document(self.document())
@@ -214,7 +233,7 @@ class MarkdownView(QTextBrowser):
     def set_plain(self, text: str) -> None:
         if not self._markdown and text == self._text:
             return
-        self._text, self._markdown = text, False
+        self._text, self._markdown, self._citations = text, False, None
         self.setPlainText(shown_part(text))
         self._fit()
 
@@ -225,7 +244,27 @@ class MarkdownView(QTextBrowser):
         return None  # never fetch anything: no remote images, no local files either
 
     # -- links ---------------------------------------------------------------------
+    def open_mark(self, index: int) -> bool:
+        """Open citation mark ``index`` (a click on it does this); False for an unsupported one."""
+        one = self.marks[index] if 0 <= index < len(self.marks) else None
+        if one is None or one.cited is None or one.cited.source is None:
+            return False
+        self.citationActivated.emit(one.cited.source)
+        return True
+
+    def _hover(self, url: QUrl) -> None:
+        """A link's address as the tool tip; a citation's own tip (its document and quote) instead of its address."""
+        if url.scheme() == citation_marks.SCHEME:
+            self.setToolTip("")  # the mark's format carries its tip (citation_marks.source_tip)
+        else:
+            self.setToolTip(plain_tooltip(url.toString()))
+
     def _open(self, url: QUrl) -> None:
+        if url.scheme() == citation_marks.SCHEME:  # only the links this view made: the token says so
+            token, _, index = url.path().partition(":")
+            if token == self._token and index.isdigit():
+                self.open_mark(int(index))
+            return
         if url.scheme().lower() in SAFE_SCHEMES:
             self.linkActivated.emit(url)
             QDesktopServices.openUrl(url)

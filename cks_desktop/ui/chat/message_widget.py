@@ -15,6 +15,7 @@ chat view fills it). Layout/styling live in ``_build_*`` and ``restyle``; what i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QResizeEvent
@@ -32,6 +33,9 @@ from cks_desktop.ui.chat.summary_notice import SummaryFold, split_summary
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
+if TYPE_CHECKING:
+    from cks_desktop.agent.citations import AnswerCitations
+
 ROLE_TITLES = {"user": "You", "assistant": "Assistant", "notice": "Note", "error": "Problem"}
 ROLE_ICONS = {"notice": ("info", "warning"), "error": ("warning-circle", "danger")}
 AVATAR_PX = 20
@@ -48,6 +52,7 @@ class MessageWidget(QFrame):
     menuRequested = Signal(object, object)  # the MessageItem, the global position for the menu
     editRequested = Signal(object)  # the MessageItem (the person's last message)
     regenerateRequested = Signal(object)  # the MessageItem (the last answer)
+    citationActivated = Signal(object)  # a checked citation's source: open the document at it
 
     def __init__(self, item: MessageItem, parent: QWidget | None = None, *, model_name: str = "") -> None:
         super().__init__(parent)
@@ -110,6 +115,7 @@ class MessageWidget(QFrame):
 
     def _build_body(self) -> None:
         self.view = MarkdownView()
+        self.view.citationActivated.connect(self.citationActivated)
         self.view.setAccessibleName(f"{ROLE_TITLES.get(self.item.role, self.item.role)} message")
         self._parts: list[tuple[Segment, QWidget]] = []  # the code blocks and prose after the first part
         self._body = QVBoxLayout()
@@ -263,7 +269,7 @@ class MessageWidget(QFrame):
         segments = [Segment("markdown", text)] if is_huge(text) else split_markdown(text)
         first = segments[0]
         if first.kind == "markdown":
-            self.view.set_markdown(first.text)
+            self.view.set_markdown(first.text, self._citations())
             # An answer without words (only thinking, cut off before it answered) shows no empty
             # text box: it would leave a blank gap between the thinking line and the row under it.
             self.view.setVisible(bool(first.text.strip()))
@@ -293,15 +299,19 @@ class MessageWidget(QFrame):
             return CodeBlock(segment.text, segment.language)
         view = MarkdownView()
         view.setAccessibleName("Assistant message")
-        view.set_markdown(segment.text)
+        view.citationActivated.connect(self.citationActivated)
+        view.set_markdown(segment.text, self._citations())
         return view
 
-    @staticmethod
-    def _update_part(widget: QWidget, segment: Segment) -> None:
+    def _update_part(self, widget: QWidget, segment: Segment) -> None:
         if isinstance(widget, CodeBlock):
             widget.set_code(segment.text, segment.language)
         elif isinstance(widget, MarkdownView):
-            widget.set_markdown(segment.text)
+            widget.set_markdown(segment.text, self._citations())
+
+    def _citations(self) -> "AnswerCitations | None":
+        """The verdict on the answer's citations, once it has arrived (never while it streams)."""
+        return None if self.item.streaming else self.item.citations
 
     def code_blocks(self) -> list[CodeBlock]:
         return [w for _s, w in self._parts if isinstance(w, CodeBlock)]

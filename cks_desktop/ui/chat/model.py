@@ -13,10 +13,13 @@ import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from cks_desktop.callbacks import Callbacks
 from cks_desktop.llm.messages import ImagePart
+
+if TYPE_CHECKING:
+    from cks_desktop.agent.citations import AnswerCitations
 
 
 class RowState(str, enum.Enum):
@@ -82,6 +85,9 @@ class MessageItem:
     # An exchange the Ask window answered from the documents (the transcript's ``Mark.ASK``): the
     # answer says so in its header, and neither message offers Edit or Regenerate.
     from_ask: bool = False
+    # The answer's citations of the passages its turn retrieved, checked in the core: checked ones
+    # are links to the passage, unsupported ones are marked (ui/chat/citation_marks.py).
+    citations: "AnswerCitations | None" = None
 
 
 @dataclass

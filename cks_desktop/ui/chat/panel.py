@@ -116,6 +116,7 @@ class ChatPanel(QWidget):
     settingsRequested = Signal(str)  # settings page: "providers", "agent", "mcp"
     objectsMentioned = Signal(list)  # object ids of a clicked tool-call row
     runningChanged = Signal(bool)  # the shown chat started or stopped answering
+    citationOpened = Signal(str, object)  # session id, a checked citation's source: show the passage
     providerChosen = Signal(str, str)
     exported = Signal(str)  # the path a chat export was written to
     useOllamaRequested = Signal()
@@ -211,8 +212,14 @@ class ChatPanel(QWidget):
         self.view.regenerateRequested.connect(self.regenerate)
         self.view.deleteRequested.connect(self.request_delete)
         self.view.clearRequested.connect(self.request_clear)
+        self.view.citationActivated.connect(self._open_citation)
         self.set_setup_notice(None)
         self._sync()
+
+    def _open_citation(self, source: object) -> None:
+        """A checked citation of an answer was clicked: the window opens its document at the passage."""
+        if self.controller is not None:
+            self.citationOpened.emit(self.controller.session_id, source)
 
     # -- which chat --------------------------------------------------------------
     def set_controller(self, controller: ChatController | None) -> None:

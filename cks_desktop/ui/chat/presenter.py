@@ -242,6 +242,7 @@ class ChatPresenter:
         thought = _reasoning_of(event.message.reasoning)
         if target is not None:
             target.text = text or target.text
+            target.citations = event.citations
             self._end_thinking(target)
             if thought[0]:  # the saved blocks' words and time (the transcript shows the same on reopen)
                 target.reasoning, target.reasoning_seconds = thought
@@ -249,7 +250,8 @@ class ChatPresenter:
                 self.model.changed(target)
             self._end_stream()
         elif text or thought[0]:
-            self._append(MessageItem("assistant", text, reasoning=thought[0], reasoning_seconds=thought[1]))
+            self._append(MessageItem("assistant", text, reasoning=thought[0], reasoning_seconds=thought[1],
+                                     citations=event.citations))
 
     def _end_stream(self) -> None:
         item, self._streaming = self._streaming, None
@@ -459,7 +461,7 @@ class ChatPresenter:
                                              turn=saved.turn, summary=saved.notice is Notice.SUMMARY,
                                              reasoning=thought[0], reasoning_seconds=thought[1],
                                              continues=role == "assistant" and _answer_started(items, saved.turn),
-                                             from_ask=saved.mark is Mark.ASK))
+                                             from_ask=saved.mark is Mark.ASK, citations=saved.citations))
                 if saved.mark is Mark.STOPPED:
                     _stopped_in(items, saved.turn)
                 last_notice_limit = saved.notice in (Notice.ITERATION_LIMIT, Notice.BUDGET)  # both offer Continue
