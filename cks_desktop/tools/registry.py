@@ -88,12 +88,20 @@ _ATOMS = frozenset({str, int, float, bool, type(None)})
 
 def json_copy(value: Any) -> Any:
     """A deep copy of a JSON value (what a model's arguments are), in one call per object or array
-    rather than ``copy.deepcopy``'s several per value; anything else inside is ``deepcopy``'d."""
+    rather than ``copy.deepcopy``'s several per value; anything else inside is ``deepcopy``'d, and
+    so is a value that refers to itself (not JSON, but an in-process caller could pass one)."""
+    try:
+        return _json_copy(value)
+    except RecursionError:
+        return copy.deepcopy(value)
+
+
+def _json_copy(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {key: item if type(item) in _ATOMS else json_copy(item) for key, item in value.items()}
+        return {key: item if type(item) in _ATOMS else _json_copy(item) for key, item in value.items()}
     if kind is list:
-        return [item if type(item) in _ATOMS else json_copy(item) for item in value]
+        return [item if type(item) in _ATOMS else _json_copy(item) for item in value]
     if kind in _ATOMS:
         return value
     return copy.deepcopy(value)

@@ -127,3 +127,10 @@ def test_json_copy_is_deep_and_equal() -> None:
     assert copied == value
     assert copied is not value and copied["a"] is not value["a"] and copied["a"][1] is not value["a"][1]
     assert copied["d"] is not value["d"]
+
+
+def test_json_copy_of_a_value_that_holds_itself() -> None:
+    value: dict[str, Any] = {"a": 1}
+    value["self"] = value
+    copied = json_copy(value)
+    assert copied is not value and copied["self"] is copied and copied["a"] == 1
