@@ -81,6 +81,9 @@ def _compile(schema: Any, draft: str, depth: int) -> Quick:
         return _always
     if not isinstance(schema, Mapping):
         raise _Unsupported  # False, or not a schema: the validator words it
+    combined = _object(schema, draft, depth)
+    if combined is not None:
+        return combined
     checks: list[Quick] = []
     for key, value in schema.items():
         if key in _IGNORED:
@@ -96,6 +99,73 @@ def _compile(schema: Any, draft: str, depth: int) -> Quick:
     if len(checks) == 1:
         return checks[0]
     return _all_of(tuple(checks))
+
+
+_OBJECT_KEYS = frozenset({"type", "properties", "required", "additionalProperties"})
+
+
+def _plain_type(schema: Any) -> frozenset[type] | None:
+    """The accepted Python types of a schema that is only a ``type`` (and annotations), else None."""
+    if not isinstance(schema, Mapping) or "type" not in schema:
+        return None
+    if any(key != "type" and key not in _IGNORED for key in schema):
+        return None
+    names = schema["type"]
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n in _TYPES for n in names):
+        return None
+    return frozenset().union(*(_TYPES[n] for n in names))
+
+
+def _object(schema: Mapping[str, Any], draft: str, depth: int) -> Quick | None:
+    """The usual tool schema — an object of properties, some required — as one check (one call per
+    argument object, an inline type test per plainly typed property); None for any other shape."""
+    if schema.get("type") != "object" or any(k not in _OBJECT_KEYS and k not in _IGNORED for k in schema):
+        return None
+    props = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(props, Mapping) or not all(isinstance(k, str) for k in props):
+        raise _Unsupported
+    if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+        raise _Unsupported
+    plain: dict[str, frozenset[type]] = {}
+    subs: dict[str, Quick] = {}
+    for key, sub in props.items():
+        accepted = _plain_type(sub)
+        if accepted is not None:
+            plain[key] = accepted
+            continue
+        compiled = _compile(sub, draft, depth + 1)
+        if compiled is not _always:
+            subs[key] = compiled
+    declared = frozenset(props)
+    rest = schema.get("additionalProperties", True)
+    extra = None if rest is True else _never if rest is False else _compile(rest, draft, depth + 1)
+    if extra is _always:
+        extra = None
+    keys = tuple(required)
+
+    def check(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return False
+        for key in keys:
+            if key not in instance:
+                return False
+        for key, item in instance.items():
+            accepted = plain.get(key)
+            if accepted is not None:
+                if type(item) not in accepted:
+                    return False
+                continue
+            sub = subs.get(key)
+            if sub is not None:
+                if not sub(item):
+                    return False
+            elif extra is not None and key not in declared and not extra(item):
+                return False
+        return True
+
+    return check
 
 
 def _all_of(checks: tuple[Quick, ...]) -> Quick:
