@@ -10,7 +10,9 @@ Calls alternate one by one after a warm-up, so load drift hits both alike.
     python bench/mcp_serve.py                 # 300 calls per server and transport
     python bench/mcp_serve.py --calls 100
 
-Target: our median at most 1.2× the bare server's, on each transport.
+Target: our median at most 1.2× the bare server's, on each transport. Over HTTP the servers'
+own CPU time per call is printed too (Linux: the sum of their threads' ``/proc/<pid>/task/*/schedstat``
+run time over the timed calls), the steadier number on a shared machine.
 """
 
 from __future__ import annotations
@@ -120,9 +122,25 @@ async def _client_stdio(cmd: list[str], err: Any) -> AsyncIterator[Client]:
         yield c
 
 
-async def _race(ours: Client, bare: Client, calls: int) -> tuple[list[float], list[float]]:
+def _cpu_ns(pid: int) -> int | None:
+    """CPU time (ns) all threads of ``pid`` have run so far, or None where /proc does not say."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+async def _race(ours: Client, bare: Client, calls: int,
+                pids: dict[str, int] | None = None) -> tuple[list[float], list[float], dict[str, float]]:
+    """Alternate the calls; the wall times of each side, and (with ``pids``) each server's CPU ms per call."""
     times: dict[str, list[float]] = {"ours": [], "bare": []}
+    start: dict[str, int | None] = {}
     for i in range(calls + 20):
+        if i == 20 and pids:
+            start = {name: _cpu_ns(pid) for name, pid in pids.items()}
         for name, c in (("ours", ours), ("bare", bare)) if i % 2 else (("bare", bare), ("ours", ours)):
             t = time.perf_counter()
             r = await c.call_tool("get_object", {"ref": "Ada"})
@@ -131,7 +149,12 @@ async def _race(ours: Client, bare: Client, calls: int) -> tuple[list[float], li
                 raise SystemExit(f"{name}: {r.content[0].text}")
             if i >= 20:
                 times[name].append(dt)
-    return times["ours"], times["bare"]
+    cpu: dict[str, float] = {}
+    for name, pid in (pids or {}).items():
+        before, after = start.get(name), _cpu_ns(pid)
+        if before is not None and after is not None:
+            cpu[name] = (after - before) / 1e6 / calls
+    return times["ours"], times["bare"], cpu
 
 
 def _row(label: str, values: list[float]) -> str:
@@ -146,14 +169,17 @@ async def main(calls: int) -> int:
         ours_cmd = [sys.executable, "-m", "cks_desktop", "--data-dir", str(home), "mcp", "serve", "--session", sid]
         bare_cmd = [sys.executable, str(ROOT / "bench" / "mcp_serve_bare.py"), str(home / "cks.sqlite3"), sid]
         async with _client_stdio(ours_cmd, err) as ours, _client_stdio(bare_cmd, err) as bare:
-            o, b = await _race(ours, bare, calls)
+            o, b, _ = await _race(ours, bare, calls)
         rows += [_row("stdio, mcp serve", o), _row("stdio, bare SDK server", b)]
         ratios["stdio"] = statistics.median(o) / statistics.median(b)
-    async with _ours_http(home, sid) as (ou, oh, _), _bare_http(home, sid) as (bu, bh, _):
+    async with _ours_http(home, sid) as (ou, oh, op), _bare_http(home, sid) as (bu, bh, bp):
         async with _client_http(ou, oh) as ours, _client_http(bu, bh) as bare:
-            o, b = await _race(ours, bare, calls)
+            o, b, cpu = await _race(ours, bare, calls, {"ours": op.pid, "bare": bp.pid})
     rows += [_row("HTTP, mcp serve (token)", o), _row("HTTP, bare SDK server", b)]
     ratios["http"] = statistics.median(o) / statistics.median(b)
+    if len(cpu) == 2:
+        print(f"HTTP server CPU per call: mcp serve {cpu['ours']:.3f} ms, bare {cpu['bare']:.3f} ms, "
+              f"ratio (server CPU) {cpu['ours'] / cpu['bare']:.3f}×")
     print(f"{calls} sequential tools/call get_object each, alternating; Python {sys.version.split()[0]}")
     print("| path | median ms | p95 ms |\n|---|---|---|")
     print("\n".join(rows))

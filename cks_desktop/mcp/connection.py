@@ -15,8 +15,8 @@ flag that one refresher task acts on, so a burst of changes costs one relisting.
 
 Timeouts. A call may take ``timeout`` seconds (default 120), and every progress
 notification for it starts the clock again: the SDK's own per-request timeout
-does not reset on progress, so the deadline is ours (``asyncio.timeout`` moved
-forward by the progress callback). Progress moves it at most to
+does not reset on progress, so the deadline is ours (``deadline.Deadline``, ``asyncio.timeout``'s
+semantics, moved forward by the progress callback). Progress moves it at most to
 ``PROGRESS_CEILING_FACTOR`` times the timeout after the call began, or a server
 that only ever reports progress would hold a call for ever. When it fires, or
 when Stop cancels the calling task, the SDK sends ``notifications/cancelled``.
@@ -61,6 +61,7 @@ from cks_desktop.mcp.client_hooks import ClientHooks
 from cks_desktop.mcp.config import ServerConfig
 from cks_desktop.mcp.features import ServerFeatures
 from cks_desktop.mcp.convert import MAX_DESCRIPTION, SkippedTool, build_specs, result_to_output
+from cks_desktop.mcp.deadline import Deadline
 from cks_desktop.mcp.oauth import (OAuthSession, OpenUrl, describe_exception, refused_token_sentence,
                                    sign_in_sentence, uses_oauth)
 from cks_desktop.mcp.resource_tool import reader_spec
@@ -696,8 +697,9 @@ class McpConnection:
             return ToolOutput(f"The MCP server '{self.name}' is not running{why}.", is_error=True)
         loop = asyncio.get_running_loop()
         timeout = self.config.timeout
-        ceiling = loop.time() + timeout * PROGRESS_CEILING_FACTOR
-        deadline = asyncio.timeout(timeout)
+        now = loop.time()
+        ceiling = now + timeout * PROGRESS_CEILING_FACTOR
+        deadline = Deadline(loop, now + timeout)  # asyncio.timeout's semantics, cheaper per call (deadline.py)
         progressed = False
 
         shown_at = -PROGRESS_EVERY
@@ -717,10 +719,10 @@ class McpConnection:
                     log.exception("a progress listener failed")
 
         try:
-            async with deadline:
+            with deadline:
                 result = await client.call_tool(tool, arguments, progress_callback=on_progress)
         except TimeoutError:
-            if deadline.expired() and progressed and (deadline.when() or 0.0) >= ceiling:
+            if deadline.expired() and progressed and deadline.when() >= ceiling:
                 return ToolOutput(f"'{tool}' on MCP server '{self.name}' kept reporting progress for "
                                   f"{timeout * PROGRESS_CEILING_FACTOR:g} s without finishing (progress extends its "
                                   f"{timeout:g} s timeout at most {PROGRESS_CEILING_FACTOR} times over); "

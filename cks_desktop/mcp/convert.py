@@ -166,6 +166,11 @@ def image_of(block: Any) -> ImageBlob | str:
 
 
 def result_to_output(result: types.CallToolResult) -> ToolOutput:
+    content = result.content
+    if len(content) == 1 and result.structured_content is None and type(content[0]) is types.TextContent:
+        text = str(content[0].text)  # the usual answer, one text block: what the loop below makes of it
+        if text:
+            return ToolOutput(content=text, structured=None, is_error=bool(result.is_error), images=())
     parts: list[str] = []
     images: list[ImageBlob] = []
     for block in result.content:

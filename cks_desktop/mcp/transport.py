@@ -101,10 +101,16 @@ class EofWatchingStream:
         return self
 
     async def __anext__(self) -> Any:
+        # ``receive`` written out once more: this runs for every message the SDK reads (one frame less).
         try:
-            return await self.receive()
+            item = await self._inner.receive()
         except anyio.EndOfStream:
+            self._on_eof()
             raise StopAsyncIteration from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_eof()
+            raise
+        return self._guard.inbound(item) if self._guard is not None else item
 
     async def aclose(self) -> None:
         await self._inner.aclose()

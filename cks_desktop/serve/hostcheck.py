@@ -18,6 +18,7 @@ refusal is a JSON-RPC error with one sentence.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -54,11 +55,13 @@ def parse_authority(text: str) -> tuple[str, int | None] | None:
     return name, int(rest[1:])
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of its arguments; a host sends the same Host every time
 def host_allowed(value: str, names: frozenset[str]) -> bool:
     parsed = parse_authority(value)
     return parsed is not None and parsed[0] in names
 
 
+@functools.lru_cache(maxsize=256)
 def origin_allowed(value: str, names: frozenset[str]) -> bool:
     match = _ORIGIN.match(value.lower())
     return match is not None and host_allowed(match.group(2), names)
@@ -82,8 +85,14 @@ class StrictHostOrigin:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        hosts = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"host"]
-        origins = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"origin"]
+        hosts: list[str] = []
+        origins: list[str] = []
+        for key, value in scope.get("headers", []):  # one pass over the headers for both
+            name = key.lower()
+            if name == b"host":
+                hosts.append(value.decode("latin-1"))
+            elif name == b"origin":
+                origins.append(value.decode("latin-1"))
         refusal = None
         if len(hosts) != 1 or not host_allowed(hosts[0], self.names):
             shown = hosts[0][:100] if len(hosts) == 1 else f"{len(hosts)} Host headers"

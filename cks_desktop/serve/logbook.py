@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import mcp_types as types
 from mcp.server.connection import allowed_log_levels
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from cks_desktop.serve.clients import ClientRecord
@@ -47,7 +48,7 @@ class Logbook:
         allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
         if level not in allowed:
             return False
-        if ctx.protocol_version in allowed_modern():
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return True
         floor = self._levels.get(key, DEFAULT_LEVEL)
         return LEVELS.index(level) >= LEVELS.index(floor)
@@ -93,6 +94,4 @@ class Logbook:
 
 
 def allowed_modern() -> tuple[str, ...]:
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
     return MODERN_PROTOCOL_VERSIONS

@@ -53,7 +53,8 @@ class Run:
 
     def grants_for(self, source: str) -> frozenset[Scope]:
         """The scopes a tool of ``source`` may use in this run."""
-        return self.granted_scopes | self.source_grants.get(source, frozenset())
+        extra = self.source_grants.get(source)
+        return self.granted_scopes | extra if extra else self.granted_scopes
 
     @property
     def origin(self) -> str:

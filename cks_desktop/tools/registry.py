@@ -30,6 +30,7 @@ from cks_desktop.tools.approval import (
 )
 from cks_desktop.tools.context import Run, ToolContext
 from cks_desktop.tools.images import ImageBlob
+from cks_desktop.tools.quick_schema import Quick, compile_quick
 from cks_desktop.tools.scopes import SESSION_SETTING, scope_refusal
 from cks_desktop.tools.types import (
     Outcome,
@@ -80,6 +81,30 @@ def is_big(value: Any, budget: int = BIG_ARGUMENTS) -> bool:
         if left < 0:
             return True
     return False
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value (what a model's arguments are), in one call per object or array
+    rather than ``copy.deepcopy``'s several per value; anything else inside is ``deepcopy``'d, and
+    so is a value that refers to itself (not JSON, but an in-process caller could pass one)."""
+    try:
+        return _json_copy(value)
+    except RecursionError:
+        return copy.deepcopy(value)
+
+
+def _json_copy(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {key: item if type(item) in _ATOMS else _json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _ATOMS else _json_copy(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
 
 
 def truncate(text: str, cap: int) -> str:
@@ -178,8 +203,13 @@ def _format_validation_error(err: "jsonschema.ValidationError") -> str:
     return f"at {where}: {err.message}"
 
 
-def _compile(name: str, schema: dict[str, Any]) -> "jsonschema.protocols.Validator":
-    """Check ``schema`` and build its validator; ValueError (one sentence) if it is not a schema."""
+Checker = tuple["jsonschema.protocols.Validator", Quick | None]
+
+
+def _compile(name: str, schema: dict[str, Any]) -> Checker:
+    """Check ``schema`` and build its validator, with the quick check of a plain schema
+    (``quick_schema.py``: it skips the validator for arguments that are certainly valid);
+    ValueError (one sentence) if it is not a schema."""
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -187,7 +217,7 @@ def _compile(name: str, schema: dict[str, Any]) -> "jsonschema.protocols.Validat
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"tool {name!r} has an invalid input schema: {exc.message}") from None
-    return cls(schema)
+    return cls(schema), compile_quick(schema, cls.__name__)
 
 
 @functools.cache
@@ -208,7 +238,7 @@ class ToolRegistry:
         # by a test) are compiled on their first call, not at start-up, where checking all of them
         # took about 0.2 s; any other schema is checked and compiled when it registers.
         self._schemas: dict[str, dict[str, Any]] = {}
-        self._validators: dict[str, "jsonschema.protocols.Validator"] = {}
+        self._validators: dict[str, Checker] = {}
         self._by_wire: dict[str, str] | None = None  # wire name -> internal name, for this tool list
         self._policy_overrides: dict[str, Policy] = {}
         self._listeners: Callbacks[[]] = Callbacks("tool registry")
@@ -237,12 +267,13 @@ class ToolRegistry:
         self._by_wire = None
         self._notify()
 
-    def _validator(self, name: str) -> "jsonschema.protocols.Validator":
-        """The compiled validator of a registered tool (compiled once, on first use)."""
-        validator = self._validators.get(name)
-        if validator is None:
-            validator = self._validators[name] = _compile(name, self._schemas[name])
-        return validator
+    def _validator(self, name: str) -> Checker:
+        """The compiled validator (and quick check) of a registered tool (compiled once, on first use;
+        dropped when the tool is replaced or removed)."""
+        checker = self._validators.get(name)
+        if checker is None:
+            checker = self._validators[name] = _compile(name, self._schemas[name])
+        return checker
 
     def _forget(self, name: str) -> None:
         self._by_wire = None
@@ -376,19 +407,21 @@ class ToolRegistry:
         if run.caller.is_model and not spec.llm_exposed:
             # Same words as an unknown tool: a model learns nothing about hidden tools.
             return done(f"Unknown tool {call.name!r}. Call only the tools you were given.", Outcome.ERROR)
-        missing = spec.scopes - run.grants_for(spec.source)
-        if missing:
+        grants = run.grants_for(spec.source)
+        if not spec.scopes <= grants:
+            missing = spec.scopes - grants
             text = scope_refusal(spec, missing, allowed_folders=run.allowed_folders,
                                  where=run.scope_setting or SESSION_SETTING)
             return done(text, Outcome.ERROR, structured={"missing_scopes": sorted(s.value for s in missing)})
         if not isinstance(call.arguments, dict):
             return done(f"Arguments for {spec.name} must be a JSON object.", Outcome.ERROR)
         def checked() -> tuple[dict[str, Any], list[str]]:
-            args = copy.deepcopy(call.arguments)
-            errors = sorted(self._validator(spec.name).iter_errors(args),
-                            key=lambda e: [str(p) for p in e.absolute_path])
-            if errors:
-                return args, [_format_validation_error(e) for e in errors[:10]]
+            args = json_copy(call.arguments)
+            validator, quick = self._validator(spec.name)
+            if quick is None or not quick(args):  # not certainly valid: the validator decides, and words why
+                errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
+                if errors:
+                    return args, [_format_validation_error(e) for e in errors[:10]]
             if spec.pin_session:
                 args = _pin_sessions(spec.input_schema, args, run.session_id)
             return args, []
@@ -402,14 +435,18 @@ class ToolRegistry:
                 structured={"validation_errors": lines},
             )
         ctx = ToolContext(session_id=run.session_id, store=self.store, run=run, registry=self, call_id=call.id)
-        pinned_call = ToolCall(call.id, spec.name, args)
-        refusal = await self._approve(spec, pinned_call, ctx)
-        if refusal is not None:
-            return done(refusal, Outcome.DENIED)
-        deadline = asyncio.timeout(spec.timeout)
+        if spec.effects is not None or self.effective_policy(spec) is not Policy.AUTO:  # else nothing to ask
+            refusal = await self._approve(spec, ToolCall(call.id, spec.name, args), ctx)
+            if refusal is not None:
+                return done(refusal, Outcome.DENIED)
+        # No deadline of ours for a tool without a timeout (an MCP tool: its connection keeps its own clock).
+        deadline = asyncio.timeout(spec.timeout) if spec.timeout is not None else None
         try:
-            async with deadline:
+            if deadline is None:
                 value = await spec.handler(args, ctx)
+            else:
+                async with deadline:
+                    value = await spec.handler(args, ctx)
         except asyncio.CancelledError:
             raise
         except ToolError as exc:
@@ -417,7 +454,7 @@ class ToolRegistry:
         except TimeoutError as exc:
             # Only our own deadline means "too slow"; a TimeoutError the handler
             # raised itself (a socket, a lock) is an ordinary failure.
-            if deadline.expired() and spec.timeout is not None:
+            if deadline is not None and deadline.expired() and spec.timeout is not None:
                 return done(f"{spec.display_name} timed out after {spec.timeout:g} s.", Outcome.TIMEOUT,
                             change_id=ctx.change_id)
             log.exception("tool %s failed", spec.name)
