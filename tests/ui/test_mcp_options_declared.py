@@ -48,11 +48,12 @@ def test_an_option_round_trips_and_a_bad_value_names_its_key(option) -> None:
 def test_the_editor_shows_each_option_where_it_is_declared(qtbot, services) -> None:  # noqa: F811
     from cks_desktop.ui.settings.mcp_editor import McpServerEditor
     from cks_desktop.ui.tasks import TaskTracker
+    from cks_desktop.ui.text import plain_tooltip
 
     editor = McpServerEditor(services, TaskTracker(), ServerForm.from_entry("srv", {"command": "srv", **{
         k: v for k, v in VALUES.items()}}))
     qtbot.addWidget(editor)
     for option in OPTIONS:
         field = editor.option_fields[option.key]
-        assert field.objectName() == option.widget_name and field.toolTip() == option.help
+        assert field.objectName() == option.widget_name and field.toolTip() == plain_tooltip(option.help)
     assert editor.collect().options == VALUES

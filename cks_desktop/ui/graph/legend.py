@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from cks_desktop.ui.graph.render import Style
 from cks_desktop.ui.graph.stage import LEGEND_WIDTH
 from cks_desktop.ui.labels import plain_label
+from cks_desktop.ui.text import plain_tooltip
 
 ROLE_TYPE = Qt.ItemDataRole.UserRole + 1
 ROLE_COMMUNITY = Qt.ItemDataRole.UserRole + 2
@@ -210,8 +211,9 @@ class Legend(QFrame):
         missing = sum(1 for r in rows if r.summary is None)
         self.summarise.setEnabled(can_summarise and missing > 0)
         self.summarise.setText(f"Summarise {missing}" if missing else "Summarise")
-        self.summarise.setToolTip(f"Ask the model for the {missing} summaries not written yet, one call each"
-                                  if missing != 1 else "Ask the model for the summary not written yet (one call)")
+        self.summarise.setToolTip(plain_tooltip(f"Ask the model for the {missing} summaries not written yet, one call "
+                                                "each" if missing != 1 else
+                                                "Ask the model for the summary not written yet (one call)"))
         self.summarise.setVisible(self.summarise.isEnabled() and not self.fold.isChecked())
         if not rows:
             self._say("No objects are related yet, so the graph has no communities.")

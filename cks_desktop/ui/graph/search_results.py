@@ -20,6 +20,7 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QStyleOptionViewItem, QWidget
 
 from cks_desktop.ui.wrapped_items import WrappedTextDelegate, text_rect_width
+from cks_desktop.ui.text import plain_tooltip
 
 Kind = Literal["object", "passage", "message"]
 LINE_CHARS = 160  # about two wrapped lines in a 1024 px window's graph view
@@ -69,7 +70,7 @@ class SearchResults(QListWidget):
             prefix = {"object": "Object", "passage": "Passage", "message": "Message"}[r.kind]
             item = QListWidgetItem(f"{prefix} · {_line(r.label)}")
             item.setData(Qt.ItemDataRole.UserRole, r)
-            item.setToolTip(_line(r.label))
+            item.setToolTip(plain_tooltip(_line(r.label)))
             self.addItem(item)
         if note:
             item = QListWidgetItem(_line(note))

@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLineEdit, QWidget
 
 from cks_desktop.mcp.config import ServerOption
+from cks_desktop.ui.text import plain_tooltip
 
 
 def option_field(option: ServerOption, value: Any) -> QWidget:
@@ -41,7 +42,7 @@ def option_field(option: ServerOption, value: Any) -> QWidget:
                 combo.addItem(f"{choice} — {words}" if words else choice, choice)
             combo.setCurrentIndex(max(0, combo.findData(value)))
             widget = combo
-    widget.setToolTip(option.help)
+    widget.setToolTip(plain_tooltip(option.help))
     widget.setAccessibleName(option.label.rstrip(":"))
     if option.widget_name:
         widget.setObjectName(option.widget_name)
