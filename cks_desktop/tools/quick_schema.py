@@ -117,6 +117,14 @@ def _plain_type(schema: Any) -> frozenset[type] | None:
     return frozenset().union(*(_TYPES[n] for n in names))
 
 
+def _extra(schema: Mapping[str, Any], draft: str, depth: int) -> Quick | None:
+    """The check of the properties ``properties`` does not declare (``additionalProperties``);
+    None when any value is accepted."""
+    rest = schema.get("additionalProperties", True)
+    extra = None if rest is True else _never if rest is False else _compile(rest, draft, depth + 1)
+    return None if extra is _always else extra
+
+
 def _object(schema: Mapping[str, Any], draft: str, depth: int) -> Quick | None:
     """The usual tool schema — an object of properties, some required — as one check (one call per
     argument object, an inline type test per plainly typed property); None for any other shape."""
@@ -139,10 +147,7 @@ def _object(schema: Mapping[str, Any], draft: str, depth: int) -> Quick | None:
         if compiled is not _always:
             subs[key] = compiled
     declared = frozenset(props)
-    rest = schema.get("additionalProperties", True)
-    extra = None if rest is True else _never if rest is False else _compile(rest, draft, depth + 1)
-    if extra is _always:
-        extra = None
+    extra = _extra(schema, draft, depth)
     keys = tuple(required)
 
     def check(instance: Any) -> bool:
@@ -193,10 +198,7 @@ def _properties(value: Any, schema: Mapping[str, Any], draft: str, depth: int) -
     declared = frozenset(value)
     subs = {key: _compile(sub, draft, depth + 1) for key, sub in value.items()}
     subs = {key: sub for key, sub in subs.items() if sub is not _always}
-    rest = schema.get("additionalProperties", True)
-    extra = None if rest is True else _never if rest is False else _compile(rest, draft, depth + 1)
-    if extra is _always:
-        extra = None
+    extra = _extra(schema, draft, depth)
     if not subs and extra is None:
         return _always
 
