@@ -534,9 +534,7 @@ class McpServerEditor(QDialog):
         for option in OPTIONS:
             if option.key in self.option_fields:
                 problem = by_field.get(option.key) if option.applies_to(self._transport()) else None
-                mark(self.option_fields[option.key], problem)
-                if problem is None:
-                    self.option_fields[option.key].setToolTip(plain_tooltip(option.help))  # the mark took it
+                mark(self.option_fields[option.key], problem, hint=option.help)
         self.errors_label.setText("\n".join(text for _key, text in shown))
         self.errors_label.setVisible(bool(shown))
         self.save_button.setEnabled(not shown)

@@ -8,10 +8,10 @@ from cks_desktop.ui import theme
 from cks_desktop.ui.labels import plain_label
 from cks_desktop.ui.text import plain_tooltip
 
-def mark(widget: QWidget, problem: str | None) -> None:
+def mark(widget: QWidget, problem: str | None, hint: str = "") -> None:
     """Outline an invalid field in the theme's danger colour (the app style sheet's ``invalid``
-    rule) and put the reason in its tooltip."""
-    widget.setToolTip(plain_tooltip(problem or ""))
+    rule) and put the reason in its tooltip; a valid field shows ``hint`` there (its own help)."""
+    widget.setToolTip(plain_tooltip(problem or hint))
     theme.set_invalid(widget, bool(problem))
 
 
