@@ -22,7 +22,7 @@ the extraction caps of Settings (the chat's own limits hold for a turn).
 from __future__ import annotations
 
 import asyncio
-import hashlib
+from collections.abc import Callable
 from typing import Any, TYPE_CHECKING
 
 from cks_desktop.tools.builtin.effects import note_own_additions
@@ -80,7 +80,7 @@ def _store_note(ctx: ToolContext, text: str) -> "Document":
     return documents.get(ctx.session_id, stored.id)
 
 
-def _reporter(ctx: ToolContext) -> "Any":
+def _reporter(ctx: ToolContext) -> "Callable[[Progress], None] | None":
     """The extraction's progress as the tool row's progress (parts read of parts)."""
     report = ctx.run.on_progress
     if report is None:
