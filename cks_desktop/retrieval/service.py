@@ -27,7 +27,9 @@ DEFAULT_K = 5
 MAX_K = 50
 DEFAULT_BUDGET_CHARS = 4000
 CANDIDATES = 50
-WEIGHTS = {"lexical": 1.0, "dense": 0.5, "graph": 2.0}  # measured in bench/retrieval.py
+# objects, relations and messages matched by their words and their meaning (``_add_items``): reciprocal
+# rank, the words weighing twice the meaning (not tuned by a bench)
+ITEM_WEIGHTS = {"lexical": 1.0, "dense": 0.5}
 # The voices that rank the candidates in turns (``_ranked``): relative-score fusion with a graph that
 # barely votes (best for words: a table row, a comparison), then with the graph's weight 2 (a second
 # or third hop). Both chosen on the tuning half of bench/retrieval.py's questions.
@@ -175,8 +177,8 @@ def _add_items(store: "GraphStore", session_id: str, text: str, query: "dense.Ma
     """Objects, relations and messages matched by their own words or meaning, after what the walk
     reached (objects, relations) and best first (messages): at most ``k`` of each kind added."""
     with repair.reading(store) as conn:
-        fused = fusion.rrf([(WEIGHTS["lexical"], items.lexical_ranking(conn, session_id, text, CANDIDATES)),
-                            (WEIGHTS["dense"], items.dense_ranking(conn, id(store), session_id, query, CANDIDATES,
+        fused = fusion.rrf([(ITEM_WEIGHTS["lexical"], items.lexical_ranking(conn, session_id, text, CANDIDATES)),
+                            (ITEM_WEIGHTS["dense"], items.dense_ranking(conn, id(store), session_id, query, CANDIDATES,
                                                                    ITEM_DENSE_FLOOR))])
         ranked = sorted(fused.items(), key=lambda kv: -kv[1])
         kinds = items.resolve(conn, session_id, [n for n, _ in ranked])
